@@ -1,0 +1,153 @@
+# Migratable RoCEv2 SmartNIC firmware: one Makefile for every board.
+#
+#   make [BOARD=qemu-virt-a15|qemu-virt-a72|posix] [SAN=1]   build the firmware
+#   make test     install deps, build everything, run the whole suite
+#   make demo     install deps, boot NICs on the switch and show them talking
+#   make bench    figures, one "name: value unit" line each
+#   make fuzz     coverage-guided fuzzing of the input parsers (clang/libFuzzer)
+#   make clean
+#
+# Out-of-tree: everything lands in build/<board>[-asan]/.
+
+BOARDS := qemu-virt-a15 qemu-virt-a72 posix
+BOARD ?= qemu-virt-a15
+ifeq ($(filter $(BOARD),$(BOARDS)),)
+$(error unknown BOARD=$(BOARD); choose one of: $(BOARDS))
+endif
+
+V ?= 0
+Q := $(if $(filter 1,$(V)),,@)
+PYTHON ?= python3
+
+BUILD := build/$(BOARD)$(if $(filter 1,$(SAN)),-asan)
+GEN := $(BUILD)/gen
+BOARD_FILE := qemu-board/boards/$(BOARD).board
+
+WARN := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+INCS := -Ihal/include -Ifirmware -Imgmt/include -Imgmt -I. -I$(GEN)
+
+FW_SRCS := $(wildcard firmware/*.c) mgmt/initseg.c rocev2/crc32.c hal/common/dma_window.c
+
+ifeq ($(BOARD),qemu-virt-a15)
+CROSS := arm-none-eabi-
+ARCH_FLAGS := -mcpu=cortex-a15 -marm -mfpu=neon-vfpv4 -mfloat-abi=hard -mno-unaligned-access
+LIBS := -lc -lgcc
+LDFLAGS := -nostartfiles --specs=nosys.specs -T $(GEN)/board.ld -Wl,--gc-sections
+START := hal/qemu-virt/start_a32.S
+endif
+ifeq ($(BOARD),qemu-virt-a72)
+CROSS := aarch64-linux-gnu-
+PICOLIBC := /usr/lib/picolibc/aarch64-linux-gnu
+ARCH_FLAGS := -mcpu=cortex-a72 -mstrict-align -fno-pie -isystem $(PICOLIBC)/include
+LIBS := -Wl,--start-group -lc -lgcc -Wl,--end-group
+LDFLAGS := -nostdlib -static -no-pie -L$(PICOLIBC)/lib -T $(GEN)/board.ld -Wl,--gc-sections \
+	-Wl,--build-id=none -Wl,--no-warn-rwx-segments
+START := hal/qemu-virt/start_a64.S
+endif
+
+ifeq ($(BOARD),posix)
+CC := gcc
+CFLAGS := $(WARN) -O2 -g -D_GNU_SOURCE -Ihal/posix $(INCS)
+ifeq ($(SAN),1)
+CFLAGS += -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+LDFLAGS := -fsanitize=address,undefined
+endif
+LIBS := -lvdeplug
+SRCS := $(FW_SRCS) $(wildcard hal/posix/*.c)
+IMAGE := $(BUILD)/mnic-fw
+else
+CC := $(CROSS)gcc
+SIZE := $(CROSS)size
+CFLAGS := $(WARN) -O2 -g -ffreestanding -fno-stack-protector -ffunction-sections \
+	-fdata-sections $(ARCH_FLAGS) -Ihal/qemu-virt $(INCS)
+SRCS := $(FW_SRCS) $(addprefix hal/qemu-virt/,board.c gic.c gtimer.c semihost.c pl011.c \
+	pcie_ecam.c ivshmem.c virtio_net.c) $(START)
+IMAGE := $(BUILD)/mnic-fw.elf
+endif
+
+OBJS := $(patsubst %,$(BUILD)/obj/%.o,$(SRCS))
+
+.PHONY: all image test demo bench fuzz clean deps unit-tests images
+.DEFAULT_GOAL := all
+
+all: image
+image: $(IMAGE)
+
+$(GEN)/board.h: $(BOARD_FILE) qemu-board/gen-board.py
+	@mkdir -p $(GEN)
+	$(Q)$(PYTHON) qemu-board/gen-board.py $(BOARD_FILE) $(GEN)
+	@touch $@
+
+$(BUILD)/obj/%.c.o: %.c $(GEN)/board.h
+	@mkdir -p $(dir $@)
+	@command -v $(CC) >/dev/null || { echo "error: $(CC) not found; run scripts/deps.sh (as root) to install the toolchain" >&2; exit 1; }
+	$(if $(Q),@echo "  CC  $(BOARD) $<")
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/%.S.o: %.S $(GEN)/board.h
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  AS  $(BOARD) $<")
+	$(Q)$(CC) $(ARCH_FLAGS) -c $< -o $@
+
+$(IMAGE): $(OBJS)
+	$(if $(Q),@echo "  LD  $@")
+	$(Q)$(CC) $(CFLAGS) $(OBJS) $(LDFLAGS) $(LIBS) -o $@
+ifneq ($(BOARD),posix)
+	$(Q)$(SIZE) $@ > $(BUILD)/size.txt
+endif
+
+-include $(OBJS:.o=.d)
+
+# ---- host unit tests (CMocka), plain and ASan+UBSan ----------------------
+include tests/unit/unit.mk
+
+UNIT_CFLAGS := -std=c11 -Wall -Wextra -Werror -g -D_GNU_SOURCE -DFW_MAX_TIMERS=64 \
+	-Ihal/include -Ihal/qemu-virt -Ihal/posix -Ifirmware -Imgmt/include -Imgmt -I. \
+	-Itests/unit/hal -Ibuild/posix/gen
+SAN_FLAGS := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+
+define unit_rule
+build/host/unit/$(1): $$($(1)_SRCS) $$(wildcard hal/include/hal/*.h) | build/posix/gen/board.h
+	@mkdir -p $$(dir $$@)
+	$$(if $$(Q),@echo "  CC  host $(1)")
+	$$(Q)gcc $$(UNIT_CFLAGS) -O2 $$($(1)_CFLAGS) $$($(1)_SRCS) -lcmocka $$($(1)_LIBS) -o $$@
+build/host-asan/unit/$(1): $$($(1)_SRCS) $$(wildcard hal/include/hal/*.h) | build/posix/gen/board.h
+	@mkdir -p $$(dir $$@)
+	$$(if $$(Q),@echo "  CC  host-asan $(1)")
+	$$(Q)gcc $$(UNIT_CFLAGS) $$(SAN_FLAGS) $$($(1)_CFLAGS) $$($(1)_SRCS) -lcmocka $$($(1)_LIBS) -o $$@
+endef
+$(foreach t,$(UNIT_TESTS),$(eval $(call unit_rule,$(t))))
+
+build/posix/gen/board.h: qemu-board/boards/posix.board qemu-board/gen-board.py
+	@mkdir -p $(dir $@)
+	$(Q)$(PYTHON) qemu-board/gen-board.py $< $(dir $@)
+
+unit-tests: $(addprefix build/host/unit/,$(UNIT_TESTS)) $(addprefix build/host-asan/unit/,$(UNIT_TESTS))
+
+# ---- whole-project targets (every board) ---------------------------------
+images:
+	$(Q)$(MAKE) --no-print-directory BOARD=qemu-virt-a15 all
+	$(Q)$(MAKE) --no-print-directory BOARD=qemu-virt-a72 all
+	$(Q)$(MAKE) --no-print-directory BOARD=posix all
+	$(Q)$(MAKE) --no-print-directory BOARD=posix SAN=1 all
+
+deps:
+	$(Q)bash scripts/deps.sh
+
+test: deps
+	$(Q)$(MAKE) --no-print-directory images unit-tests
+	$(Q)bash scripts/run-tests.sh
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory images
+	$(Q)bash scripts/demo.sh
+
+bench: deps
+	$(Q)$(MAKE) --no-print-directory images
+	$(Q)bash bench/bench.sh
+
+fuzz: deps
+	$(Q)bash scripts/fuzz.sh
+
+clean:
+	rm -rf build

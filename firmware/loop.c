@@ -1,0 +1,154 @@
+#include "loop.h"
+
+#include "hal/errno.h"
+
+static void doorbell_tick(struct fw_timer *t, void *arg)
+{
+	struct fw_loop *l = arg;
+
+	l->stats.doorbell_polls++;
+	if (l->on_doorbell)
+		l->on_doorbell(l->doorbell_ctx);
+	if (l->doorbell_period_ns)
+		fw_timer_arm(&l->timers, t, fw_loop_now(l) + l->doorbell_period_ns);
+}
+
+void fw_loop_init(struct fw_loop *l, struct hal_platform *p)
+{
+	l->plat = p;
+	fw_timers_init(&l->timers);
+	l->on_frame = NULL;
+	l->frame_ctx = NULL;
+	l->on_doorbell = NULL;
+	l->doorbell_ctx = NULL;
+	l->doorbell_period_ns = 0;
+	fw_timer_setup(&l->doorbell_timer, doorbell_tick, l);
+	l->exit_requested = 0;
+	l->exit_code = 0;
+	l->stats = (struct fw_loop_stats){ 0 };
+}
+
+void fw_loop_set_frame_handler(struct fw_loop *l, fw_frame_fn fn, void *ctx)
+{
+	l->on_frame = fn;
+	l->frame_ctx = ctx;
+}
+
+void fw_loop_set_doorbell_handler(struct fw_loop *l, fw_doorbell_fn fn, void *ctx,
+				  uint64_t period_ns)
+{
+	l->on_doorbell = fn;
+	l->doorbell_ctx = ctx;
+	l->doorbell_period_ns = period_ns;
+	if (period_ns)
+		fw_timer_arm(&l->timers, &l->doorbell_timer, fw_loop_now(l) + period_ns);
+	else
+		fw_timer_cancel(&l->timers, &l->doorbell_timer);
+}
+
+uint64_t fw_loop_now(const struct fw_loop *l)
+{
+	return l->plat->timer->now_ns();
+}
+
+int fw_loop_timer_arm(struct fw_loop *l, struct fw_timer *t, uint64_t deadline_ns)
+{
+	return fw_timer_arm(&l->timers, t, deadline_ns);
+}
+
+void fw_loop_timer_cancel(struct fw_loop *l, struct fw_timer *t)
+{
+	fw_timer_cancel(&l->timers, t);
+}
+
+void fw_loop_exit(struct fw_loop *l, int code)
+{
+	l->exit_code = code;
+	l->exit_requested = 1;
+}
+
+static int serve_rx(struct fw_loop *l)
+{
+	struct hal_platform *p = l->plat;
+	int work = 0;
+	unsigned port;
+
+	for (port = 0; port < p->n_eth; port++) {
+		struct hal_eth *e = p->eth[port];
+		unsigned budget;
+
+		for (budget = 0; budget < FW_LOOP_RX_BUDGET; budget++) {
+			int n = hal_eth_rx(e, l->frame, sizeof(l->frame));
+
+			if (n == 0)
+				break;
+			work = 1;
+			if (n < 0) {
+				l->stats.rx_errors++;
+				continue;
+			}
+			l->stats.frames++;
+			if (l->on_frame)
+				l->on_frame(l->frame_ctx, port, l->frame, (size_t)n);
+		}
+	}
+	return work;
+}
+
+static int rx_pending(const struct fw_loop *l)
+{
+	unsigned port;
+
+	for (port = 0; port < l->plat->n_eth; port++)
+		if (l->plat->eth[port]->ops->rx_pending(l->plat->eth[port]))
+			return 1;
+	return 0;
+}
+
+int fw_loop_once(struct fw_loop *l)
+{
+	int work;
+
+	l->stats.iterations++;
+	hal_platform_poll(l->plat);
+	work = serve_rx(l);
+	if (fw_timers_run(&l->timers, fw_loop_now(l)))
+		work = 1;
+	return work;
+}
+
+int fw_loop_run_until(struct fw_loop *l, volatile int *flag, uint64_t deadline_ns)
+{
+	const struct hal_timer_ops *hw = l->plat->timer;
+
+	for (;;) {
+		uint64_t next;
+
+		fw_loop_once(l);
+		if (flag && *flag)
+			return 0;
+		if (l->exit_requested)
+			return 1;
+		if (fw_loop_now(l) >= deadline_ns)
+			return -HAL_ETIMEDOUT;
+		if (rx_pending(l))
+			continue;
+		next = fw_timers_next(&l->timers);
+		if (deadline_ns < next)
+			next = deadline_ns;
+		if (next <= fw_loop_now(l))
+			continue;
+		/* Program the hardware before sleeping: an event that arrives
+		 * between the checks above and the wait stays pending in the
+		 * interrupt controller (or fd) and ends the wait at once. */
+		hw->set_deadline(next);
+		l->stats.sleeps++;
+		hal_platform_wait(l->plat, next);
+	}
+}
+
+int fw_loop_run(struct fw_loop *l)
+{
+	fw_loop_run_until(l, NULL, FW_TIMER_NEVER);
+	return l->exit_code;
+}

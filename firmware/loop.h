@@ -1,0 +1,65 @@
+/* The event loop: the only thread of control in the firmware.
+ *
+ * Event sources, in the order each iteration serves them:
+ *   1. device interrupts: acknowledged by the platform (hal_platform_poll),
+ *      which only lets drivers reap their rings (interrupts only flag);
+ *   2. received frames: up to FW_LOOP_RX_BUDGET per port per iteration,
+ *      handed to the frame handler (the RoCEv2 receive path);
+ *   3. timers: software timers due by now, earliest first; host doorbells
+ *      are one of them (polled every doorbell_period_ns, since ivshmem-plain
+ *      and the POSIX BAR file raise no doorbell interrupt).
+ * When none has work the loop programs the earliest deadline and sleeps
+ * (WFI on the boards, poll() on POSIX); it never spins.
+ */
+#ifndef FW_LOOP_H
+#define FW_LOOP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hal/platform.h"
+#include "timer.h"
+
+#define FW_LOOP_RX_BUDGET 64u
+#define FW_LOOP_FRAME_MAX HAL_ETH_MAX_FRAME
+
+typedef void (*fw_frame_fn)(void *ctx, unsigned port, const uint8_t *frame, size_t len);
+typedef void (*fw_doorbell_fn)(void *ctx);
+
+struct fw_loop_stats {
+	uint64_t iterations, sleeps, frames, rx_errors, doorbell_polls;
+};
+
+struct fw_loop {
+	struct hal_platform *plat;
+	struct fw_timers timers;
+	fw_frame_fn on_frame;
+	void *frame_ctx;
+	fw_doorbell_fn on_doorbell;
+	void *doorbell_ctx;
+	uint64_t doorbell_period_ns;
+	struct fw_timer doorbell_timer;
+	volatile int exit_requested;
+	int exit_code;
+	struct fw_loop_stats stats;
+	uint8_t frame[FW_LOOP_FRAME_MAX];
+};
+
+void fw_loop_init(struct fw_loop *l, struct hal_platform *p);
+void fw_loop_set_frame_handler(struct fw_loop *l, fw_frame_fn fn, void *ctx);
+/* Poll host doorbells every period_ns (0 stops polling). */
+void fw_loop_set_doorbell_handler(struct fw_loop *l, fw_doorbell_fn fn, void *ctx,
+				  uint64_t period_ns);
+uint64_t fw_loop_now(const struct fw_loop *l);
+int fw_loop_timer_arm(struct fw_loop *l, struct fw_timer *t, uint64_t deadline_ns);
+void fw_loop_timer_cancel(struct fw_loop *l, struct fw_timer *t);
+void fw_loop_exit(struct fw_loop *l, int code);
+/* One pass over all event sources; returns non-zero if any had work. */
+int fw_loop_once(struct fw_loop *l);
+/* Run until *flag becomes non-zero, fw_loop_exit is called, or deadline_ns
+ * passes.  Returns 0 when the flag was set, 1 on exit request, -HAL_ETIMEDOUT. */
+int fw_loop_run_until(struct fw_loop *l, volatile int *flag, uint64_t deadline_ns);
+/* Run until fw_loop_exit; returns the exit code. */
+int fw_loop_run(struct fw_loop *l);
+
+#endif

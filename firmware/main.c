@@ -1,0 +1,99 @@
+/* Boot -> platform init -> mode.  The same file runs on every board. */
+#include <string.h>
+
+#include "board.h"
+#include "fmt.h"
+#include "fw.h"
+#include "hal/platform.h"
+#include "initseg.h"
+#include "log.h"
+#include "modes.h"
+#include "rocev2/crc32.h"
+
+static struct hal_platform platform;
+static struct fw_loop loop;
+static struct fw_ctx ctx;
+
+struct fw_mode {
+	const char *name;
+	int (*run)(struct fw_ctx *c, const struct fw_args *a);
+	const char *help;
+};
+
+static const struct fw_mode modes[] = {
+	{ "run", fw_mode_run, "serve the host interface and the wire (default)" },
+	{ "selftest", fw_mode_selftest, "exercise every driver, exit 0 if all pass" },
+	{ "rawx", fw_mode_rawx, "exchange verified raw frames with peers=MAC,..." },
+};
+
+static void mac_str(const uint8_t *m, char *out, size_t n)
+{
+	fw_snprintf(out, n, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+}
+
+int fw_main(int argc, char **argv)
+{
+	const struct fw_mode *mode = &modes[0];
+	struct fw_args args = { 0, NULL };
+	char mac[18] = "none";
+	const char *lvl;
+	enum fw_log_level level;
+	unsigned i;
+	int rc;
+
+	rc = hal_platform_init(&platform, &argc, &argv);
+	if (platform.console)
+		fw_log_init(platform.console, platform.timer);
+	if (rc != 0) {
+		LOG_ERR("platform init failed: %d", rc);
+		return FW_EXIT_PLATFORM;
+	}
+	crc32_init();
+	if (argc >= 2) {
+		for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+			if (strcmp(argv[1], modes[i].name) == 0)
+				break;
+		if (i == sizeof(modes) / sizeof(modes[0])) {
+			LOG_ERR("unknown mode '%s'; modes are:", argv[1]);
+			for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+				LOG_ERR("  %-9s %s", modes[i].name, modes[i].help);
+			return FW_EXIT_USAGE;
+		}
+		mode = &modes[i];
+		args.argc = argc - 2;
+		args.argv = argv + 2;
+	}
+	lvl = fw_args_get(&args, "log");
+	if (lvl) {
+		if (fw_log_parse_level(lvl, &level) != 0) {
+			LOG_ERR("log= wants err, warn, info or debug");
+			return FW_EXIT_USAGE;
+		}
+		fw_log_set_level(level);
+	}
+
+	if (platform.n_eth)
+		mac_str(platform.eth[0]->mac, mac, sizeof(mac));
+	if (platform.hostif.bar) {
+		rc = mnic_initseg_boot(&platform.hostif, platform.board, BOARD_ID,
+				       platform.n_eth ? platform.eth[0]->mac : NULL);
+		if (rc != 0) {
+			LOG_ERR("host BAR of %zu bytes is too small (need >= %u)",
+				platform.hostif.bar_size, MNIC_DMA_WINDOW_OFFSET);
+			return FW_EXIT_PLATFORM;
+		}
+		hal_dma_window_init(&ctx.dma, platform.hostif.bar + MNIC_DMA_WINDOW_OFFSET,
+				    platform.hostif.bar_size - MNIC_DMA_WINDOW_OFFSET);
+	}
+	fw_loop_init(&loop, &platform);
+	ctx.plat = &platform;
+	ctx.loop = &loop;
+	LOG_INFO("board %s, %u eth port(s), mac %s, host BAR %s (%zu bytes), mode %s",
+		 platform.board, platform.n_eth, mac,
+		 platform.hostif.bar ? platform.hostif.backing : "absent",
+		 platform.hostif.bar_size, mode->name);
+	rc = mode->run(&ctx, &args);
+	if (platform.hostif.bar && rc != FW_EXIT_OK && mode->run == fw_mode_run)
+		mnic_initseg_set_state(&platform.hostif, MNIC_STATE_FAILED);
+	return rc;
+}

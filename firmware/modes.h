@@ -1,0 +1,24 @@
+/* Firmware run modes, selected by the first word of the command line. */
+#ifndef FW_MODES_H
+#define FW_MODES_H
+
+#include "args.h"
+#include "loop.h"
+
+struct fw_ctx {
+	struct hal_platform *plat;
+	struct fw_loop *loop;
+	struct hal_dma dma;
+};
+
+int fw_mode_run(struct fw_ctx *c, const struct fw_args *a);
+int fw_mode_selftest(struct fw_ctx *c, const struct fw_args *a);
+int fw_mode_rawx(struct fw_ctx *c, const struct fw_args *a);
+
+/* Exit codes shared by every mode (scripts rely on them). */
+#define FW_EXIT_OK        0
+#define FW_EXIT_FAIL      1
+#define FW_EXIT_USAGE     2
+#define FW_EXIT_PLATFORM  3
+
+#endif

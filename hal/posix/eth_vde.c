@@ -1,0 +1,238 @@
+/* Ethernet port over libvdeplug: one datagram on the data socket is one
+ * Ethernet frame without FCS, the same framing QEMU's -netdev vde uses, so a
+ * POSIX NIC and a QEMU NIC on one switch see each other's frames unchanged.
+ *
+ * Impairment sits on both sides of the socket, independently seeded:
+ *
+ *   firmware --tx--> [tx_impair] --vde_send--> switch
+ *   firmware <--rx-- rxq <-- [rx_impair] <--vde_recv-- switch
+ *
+ * Counters are the firmware's view: tx_* count frames accepted by ->tx
+ * (before impairment), rx_* count frames handed out by ->rx (after it); the
+ * impairment's own counters are in tx_impair.stats and rx_impair.stats.
+ *
+ * No MAC filter: like the boards' virtio-net without VIRTIO_NET_F_CTRL_RX,
+ * the port hands up whatever the switch delivers (floods included) and the
+ * firmware's receive path checks the destination.
+ */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <libvdeplug.h>
+
+#include "hal/errno.h"
+#include "posix.h"
+
+#define ETH_HEADER_LEN 14u
+#define RX_BUDGET 64u  /* wire frames read per ->rx call at most */
+
+static void rxq_push(void *ctx, const void *frame, size_t len)
+{
+	struct eth_vde *v = ctx;
+	struct eth_vde_frame *slot;
+
+	/* ->rx only feeds the impairment while the queue is empty and one wire
+	 * frame yields at most ETH_VDE_RXQ_SLOTS frames, so this cannot fill;
+	 * counted rather than trusted. */
+	if (v->rxq_count == ETH_VDE_RXQ_SLOTS) {
+		v->eth.stats.rx_dropped++;
+		return;
+	}
+	slot = &v->rxq[(v->rxq_head + v->rxq_count) % ETH_VDE_RXQ_SLOTS];
+	memcpy(slot->data, frame, len);
+	slot->len = len;
+	v->rxq_count++;
+}
+
+static void wire_send(void *ctx, const void *frame, size_t len)
+{
+	struct eth_vde *v = ctx;
+
+	if (vde_send(v->conn, frame, len, 0) == (ssize_t)len)
+		return;
+	v->tx_send_errors++;
+	if (!v->send_errno_logged) {
+		int e = errno;
+
+		v->send_errno_logged = 1;
+		fprintf(stderr, "posix: %s: vde_send failed: %s%s (counted in tx_send_errors, "
+			"logged once)\n", v->eth.name, strerror(e),
+			e == ECONNREFUSED || e == ENOTCONN ? "; has the switch exited?" : "");
+	}
+}
+
+static int vde_tx(struct hal_eth *eth, const void *frame, size_t len)
+{
+	struct eth_vde *v = eth->priv;
+	struct pollfd pfd = { .fd = v->fd, .events = POLLOUT };
+
+	if (len > HAL_ETH_MAX_FRAME) {
+		eth->stats.tx_too_long++;
+		return -HAL_E2BIG;
+	}
+	if (len < ETH_HEADER_LEN)
+		return -HAL_EINVAL;
+	/* Backpressure is checked before the impairment draws, so a frame the
+	 * caller retries consumes its random decisions once: the decision
+	 * sequence stays a function of the frames sent, not of timing.  An
+	 * error condition falls through to vde_send(), which reports it. */
+	if (poll(&pfd, 1, 0) == 0) {
+		eth->stats.tx_busy++;
+		return -HAL_EAGAIN;
+	}
+	if (len < HAL_ETH_MIN_FRAME) {
+		memcpy(v->tx_pad, frame, len);
+		memset(v->tx_pad + len, 0, HAL_ETH_MIN_FRAME - len);
+		frame = v->tx_pad;
+		len = HAL_ETH_MIN_FRAME;
+	}
+	eth->stats.tx_frames++;
+	eth->stats.tx_bytes += len;
+	impair_apply(&v->tx_impair, frame, len, wire_send, v);
+	return 0;
+}
+
+static int vde_rx(struct hal_eth *eth, void *buf, size_t cap)
+{
+	struct eth_vde *v = eth->priv;
+	struct eth_vde_frame *slot;
+
+	/* Bounded so that a flood the RX impairment drops cannot hold the event
+	 * loop here; the data fd stays readable, so the loop comes back. */
+	for (unsigned budget = RX_BUDGET; v->rxq_count == 0 && budget; budget--) {
+		ssize_t n = vde_recv(v->conn, v->wire, sizeof(v->wire), 0);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			/* Socket drained: the burst is over, so a held frame has no
+			 * later frame to swap with and is released now. */
+			impair_flush(&v->rx_impair, rxq_push, v);
+			break;
+		}
+		if ((size_t)n > HAL_ETH_MAX_FRAME) {
+			eth->stats.rx_too_long++;
+			continue;
+		}
+		if ((size_t)n < ETH_HEADER_LEN) {
+			eth->stats.rx_dropped++;
+			continue;
+		}
+		impair_apply(&v->rx_impair, v->wire, (size_t)n, rxq_push, v);
+	}
+	if (v->rxq_count == 0)
+		return 0;
+
+	slot = &v->rxq[v->rxq_head];
+	v->rxq_head = (v->rxq_head + 1) % ETH_VDE_RXQ_SLOTS;
+	v->rxq_count--;
+	if (slot->len > cap) {
+		eth->stats.rx_too_long++;
+		return -HAL_E2BIG;
+	}
+	memcpy(buf, slot->data, slot->len);
+	eth->stats.rx_frames++;
+	eth->stats.rx_bytes += slot->len;
+	return (int)slot->len;
+}
+
+/* Transmits complete inside vde_send() and there is no interrupt to
+ * acknowledge: the data fd is level-triggered. */
+static void vde_poll(struct hal_eth *eth)
+{
+	(void)eth;
+}
+
+int eth_vde_rx_buffered(const struct eth_vde *v)
+{
+	return v->rxq_count > 0 || impair_holding(&v->rx_impair);
+}
+
+static int vde_rx_pending(struct hal_eth *eth)
+{
+	struct eth_vde *v = eth->priv;
+	struct pollfd pfd = { .fd = v->fd, .events = POLLIN };
+
+	return eth_vde_rx_buffered(v) || poll(&pfd, 1, 0) > 0;
+}
+
+static const struct hal_eth_ops vde_ops = {
+	.tx = vde_tx,
+	.rx = vde_rx,
+	.poll = vde_poll,
+	.rx_pending = vde_rx_pending,
+};
+
+int eth_vde_open(struct eth_vde *v, const char *url, const char *name,
+		 const uint8_t mac[HAL_ETH_ALEN], const struct impair_cfg *imp)
+{
+	/* vde_open() takes a mutable string: the module parsers split
+	 * "path[options]" in place. */
+	char urlbuf[PATH_MAX];
+	struct impair_cfg none = { 0 }, rx_cfg;
+	int flags;
+
+	memset(v, 0, sizeof(*v));
+	v->fd = -1;
+	if (strlen(url) >= sizeof(urlbuf)) {
+		fprintf(stderr, "posix: %s: switch path is longer than %d bytes\n", name, PATH_MAX - 1);
+		return -HAL_EINVAL;
+	}
+	strcpy(urlbuf, url);
+	v->conn = vde_open(urlbuf, "mnic", NULL);
+	if (!v->conn) {
+		fprintf(stderr, "posix: %s: cannot join the switch at %s: %s "
+			"(is `vde_plug null:// switch://%s` running?)\n",
+			name, url, strerror(errno), url);
+		return -HAL_ENODEV;
+	}
+	v->fd = vde_datafd(v->conn);
+	/* libvdeplug_vde ignores the flags argument of vde_recv()/vde_send()
+	 * (it passes 0 to recv/send), so non-blocking I/O has to be a property
+	 * of the descriptor itself. */
+	flags = fcntl(v->fd, F_GETFL);
+	if (flags < 0 || fcntl(v->fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+		fprintf(stderr, "posix: %s: cannot make the switch socket non-blocking: %s\n",
+			name, strerror(errno));
+		vde_close(v->conn);
+		v->conn = NULL;
+		v->fd = -1;
+		return -HAL_EIO;
+	}
+
+	if (!imp)
+		imp = &none;
+	rx_cfg = *imp;
+	rx_cfg.seed = imp->seed + 1;
+	impair_init(&v->tx_impair, imp);
+	impair_init(&v->rx_impair, &rx_cfg);
+
+	v->eth.ops = &vde_ops;
+	v->eth.name = name;
+	memcpy(v->eth.mac, mac, HAL_ETH_ALEN);
+	v->eth.priv = v;
+	return 0;
+}
+
+void eth_vde_flush(struct eth_vde *v)
+{
+	if (v->conn)
+		impair_flush(&v->tx_impair, wire_send, v);
+}
+
+void eth_vde_close(struct eth_vde *v)
+{
+	if (!v->conn)
+		return;
+	eth_vde_flush(v);
+	vde_close(v->conn);
+	v->conn = NULL;
+	v->fd = -1;
+}

@@ -1,0 +1,90 @@
+/* POSIX backend internals: the pieces hal_platform_init() assembles, exposed
+ * for the backend's own tests and for host tools that want a port or a BAR
+ * without a whole platform.  Firmware code uses the hal/ headers only. */
+#ifndef POSIX_POSIX_H
+#define POSIX_POSIX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hal/eth.h"
+#include "hal/hostif.h"
+#include "hal/platform.h"
+#include "impair.h"
+
+#define POSIX_BOARD_NAME "posix"
+#define POSIX_BAR_SIZE_DEFAULT (16u << 20)  /* bar_size in qemu-board/boards/posix.board */
+#define POSIX_BAR_SIZE_MIN 4096u
+
+/* Without a doorbell interrupt the host's doorbell writes into the BAR are
+ * only noticed by polling, so a NIC with a BAR never sleeps longer than this. */
+#define POSIX_DOORBELL_POLL_NS 1000000ull
+
+/* ---- eth over libvdeplug (eth_vde.c) ------------------------------------ */
+
+/* One wire frame can leave the RX impairment as a duplicated pair followed
+ * by a duplicated held frame. */
+#define ETH_VDE_RXQ_SLOTS 4
+
+struct eth_vde_frame {
+	size_t len;
+	uint8_t data[HAL_ETH_MAX_FRAME];
+};
+
+struct vdeconn;
+
+struct eth_vde {
+	struct hal_eth eth;          /* eth.priv points back here */
+	struct vdeconn *conn;
+	int fd;                      /* vde_datafd(): level-triggered, for poll() */
+	struct impair tx_impair;     /* seeded with cfg.seed */
+	struct impair rx_impair;     /* seeded with cfg.seed + 1 */
+	unsigned rxq_head, rxq_count;
+	struct eth_vde_frame rxq[ETH_VDE_RXQ_SLOTS];
+	uint8_t wire[HAL_ETH_MAX_FRAME + 1];  /* +1 so an oversized datagram shows */
+	uint8_t tx_pad[HAL_ETH_MIN_FRAME];
+	uint64_t tx_send_errors;     /* vde_send() failures after the impairment */
+	int send_errno_logged;
+};
+
+/* Join the switch at url (a vde_switch-compatible directory such as the one
+ * `vde_plug null:// switch:///DIR` creates, or any libvdeplug URL whose data
+ * fd is the frame socket).  name must outlive the port; imp may be NULL (no
+ * impairment).  Returns 0 or a negative error, logged on stderr. */
+int eth_vde_open(struct eth_vde *v, const char *url, const char *name,
+		 const uint8_t mac[HAL_ETH_ALEN], const struct impair_cfg *imp);
+void eth_vde_close(struct eth_vde *v);
+
+static inline int eth_vde_fd(const struct eth_vde *v)
+{
+	return v->fd;
+}
+
+/* Release a frame the TX impairment holds for reordering; called when the
+ * NIC goes idle so that a held frame is delayed, never lost. */
+void eth_vde_flush(struct eth_vde *v);
+
+/* Frames already taken off the socket but not yet handed to ->rx. */
+int eth_vde_rx_buffered(const struct eth_vde *v);
+
+static inline struct eth_vde *eth_vde_of(struct hal_eth *eth)
+{
+	return (struct eth_vde *)eth->priv;
+}
+
+/* ---- host BAR over a shared file (bar_shm.c) ---------------------------- */
+
+/* Map path (created 0600 and grown to size if smaller) shared, the same file
+ * a QEMU NIC maps with -object memory-backend-file,share=on,mem-path=PATH.
+ * path must outlive the mapping (it becomes h->backing).  Returns 0 or a
+ * negative error, logged on stderr. */
+int bar_shm_open(struct hal_hostif *h, const char *path, size_t size);
+void bar_shm_close(struct hal_hostif *h);
+
+/* ---- platform (platform.c) ---------------------------------------------- */
+
+/* Undo hal_platform_init(): close the port, unmap the BAR.  Also run at
+ * exit; lets a test initialise the platform more than once. */
+void posix_platform_fini(struct hal_platform *p);
+
+#endif

@@ -1,0 +1,19 @@
+/* Firmware side of the init segment and health buffer (mnic/abi.h). */
+#ifndef MGMT_INITSEG_H
+#define MGMT_INITSEG_H
+
+#include <stdint.h>
+
+#include "hal/hostif.h"
+#include "mnic/abi.h"
+
+/* Claim the BAR: fill the init segment and publish state BOOTING.
+ * Returns -HAL_ENOSPC if the BAR cannot hold the device pages. */
+int mnic_initseg_boot(struct hal_hostif *h, const char *board_name, uint32_t board_id,
+		      const uint8_t mac[6]);
+void mnic_initseg_set_state(struct hal_hostif *h, enum mnic_dev_state state);
+void mnic_initseg_heartbeat(struct hal_hostif *h, uint64_t uptime_ns, uint64_t rx_frames,
+			    uint64_t tx_frames, uint64_t rx_dropped);
+volatile struct mnic_init_seg *mnic_initseg(struct hal_hostif *h);
+
+#endif

@@ -1,0 +1,93 @@
+# Shell helpers for launching NICs and the switch; sourced by qemu-board/*.sh,
+# tests/system/*.sh, bench/ and scripts/demo.sh.
+#
+# Every process started here is recorded in MNIC_PIDS; mnic_cleanup (installed
+# as an EXIT trap by mnic_init) kills them by pid, so nothing outlives the
+# script that started it.
+
+MNIC_ROOT=${MNIC_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+MNIC_PIDS=()
+
+mnic_die() { echo "error: $*" >&2; exit 1; }
+
+mnic_cleanup() {
+  local pid
+  for pid in "${MNIC_PIDS[@]}"; do
+    kill "$pid" 2>/dev/null || true
+  done
+  for pid in "${MNIC_PIDS[@]}"; do
+    # Bounded wait, then SIGKILL: a wedged QEMU must not survive us.
+    for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  MNIC_PIDS=()
+}
+
+mnic_init() {
+  trap mnic_cleanup EXIT
+  trap 'exit 130' INT TERM
+}
+
+mnic_track() { MNIC_PIDS+=("$1"); }
+
+# mnic_board_args BOARD: load QEMU / QEMU_BOARD_ARGS / BAR_SIZE of a board.
+mnic_board_args() {
+  local gen="$MNIC_ROOT/build/$1/gen/qemu.args"
+  [ -f "$gen" ] || mnic_die "board $1 is not built (no $gen); run: make BOARD=$1"
+  # shellcheck disable=SC1090
+  . "$gen"
+  command -v "$QEMU" >/dev/null || mnic_die "$QEMU not found; run scripts/deps.sh as root"
+}
+
+# mnic_switch_start DIR: a vdeplug4 learning switch with its control socket
+# in DIR.  Sets MNIC_SWITCH_PID.
+mnic_switch_start() {
+  local dir=$1
+  command -v vde_plug >/dev/null || mnic_die "vde_plug not found; run scripts/deps.sh as root"
+  rm -rf "$dir"
+  mkdir -p "$(dirname "$dir")"
+  vde_plug null:// "switch://$dir" </dev/null >/dev/null 2>"$dir.log" &
+  MNIC_SWITCH_PID=$!
+  mnic_track "$MNIC_SWITCH_PID"
+  for _ in $(seq 100); do
+    [ -S "$dir/ctl" ] && return 0
+    kill -0 "$MNIC_SWITCH_PID" 2>/dev/null || break
+    sleep 0.05
+  done
+  mnic_die "switch at $dir did not start (see $dir.log)"
+}
+
+# mnic_wait_line FILE REGEX TIMEOUT_S PID: wait until FILE has a line
+# matching REGEX; fail early if PID exits.  Returns 0 or 1.
+mnic_wait_line() {
+  local file=$1 re=$2 t=$3 pid=$4 end
+  end=$(( $(date +%s%N) + t * 1000000000 ))
+  while [ "$(date +%s%N)" -lt "$end" ]; do
+    grep -qE "$re" "$file" 2>/dev/null && return 0
+    if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
+      grep -qE "$re" "$file" 2>/dev/null && return 0
+      return 1
+    fi
+    sleep 0.02
+  done
+  return 1
+}
+
+# mnic_wait_pid PID TIMEOUT_S: wait for a tracked child; echo its exit
+# status (124 on timeout, after killing it).
+mnic_wait_pid() {
+  local pid=$1 t=$2 end rc
+  end=$(( $(date +%s) + t ))
+  while kill -0 "$pid" 2>/dev/null; do
+    if [ "$(date +%s)" -ge "$end" ]; then
+      kill "$pid" 2>/dev/null; sleep 0.2; kill -9 "$pid" 2>/dev/null
+      wait "$pid" 2>/dev/null
+      echo 124
+      return
+    fi
+    sleep 0.05
+  done
+  wait "$pid"; rc=$?
+  echo "$rc"
+}

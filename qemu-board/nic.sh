@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Start one NIC in the foreground (exec: the caller's $! is the NIC's pid).
+#
+#   qemu-board/nic.sh --board BOARD --name NAME [--mac MAC] [--switch DIR]
+#                     [--selftest] [--bar FILE] [--impair SPEC] [--gdb]
+#                     [--pcap FILE] [--dry-run] [-- FIRMWARE ARGS...]
+#
+# QEMU boards: -nic none, the NIC's port on the switch (-netdev vde), and
+# an ivshmem-plain BAR backed by FILE (default build/nics/NAME.bar).
+# --selftest: two ports joined by QEMU's internal hub instead of the switch,
+# so the self-test sends frames from one port to the other.
+# posix: runs build/posix[-asan]/mnic-fw with the same switch and BAR file.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+board=; name=; mac=; sw=; selftest=0; bar=; impair=; gdb=0; dry=0; pcap=; san=${SAN:-0}
+while [ $# -gt 0 ]; do
+  case $1 in
+    --board) board=${2:?--board needs a value}; shift 2 ;;
+    --name) name=${2:?--name needs a value}; shift 2 ;;
+    --mac) mac=${2:?--mac needs a value}; shift 2 ;;
+    --switch) sw=${2:?--switch needs a value}; shift 2 ;;
+    --bar) bar=${2:?--bar needs a value}; shift 2 ;;
+    --impair) impair=${2:?--impair needs a value}; shift 2 ;;
+    --pcap) pcap=${2:?--pcap needs a value}; shift 2 ;;
+    --selftest) selftest=1; shift ;;
+    --gdb) gdb=1; shift ;;
+    --dry-run) dry=1; shift ;;
+    --) shift; break ;;
+    *) mnic_die "nic.sh: unknown option '$1' (see the usage at the top of qemu-board/nic.sh)" ;;
+  esac
+done
+[ -n "$board" ] || mnic_die "nic.sh: --board is required (qemu-virt-a15, qemu-virt-a72 or posix)"
+[ -f "$MNIC_ROOT/qemu-board/boards/$board.board" ] || \
+  mnic_die "nic.sh: unknown board '$board' (have: $(cd "$MNIC_ROOT/qemu-board/boards" && ls | sed 's/\.board$//' | tr '\n' ' '))"
+[ -n "$name" ] || mnic_die "nic.sh: --name is required"
+[ -z "$mac" ] || [[ $mac =~ ^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$ ]] || mnic_die "nic.sh: bad --mac '$mac' (want xx:xx:xx:xx:xx:xx)"
+if [ $selftest = 0 ]; then
+  [ -n "$sw" ] || mnic_die "nic.sh: --switch DIR is required (or --selftest)"
+  [ -n "$mac" ] || mnic_die "nic.sh: --mac is required with --switch"
+  [ -S "$sw/ctl" ] || mnic_die "nic.sh: no switch at $sw (start one with qemu-board/switch.sh start $sw)"
+fi
+bar=${bar:-$MNIC_ROOT/build/nics/$name.bar}
+mkdir -p "$(dirname "$bar")"
+
+if [ "$board" = posix ]; then
+  exe=$MNIC_ROOT/build/posix$([ "$san" = 1 ] && echo -asan)/mnic-fw
+  [ -x "$exe" ] || mnic_die "nic.sh: $exe not built; run: make BOARD=posix$([ "$san" = 1 ] && echo ' SAN=1')"
+  [ $selftest = 0 ] || mnic_die "nic.sh: --selftest is for QEMU boards; POSIX drivers are unit-tested"
+  cmd=("$exe" --name "$name" --vde "$sw" --mac "$mac" --bar "$bar")
+  [ -z "$impair" ] || cmd+=(--impair "$impair")
+  cmd+=(-- mnic-fw "$@")
+else
+  [ -z "$impair" ] || mnic_die "nic.sh: --impair is implemented by the POSIX backend only"
+  mnic_board_args "$board"
+  elf=$MNIC_ROOT/build/$board/mnic-fw.elf
+  [ -f "$elf" ] || mnic_die "nic.sh: $elf not built; run: make BOARD=$board"
+  # shellcheck disable=SC2206
+  cmd=("$QEMU" $QEMU_BOARD_ARGS -kernel "$elf")
+  if [ $selftest = 1 ]; then
+    cmd+=(-netdev hubport,id=n0,hubid=0 -device "virtio-net-device,netdev=n0,mac=${mac:-52:54:00:5e:00:01}"
+          -netdev hubport,id=n1,hubid=0 -device virtio-net-device,netdev=n1,mac=52:54:00:5e:00:02
+          -append "selftest $*")
+  else
+    cmd+=(-netdev "vde,id=n0,sock=$sw" -device "virtio-net-device,netdev=n0,mac=$mac" -append "$*")
+    [ -z "$pcap" ] || cmd+=(-object "filter-dump,id=dump0,netdev=n0,file=$pcap")
+  fi
+  cmd+=(-object "memory-backend-file,id=bar,share=on,mem-path=$bar,size=$BAR_SIZE"
+        -device ivshmem-plain,memdev=bar)
+  [ $gdb = 0 ] || cmd+=(-s -S)
+fi
+if [ $dry = 1 ]; then printf '%q ' "${cmd[@]}"; echo; exit 0; fi
+exec "${cmd[@]}"

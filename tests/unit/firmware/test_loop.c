@@ -1,0 +1,224 @@
+/* firmware/loop.c against a fake platform: a clock the test moves, ports
+ * with queued frames, and a wait() that records what the loop asked for. */
+#include "cmocka_main.h"
+
+#include <string.h>
+
+#include "hal/errno.h"
+#include "loop.h"
+
+/* ---- fake platform ---------------------------------------------------- */
+static uint64_t now;
+static uint64_t hw_deadline = HAL_TIMER_NEVER;
+static unsigned waits, polls;
+static uint64_t last_wait_deadline;
+static int deadline_set_before_wait;
+
+static uint64_t fake_now(void) { return now; }
+static void fake_set_deadline(uint64_t d) { hw_deadline = d; }
+static int fake_expired(void) { return now >= hw_deadline; }
+static const struct hal_timer_ops fake_timer = { fake_now, fake_set_deadline, fake_expired };
+
+struct fake_port {
+	struct hal_eth eth;
+	int queue[256];   /* >0 frame length, <0 error */
+	unsigned head, tail;
+};
+static struct fake_port ports[2];
+
+static int fake_tx(struct hal_eth *e, const void *f, size_t n) { (void)e; (void)f; (void)n; return 0; }
+static int fake_rx(struct hal_eth *e, void *buf, size_t cap)
+{
+	struct fake_port *p = e->priv;
+	int n;
+
+	if (p->head == p->tail)
+		return 0;
+	n = p->queue[p->head++ % 256];
+	if (n > 0) {
+		assert_true((size_t)n <= cap);
+		memset(buf, (int)(p - ports), (size_t)n);
+	}
+	return n;
+}
+static void fake_poll(struct hal_eth *e) { (void)e; }
+static int fake_pending(struct hal_eth *e) { struct fake_port *p = e->priv; return p->head != p->tail; }
+static const struct hal_eth_ops fake_eth_ops = { fake_tx, fake_rx, fake_poll, fake_pending };
+
+static struct hal_platform plat;
+
+void hal_platform_poll(struct hal_platform *p) { (void)p; polls++; }
+void hal_platform_wait(struct hal_platform *p, uint64_t deadline_ns)
+{
+	(void)p;
+	waits++;
+	last_wait_deadline = deadline_ns;
+	deadline_set_before_wait = hw_deadline == deadline_ns;
+	/* Sleeping means time passes until the programmed deadline. */
+	if (hw_deadline != HAL_TIMER_NEVER && hw_deadline > now)
+		now = hw_deadline;
+}
+
+static void queue_frames(unsigned port, unsigned n, int len)
+{
+	while (n--)
+		ports[port].queue[ports[port].tail++ % 256] = len;
+}
+
+/* ---- recorders -------------------------------------------------------- */
+static struct fw_loop loop;
+static unsigned frames[2];
+static size_t last_len;
+static unsigned doorbells;
+static uint64_t doorbell_times[16];
+
+static void on_frame(void *ctx, unsigned port, const uint8_t *f, size_t len)
+{
+	(void)ctx;
+	assert_int_equal(f[0], port);
+	frames[port]++;
+	last_len = len;
+}
+
+static void on_doorbell(void *ctx)
+{
+	(void)ctx;
+	if (doorbells < 16)
+		doorbell_times[doorbells] = now;
+	doorbells++;
+}
+
+static int setup(void **state)
+{
+	unsigned i;
+
+	(void)state;
+	now = 1000;
+	hw_deadline = HAL_TIMER_NEVER;
+	waits = polls = 0;
+	doorbells = 0;
+	memset(frames, 0, sizeof(frames));
+	memset(ports, 0, sizeof(ports));
+	memset(&plat, 0, sizeof(plat));
+	plat.timer = &fake_timer;
+	for (i = 0; i < 2; i++) {
+		ports[i].eth.ops = &fake_eth_ops;
+		ports[i].eth.priv = &ports[i];
+		plat.eth[i] = &ports[i].eth;
+	}
+	plat.n_eth = 2;
+	fw_loop_init(&loop, &plat);
+	fw_loop_set_frame_handler(&loop, on_frame, NULL);
+	return 0;
+}
+
+static void test_rx_budget_per_port(void **state)
+{
+	(void)state;
+	queue_frames(0, 100, 60);
+	queue_frames(1, 10, 1514);
+	assert_int_equal(fw_loop_once(&loop), 1);
+	assert_int_equal(frames[0], FW_LOOP_RX_BUDGET);
+	assert_int_equal(frames[1], 10);
+	assert_int_equal(last_len, 1514);
+	assert_int_equal(polls, 1);
+	fw_loop_once(&loop);
+	assert_int_equal(frames[0], 100);
+	assert_int_equal(fw_loop_once(&loop), 0);
+}
+
+static void test_rx_errors_counted_not_delivered(void **state)
+{
+	(void)state;
+	queue_frames(0, 3, -HAL_E2BIG);
+	queue_frames(0, 2, 64);
+	fw_loop_once(&loop);
+	assert_int_equal(loop.stats.rx_errors, 3);
+	assert_int_equal(frames[0], 2);
+	assert_int_equal(loop.stats.frames, 2);
+}
+
+static void test_sleeps_until_deadline_instead_of_spinning(void **state)
+{
+	int rc;
+
+	(void)state;
+	rc = fw_loop_run_until(&loop, NULL, now + 5000000);
+	assert_int_equal(rc, -HAL_ETIMEDOUT);
+	/* Nothing to do: one sleep straight to the deadline. */
+	assert_int_equal(waits, 1);
+	assert_int_equal(last_wait_deadline, 1000 + 5000000);
+	assert_true(deadline_set_before_wait);
+	assert_true(loop.stats.iterations <= 3);
+}
+
+static volatile int flag;
+static struct fw_timer t_flag, t_later;
+
+static void set_flag(struct fw_timer *t, void *arg) { (void)t; (void)arg; flag = 1; }
+
+static void test_wakes_for_earliest_timer(void **state)
+{
+	(void)state;
+	flag = 0;
+	fw_timer_setup(&t_flag, set_flag, NULL);
+	fw_timer_setup(&t_later, set_flag, NULL);
+	fw_loop_timer_arm(&loop, &t_later, now + 900);
+	fw_loop_timer_arm(&loop, &t_flag, now + 300);
+	assert_int_equal(fw_loop_run_until(&loop, &flag, now + 1000000), 0);
+	assert_int_equal(now, 1300);
+	assert_int_equal(waits, 1);
+	assert_true(fw_timer_armed(&t_later));
+}
+
+static void test_pending_frames_prevent_sleep(void **state)
+{
+	(void)state;
+	queue_frames(1, 200, 100);
+	fw_loop_run_until(&loop, NULL, now + 10);
+	assert_int_equal(frames[1], 200);
+	/* It served all 200 frames before sleeping once. */
+	assert_true(waits <= 1);
+}
+
+static void test_doorbell_polled_every_period(void **state)
+{
+	unsigned i;
+
+	(void)state;
+	fw_loop_set_doorbell_handler(&loop, on_doorbell, NULL, 1000000);
+	fw_loop_run_until(&loop, NULL, 1000 + 5500000);
+	assert_int_equal(doorbells, 5);
+	for (i = 0; i < 5; i++)
+		assert_int_equal(doorbell_times[i], 1000 + (i + 1) * 1000000ull);
+	assert_int_equal(loop.stats.doorbell_polls, 5);
+	fw_loop_set_doorbell_handler(&loop, NULL, NULL, 0);
+	fw_loop_run_until(&loop, NULL, now + 5000000);
+	assert_int_equal(doorbells, 5);
+}
+
+static struct fw_timer t_exit;
+static void do_exit(struct fw_timer *t, void *arg) { (void)t; fw_loop_exit(arg, 42); }
+
+static void test_run_returns_exit_code(void **state)
+{
+	(void)state;
+	fw_timer_setup(&t_exit, do_exit, &loop);
+	fw_loop_timer_arm(&loop, &t_exit, now + 12345);
+	assert_int_equal(fw_loop_run(&loop), 42);
+	assert_int_equal(now, 1000 + 12345);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_rx_budget_per_port, setup),
+		cmocka_unit_test_setup(test_rx_errors_counted_not_delivered, setup),
+		cmocka_unit_test_setup(test_sleeps_until_deadline_instead_of_spinning, setup),
+		cmocka_unit_test_setup(test_wakes_for_earliest_timer, setup),
+		cmocka_unit_test_setup(test_pending_frames_prevent_sleep, setup),
+		cmocka_unit_test_setup(test_doorbell_polled_every_period, setup),
+		cmocka_unit_test_setup(test_run_returns_exit_code, setup),
+	};
+	return cmocka_run_group_tests_name("firmware/loop", tests, NULL, NULL);
+}
