@@ -103,22 +103,22 @@ include tests/unit/unit.mk
 
 UNIT_CFLAGS := -std=c11 -Wall -Wextra -Werror -g -D_GNU_SOURCE -DFW_MAX_TIMERS=64 \
 	-Ihal/include -Ihal/qemu-virt -Ihal/posix -Ifirmware -Imgmt/include -Imgmt -I. \
-	-Itests/unit/hal -Ibuild/posix/gen
+	-Itests/unit -Itests/unit/hal -Ibuild/host/gen
 SAN_FLAGS := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 define unit_rule
-build/host/unit/$(1): $$($(1)_SRCS) $$(wildcard hal/include/hal/*.h) | build/posix/gen/board.h
+build/host/unit/$(1): $$($(1)_SRCS) $$(wildcard hal/include/hal/*.h) | build/host/gen/board.h
 	@mkdir -p $$(dir $$@)
 	$$(if $$(Q),@echo "  CC  host $(1)")
 	$$(Q)gcc $$(UNIT_CFLAGS) -O2 $$($(1)_CFLAGS) $$($(1)_SRCS) -lcmocka $$($(1)_LIBS) -o $$@
-build/host-asan/unit/$(1): $$($(1)_SRCS) $$(wildcard hal/include/hal/*.h) | build/posix/gen/board.h
+build/host-asan/unit/$(1): $$($(1)_SRCS) $$(wildcard hal/include/hal/*.h) | build/host/gen/board.h
 	@mkdir -p $$(dir $$@)
 	$$(if $$(Q),@echo "  CC  host-asan $(1)")
 	$$(Q)gcc $$(UNIT_CFLAGS) $$(SAN_FLAGS) $$($(1)_CFLAGS) $$($(1)_SRCS) -lcmocka $$($(1)_LIBS) -o $$@
 endef
 $(foreach t,$(UNIT_TESTS),$(eval $(call unit_rule,$(t))))
 
-build/posix/gen/board.h: qemu-board/boards/posix.board qemu-board/gen-board.py
+build/host/gen/board.h: qemu-board/boards/posix.board qemu-board/gen-board.py
 	@mkdir -p $(dir $@)
 	$(Q)$(PYTHON) qemu-board/gen-board.py $< $(dir $@)
 

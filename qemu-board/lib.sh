@@ -74,20 +74,21 @@ mnic_wait_line() {
   return 1
 }
 
-# mnic_wait_pid PID TIMEOUT_S: wait for a tracked child; echo its exit
-# status (124 on timeout, after killing it).
+# mnic_wait_pid PID TIMEOUT_S: wait for a child of this shell; sets MNIC_RC
+# to its exit status (124 on timeout, after killing it).  Not for use in
+# $(...): a subshell cannot wait for its parent's children.
 mnic_wait_pid() {
-  local pid=$1 t=$2 end rc
+  local pid=$1 t=$2 end
   end=$(( $(date +%s) + t ))
   while kill -0 "$pid" 2>/dev/null; do
     if [ "$(date +%s)" -ge "$end" ]; then
       kill "$pid" 2>/dev/null; sleep 0.2; kill -9 "$pid" 2>/dev/null
       wait "$pid" 2>/dev/null
-      echo 124
+      MNIC_RC=124
       return
     fi
     sleep 0.05
   done
-  wait "$pid"; rc=$?
-  echo "$rc"
+  MNIC_RC=0
+  wait "$pid" || MNIC_RC=$?
 }

@@ -44,12 +44,13 @@ bar=${bar:-$MNIC_ROOT/build/nics/$name.bar}
 mkdir -p "$(dirname "$bar")"
 
 if [ "$board" = posix ]; then
-  exe=$MNIC_ROOT/build/posix$([ "$san" = 1 ] && echo -asan)/mnic-fw
-  [ -x "$exe" ] || mnic_die "nic.sh: $exe not built; run: make BOARD=posix$([ "$san" = 1 ] && echo ' SAN=1')"
+  if [ "$san" = 1 ]; then variant=posix-asan; mk="BOARD=posix SAN=1"; else variant=posix; mk=BOARD=posix; fi
+  exe=$MNIC_ROOT/build/$variant/mnic-fw
+  [ -x "$exe" ] || mnic_die "nic.sh: $exe not built; run: make $mk"
   [ $selftest = 0 ] || mnic_die "nic.sh: --selftest is for QEMU boards; POSIX drivers are unit-tested"
   cmd=("$exe" --name "$name" --vde "$sw" --mac "$mac" --bar "$bar")
   [ -z "$impair" ] || cmd+=(--impair "$impair")
-  cmd+=(-- mnic-fw "$@")
+  cmd+=(-- "$@")
 else
   [ -z "$impair" ] || mnic_die "nic.sh: --impair is implemented by the POSIX backend only"
   mnic_board_args "$board"

@@ -1,27 +1,38 @@
 /* platform.h for the firmware as a Linux process.
  *
- *   mnic-posix [--vde DIR --mac MAC] [--bar FILE [--bar-size BYTES]]
- *              [--impair SPEC] [--name NAME] [-- FIRMWARE ARGS...]
+ *   mnic-fw [--vde DIR --mac MAC]... [--bar FILE [--bar-size BYTES]]
+ *           [--impair SPEC] [--name NAME] [-- FIRMWARE ARGS...]
  *
- * Events: the only descriptor hal_platform_wait() sleeps on is the switch's
- * data socket.  The host rings doorbells by writing into the BAR, which
- * raises nothing on POSIX (there is no doorbell interrupt, unlike an
- * ivshmem-doorbell setup), so while a BAR is attached the wait is capped at
- * POSIX_DOORBELL_POLL_NS and the firmware polls its doorbells each loop.
- * Without a BAR the process sleeps until a frame or a timer deadline.
+ * Each --vde/--mac pair (in order, up to HAL_MAX_ETH) is one port, eth0 and
+ * eth1 as on the boards, so the firmware self-test can loop frames between
+ * two ports on one switch.  Impairment (--impair, else $MNIC_IMPAIR) applies
+ * to every port: port i uses seed + 2i on transmit and seed + 2i + 1 on
+ * receive, so port 0 has seed and seed + 1.
+ *
+ * Events: the only descriptors hal_platform_wait() sleeps on are the
+ * switch data sockets.  The host rings doorbells by writing into the BAR,
+ * which raises nothing on POSIX (there is no doorbell interrupt, as with
+ * ivshmem-plain on the boards), so while a BAR is attached the wait is
+ * capped at POSIX_DOORBELL_POLL_NS and the firmware polls its doorbells on a
+ * timer.  Without a BAR the process sleeps until a frame or a deadline.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE   /* ppoll(): a nanosecond timeout, so deadlines neither fire late nor spin */
 #endif
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <libvdeplug.h>
+
+#include "board.h"
 #include "hal/errno.h"
 #include "hal/platform.h"
 #include "posix.h"
@@ -96,24 +107,29 @@ enum opt_id { OPT_VDE, OPT_MAC, OPT_BAR, OPT_BAR_SIZE, OPT_IMPAIR, OPT_NAME, OPT
 static const struct {
 	const char *name;
 	const char *value;   /* what the value is, for messages */
+	unsigned max;        /* times it may be given */
 } opt_table[OPT_COUNT] = {
-	[OPT_VDE] = { "--vde", "DIR (the switch directory)" },
-	[OPT_MAC] = { "--mac", "MAC (e.g. 52:54:00:12:34:56)" },
-	[OPT_BAR] = { "--bar", "FILE (the shared BAR file)" },
-	[OPT_BAR_SIZE] = { "--bar-size", "BYTES (e.g. 16M)" },
-	[OPT_IMPAIR] = { "--impair", "SPEC (e.g. drop=0.01,seed=42)" },
-	[OPT_NAME] = { "--name", "NAME" },
+	[OPT_VDE] = { "--vde", "DIR (the switch directory)", HAL_MAX_ETH },
+	[OPT_MAC] = { "--mac", "MAC (e.g. 52:54:00:12:34:56)", HAL_MAX_ETH },
+	[OPT_BAR] = { "--bar", "FILE (the shared BAR file)", 1 },
+	[OPT_BAR_SIZE] = { "--bar-size", "BYTES (e.g. 16M)", 1 },
+	[OPT_IMPAIR] = { "--impair", "SPEC (e.g. drop=0.01,seed=42)", 1 },
+	[OPT_NAME] = { "--name", "NAME", 1 },
 };
 
-#define USAGE_HINT "platform options are --vde DIR --mac MAC --bar FILE --bar-size BYTES " \
-	"--impair SPEC --name NAME; firmware arguments go after --"
+#define USAGE_HINT "platform options are --vde DIR --mac MAC (once per port), --bar FILE, " \
+	"--bar-size BYTES, --impair SPEC, --name NAME; firmware arguments go after --"
+
+static const char *const port_names[HAL_MAX_ETH] = { "eth0", "eth1" };
 
 struct posix_opts {
-	const char *val[OPT_COUNT];
+	const char *val[OPT_COUNT][HAL_MAX_ETH];
+	unsigned n[OPT_COUNT];
 	int fw_first;   /* argv index of the first firmware argument */
-	uint8_t mac[HAL_ETH_ALEN];
+	uint8_t mac[HAL_MAX_ETH][HAL_ETH_ALEN];
 	size_t bar_size;
 	struct impair_cfg impair;
+	const char *name;
 };
 
 static int hex_digit(char c)
@@ -152,7 +168,7 @@ static int parse_size(const char *s, size_t *out)
 
 	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
 		base = 16;
-	if (hex_digit(s[base == 16 ? 2 : 0]) < 0)   /* strtoull would accept "-1" */
+	if (hex_digit(s[base == 16 ? 2 : 0]) < 0)   /* strtoull would take " -1" */
 		return -1;
 	errno = 0;
 	v = strtoull(s, &end, base);
@@ -184,6 +200,27 @@ static int opt_error(const char *fmt, ...)
 	return -HAL_EINVAL;
 }
 
+static int check_macs(struct posix_opts *o)
+{
+	for (unsigned i = 0; i < o->n[OPT_MAC]; i++) {
+		const char *s = o->val[OPT_MAC][i];
+		uint8_t *m = o->mac[i];
+
+		if (parse_mac(s, m) < 0)
+			return opt_error("--mac %s: not a MAC address; write six hex octets "
+					 "separated by ':', e.g. 52:54:00:12:34:56", s);
+		if (m[0] & 1)
+			return opt_error("--mac %s: a multicast address (low bit of the first octet "
+					 "set); use a unicast MAC such as 52:54:00:12:34:56", s);
+		if (!(m[0] | m[1] | m[2] | m[3] | m[4] | m[5]))
+			return opt_error("--mac %s: the all-zero address is not a port address", s);
+		for (unsigned j = 0; j < i; j++)
+			if (!memcmp(o->mac[j], m, HAL_ETH_ALEN))
+				return opt_error("--mac %s: given to two ports; each port needs its own", s);
+	}
+	return 0;
+}
+
 static int parse_opts(struct posix_opts *o, int argc, char **argv)
 {
 	char err[160];
@@ -195,7 +232,7 @@ static int parse_opts(struct posix_opts *o, int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		const char *arg = argv[i], *value = NULL;
 		unsigned id;
-		size_t n;
+		size_t n = 0;
 
 		if (!strcmp(arg, "--")) {
 			o->fw_first = i + 1;
@@ -214,56 +251,52 @@ static int parse_opts(struct posix_opts *o, int argc, char **argv)
 			value = argv[++i];
 		if (!value || !*value)
 			return opt_error("%s needs a value: %s", opt_table[id].name, opt_table[id].value);
-		if (o->val[id])
-			return opt_error("%s given twice", opt_table[id].name);
-		o->val[id] = value;
+		if (o->n[id] == opt_table[id].max)
+			return opt_error(opt_table[id].max == 1 ? "%s given twice" :
+					 "%s given more than %u times (one per port)",
+					 opt_table[id].name, opt_table[id].max);
+		o->val[id][o->n[id]++] = value;
 	}
 
-	if (o->val[OPT_VDE] && !o->val[OPT_MAC])
-		return opt_error("--vde needs --mac %s too", opt_table[OPT_MAC].value);
-	if (o->val[OPT_MAC] && !o->val[OPT_VDE])
-		return opt_error("--mac %s names a port: give --vde DIR too", o->val[OPT_MAC]);
-	if (o->val[OPT_MAC]) {
-		if (parse_mac(o->val[OPT_MAC], o->mac) < 0)
-			return opt_error("--mac %s: not a MAC address; write six hex octets "
-					 "separated by ':', e.g. 52:54:00:12:34:56", o->val[OPT_MAC]);
-		if (o->mac[0] & 1)
-			return opt_error("--mac %s: a multicast address (low bit of the first octet "
-					 "set); use a unicast MAC such as 52:54:00:12:34:56",
-					 o->val[OPT_MAC]);
-		if (!(o->mac[0] | o->mac[1] | o->mac[2] | o->mac[3] | o->mac[4] | o->mac[5]))
-			return opt_error("--mac %s: the all-zero address is not a port address",
-					 o->val[OPT_MAC]);
-	}
+	/* --vde and --mac pair up in order: the i-th MAC is the i-th port's. */
+	if (o->n[OPT_VDE] > o->n[OPT_MAC])
+		return opt_error("--vde %s needs its --mac (e.g. --mac 52:54:00:12:34:56)",
+				 o->val[OPT_VDE][o->n[OPT_MAC]]);
+	if (o->n[OPT_MAC] > o->n[OPT_VDE])
+		return opt_error("--mac %s names a port: give its --vde DIR too",
+				 o->val[OPT_MAC][o->n[OPT_VDE]]);
+	if (check_macs(o))
+		return -HAL_EINVAL;
 
-	o->bar_size = POSIX_BAR_SIZE_DEFAULT;
-	if (o->val[OPT_BAR_SIZE]) {
-		if (!o->val[OPT_BAR])
-			return opt_error("--bar-size %s sizes a BAR: give --bar FILE too",
-					 o->val[OPT_BAR_SIZE]);
-		/* Power of two: the same file is QEMU's ivshmem BAR2 on the boards,
-		 * and a PCI BAR is a power of two. */
-		if (parse_size(o->val[OPT_BAR_SIZE], &o->bar_size) < 0 ||
-		    o->bar_size < POSIX_BAR_SIZE_MIN || (o->bar_size & (o->bar_size - 1)))
+	o->bar_size = BOARD_BAR_SIZE;
+	if (o->n[OPT_BAR_SIZE]) {
+		const char *s = o->val[OPT_BAR_SIZE][0];
+
+		if (!o->n[OPT_BAR])
+			return opt_error("--bar-size %s sizes a BAR: give --bar FILE too", s);
+		/* Power of two: the same kind of file is QEMU's ivshmem BAR2 on the
+		 * boards, and a PCI BAR is a power of two. */
+		if (parse_size(s, &o->bar_size) < 0 || o->bar_size < POSIX_BAR_SIZE_MIN ||
+		    (o->bar_size & (o->bar_size - 1)))
 			return opt_error("--bar-size %s: give a power of two of at least 4096 "
-					 "bytes, e.g. 65536, 0x10000 or 16M", o->val[OPT_BAR_SIZE]);
+					 "bytes, e.g. 65536, 0x10000 or 16M", s);
 	}
 
 	env = getenv("MNIC_IMPAIR");
-	if (o->val[OPT_IMPAIR]) {
-		if (!o->val[OPT_VDE])
-			return opt_error("--impair %s impairs a port: give --vde DIR too",
-					 o->val[OPT_IMPAIR]);
-		if (impair_parse(&o->impair, o->val[OPT_IMPAIR], err, sizeof(err)) < 0)
-			return opt_error("--impair %s: %s", o->val[OPT_IMPAIR], err);
-	} else if (env && *env && o->val[OPT_VDE]) {
+	if (o->n[OPT_IMPAIR]) {
+		const char *s = o->val[OPT_IMPAIR][0];
+
+		if (!o->n[OPT_VDE])
+			return opt_error("--impair %s impairs ports: give --vde DIR too", s);
+		if (impair_parse(&o->impair, s, err, sizeof(err)) < 0)
+			return opt_error("--impair %s: %s", s, err);
+	} else if (env && *env && o->n[OPT_VDE]) {
 		/* The environment reaches every NIC of a test run, so without a
 		 * port it is not an error, just irrelevant. */
 		if (impair_parse(&o->impair, env, err, sizeof(err)) < 0)
 			return opt_error("MNIC_IMPAIR=%s: %s", env, err);
 	}
-	if (!o->val[OPT_NAME])
-		o->val[OPT_NAME] = "mnic";
+	o->name = o->n[OPT_NAME] ? o->val[OPT_NAME][0] : "mnic";
 	return 0;
 }
 
@@ -271,13 +304,15 @@ static int parse_opts(struct posix_opts *o, int argc, char **argv)
 
 /* The platform's resources live here, not in the caller's struct, so that
  * the exit handler never follows a pointer into a returned stack frame. */
-static struct eth_vde port0;
+static struct eth_vde ports[HAL_MAX_ETH];
+static unsigned n_ports;
 static struct hal_hostif bar_map;
 static int platform_up;
 
 static void release_resources(void)
 {
-	eth_vde_close(&port0);
+	while (n_ports)
+		eth_vde_close(&ports[--n_ports]);
 	bar_shm_close(&bar_map);
 	platform_up = 0;
 }
@@ -289,17 +324,42 @@ void posix_platform_fini(struct hal_platform *p)
 		memset(p->eth, 0, sizeof(p->eth));
 		p->n_eth = 0;
 		memset(&p->hostif, 0, sizeof(p->hostif));
-		hal_dma_window_init(&p->dma, NULL, 0);
 	}
+}
+
+static int open_ports(struct hal_platform *p, const struct posix_opts *o)
+{
+	char spec[160];
+
+	for (unsigned i = 0; i < o->n[OPT_VDE]; i++) {
+		struct impair_cfg c = o->impair;
+		int err;
+
+		/* eth_vde_open() seeds receive with seed + 1 */
+		c.seed = o->impair.seed + 2u * i;
+		err = eth_vde_open(&ports[i], o->val[OPT_VDE][i], port_names[i], o->mac[i], &c);
+		if (err)
+			return err;
+		n_ports = i + 1;
+		p->eth[i] = &ports[i].eth;
+		p->n_eth = i + 1;
+	}
+	if (n_ports && impair_cfg_active(&o->impair)) {
+		/* Logged so that a failing run can be replayed exactly. */
+		impair_format(&o->impair, spec, sizeof(spec));
+		fprintf(stderr, "posix: %s: impairment %s on %u port(s) (eth0 tx seed %llu, "
+			"rx seed %llu)\n", o->name, spec, n_ports,
+			(unsigned long long)o->impair.seed, (unsigned long long)(o->impair.seed + 1));
+	}
+	return 0;
 }
 
 int hal_platform_init(struct hal_platform *p, int *argc, char ***argv)
 {
 	static int exit_hook;
 	struct posix_opts o;
-	char spec[160];
 	char **av = *argv;
-	int err, out;
+	int err;
 
 	err = parse_opts(&o, *argc, av);
 	if (err)
@@ -310,38 +370,24 @@ int hal_platform_init(struct hal_platform *p, int *argc, char ***argv)
 	}
 
 	memset(p, 0, sizeof(*p));
-	p->board = POSIX_BOARD_NAME;
+	p->board = BOARD_NAME;
 	p->console = &console_ops;
 	p->timer = &timer_ops;
 	timer_deadline = HAL_TIMER_NEVER;
-	hal_dma_window_init(&p->dma, NULL, 0);
 
-	if (o.val[OPT_VDE]) {
-		err = eth_vde_open(&port0, o.val[OPT_VDE], o.val[OPT_NAME], o.mac, &o.impair);
+	err = open_ports(p, &o);
+	if (err)
+		goto out_ports;
+	if (o.n[OPT_BAR]) {
+		err = bar_shm_open(&bar_map, o.val[OPT_BAR][0], o.bar_size);
 		if (err)
-			return err;
-		p->eth[0] = &port0.eth;
-		p->n_eth = 1;
-		if (impair_cfg_active(&o.impair)) {
-			/* Logged so that a failing run can be replayed exactly. */
-			impair_format(&o.impair, spec, sizeof(spec));
-			fprintf(stderr, "posix: %s: impairment %s (tx seed %llu, rx seed %llu)\n",
-				o.val[OPT_NAME], spec, (unsigned long long)o.impair.seed,
-				(unsigned long long)(o.impair.seed + 1));
-		}
-	}
-	if (o.val[OPT_BAR]) {
-		err = bar_shm_open(&bar_map, o.val[OPT_BAR], o.bar_size);
-		if (err)
-			goto out_eth;
+			goto out_ports;
 		p->hostif = bar_map;
-		/* The whole BAR until the firmware, which owns the layout
-		 * (mgmt/include/mnic), narrows the window past its own pages. */
-		hal_dma_window_init(&p->dma, bar_map.bar, bar_map.bar_size);
 	}
 
 	if (*argc >= 1) {
-		out = 1;
+		int out = 1;
+
 		for (int i = o.fw_first; i < *argc; i++)
 			av[out++] = av[i];
 		av[out] = NULL;
@@ -352,8 +398,8 @@ int hal_platform_init(struct hal_platform *p, int *argc, char ***argv)
 		exit_hook = 1;
 	return 0;
 
-out_eth:
-	eth_vde_close(&port0);
+out_ports:
+	posix_platform_fini(p);
 	return err;
 }
 
@@ -365,22 +411,20 @@ void hal_platform_poll(struct hal_platform *p)
 
 void hal_platform_wait(struct hal_platform *p, uint64_t deadline_ns)
 {
-	struct pollfd pfd = { .fd = -1, .events = POLLIN };
+	struct pollfd pfd[HAL_MAX_ETH];
 	struct timespec ts, *timeout = NULL;
 	uint64_t until = deadline_ns < timer_deadline ? deadline_ns : timer_deadline;
 	uint64_t now = timer_now_ns();
-	nfds_t nfds = 0;
 
-	(void)p;
-	if (port0.conn) {
-		/* Going idle ends the burst: a frame held for reordering leaves now,
-		 * delayed but never lost. */
-		eth_vde_flush(&port0);
+	(void)p;   /* the ports are the platform's own (ports[]), fakes in p are not ours */
+	for (unsigned i = 0; i < n_ports; i++) {
+		/* Going idle ends the burst: a frame held for reordering leaves
+		 * now, delayed but never lost. */
+		eth_vde_flush(&ports[i]);
 		/* Frames already off the socket do not make the fd readable. */
-		if (eth_vde_rx_buffered(&port0))
+		if (eth_vde_rx_buffered(&ports[i]))
 			until = 0;
-		pfd.fd = eth_vde_fd(&port0);
-		nfds = 1;
+		pfd[i] = (struct pollfd){ .fd = eth_vde_fd(&ports[i]), .events = POLLIN };
 	}
 	if (bar_map.bar && until > now + POSIX_DOORBELL_POLL_NS)
 		until = now + POSIX_DOORBELL_POLL_NS;
@@ -392,12 +436,89 @@ void hal_platform_wait(struct hal_platform *p, uint64_t deadline_ns)
 		timeout = &ts;
 	}
 	/* EINTR is a wakeup like any other: the caller re-checks its work. */
-	ppoll(&pfd, nfds, timeout, NULL);
+	ppoll(pfd, n_ports, timeout, NULL);
+}
+
+/* ---- board self-tests --------------------------------------------------- */
+
+static int check_clock(void)
+{
+	struct timespec res;
+
+	if (clock_getres(CLOCK_MONOTONIC, &res) < 0)
+		return -HAL_ENODEV;
+	return (res.tv_sec == 0 && res.tv_nsec <= 1000) ? 0 : -HAL_ERANGE;
+}
+
+/* The switch keeps the control stream open for the life of the port and
+ * closes it when it exits, so EOF there means the port is dead. */
+static int check_vde(const struct eth_vde *v)
+{
+	struct pollfd pfd = { .fd = vde_ctlfd(v->conn), .events = POLLIN };
+	int fl = fcntl(v->fd, F_GETFL);
+	char c;
+
+	if (fl < 0 || !(fl & O_NONBLOCK))
+		return -HAL_EIO;
+	if (poll(&pfd, 1, 0) == 1 &&
+	    ((pfd.revents & (POLLHUP | POLLERR)) || recv(pfd.fd, &c, 1, MSG_PEEK) == 0))
+		return -HAL_ENXIO;
+	return 0;
+}
+
+/* The BAR must be the named file itself (what a host process maps), not a
+ * private copy: a pattern written through the mapping is read back from the
+ * file with pread().  The bytes are restored, as they may be host memory. */
+static int check_bar_file(const struct hal_hostif *h)
+{
+	uint8_t save[16], pat[16], back[16];
+	size_t off = h->bar_size - sizeof(save);
+	volatile uint8_t *b = h->bar;
+	int fd, rc = 0;
+
+	if (!h->bar)
+		return -HAL_ENODEV;
+	fd = open(h->backing, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -HAL_ENODEV;
+	for (size_t i = 0; i < sizeof(save); i++) {
+		save[i] = b[off + i];
+		pat[i] = (uint8_t)(0x5a ^ (i * 29u));
+		b[off + i] = pat[i];
+	}
+	if (pread(fd, back, sizeof(back), (off_t)off) != (ssize_t)sizeof(back) ||
+	    memcmp(back, pat, sizeof(pat)))
+		rc = -HAL_EIO;
+	for (size_t i = 0; i < sizeof(save); i++)
+		b[off + i] = save[i];
+	close(fd);
+	return rc;
+}
+
+int hal_platform_selftest(struct hal_platform *p, hal_selftest_report_fn report, void *ctx)
+{
+	static const char *const vde_checks[HAL_MAX_ETH] = { "posix_vde_eth0", "posix_vde_eth1" };
+	int failed = 0, rc;
+
+#define CHECK(name, expr, detail)              \
+	do {                                   \
+		rc = (expr);                   \
+		report(ctx, name, rc, detail); \
+		failed += rc != 0;             \
+	} while (0)
+
+	CHECK("posix_clock", check_clock(), "CLOCK_MONOTONIC with 1 us resolution or better");
+	for (unsigned i = 0; i < n_ports; i++)
+		CHECK(vde_checks[i], check_vde(&ports[i]), "switch port open, socket non-blocking");
+	CHECK("posix_bar_file", p->hostif.bar ? check_bar_file(&p->hostif) : -HAL_ENODEV,
+	      "BAR writes reach the shared file");
+#undef CHECK
+	return failed;
 }
 
 void hal_platform_exit(int code)
 {
 	fflush(stdout);
 	fflush(stderr);
-	exit(code);   /* runs release_resources(): the switch sees the port close */
+	exit(code);   /* runs release_resources(): the switch sees the ports close */
 }

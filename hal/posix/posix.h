@@ -12,8 +12,8 @@
 #include "hal/platform.h"
 #include "impair.h"
 
-#define POSIX_BOARD_NAME "posix"
-#define POSIX_BAR_SIZE_DEFAULT (16u << 20)  /* bar_size in qemu-board/boards/posix.board */
+/* Board name and default BAR size come from qemu-board/boards/posix.board
+ * through the generated board.h, like every board's. */
 #define POSIX_BAR_SIZE_MIN 4096u
 
 /* Without a doorbell interrupt the host's doorbell writes into the BAR are
@@ -83,7 +83,7 @@ void bar_shm_close(struct hal_hostif *h);
 
 /* ---- platform (platform.c) ---------------------------------------------- */
 
-/* Undo hal_platform_init(): close the port, unmap the BAR.  Also run at
+/* Undo hal_platform_init(): close the ports, unmap the BAR.  Also run at
  * exit; lets a test initialise the platform more than once. */
 void posix_platform_fini(struct hal_platform *p);
 

@@ -69,8 +69,6 @@ int ivshmem_selftest(struct hal_hostif *h)
 	for (pass = 0; pass < 2 && err == 0; pass++) {
 		for (i = 0; i < IVSHMEM_SELFTEST_LEN; i++)
 			mmio_write8(region + i, selftest_pattern(i, pass));
-		/* Every write is issued before the first read-back. */
-		hal_mb();
 		for (i = 0; i < IVSHMEM_SELFTEST_LEN; i++) {
 			if (mmio_read8(region + i) != selftest_pattern(i, pass)) {
 				err = -HAL_EIO;
@@ -80,6 +78,8 @@ int ivshmem_selftest(struct hal_hostif *h)
 	}
 	for (i = 0; i < IVSHMEM_SELFTEST_LEN; i++)
 		mmio_write8(region + i, saved[i]);
+	/* The host may look at the region as soon as the caller reports the
+	 * BAR up: the restoring writes must have completed by then. */
 	hal_mb();
 	return err;
 }

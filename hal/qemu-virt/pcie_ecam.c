@@ -146,11 +146,9 @@ static unsigned bar_probe(struct pcie_ecam *e, struct pci_fn *f, unsigned i,
 	type = lo_mask & BAR_MEM_TYPE_MASK;
 	if (type == BAR_MEM_TYPE_32) {
 		size = (uint32_t)(~(lo_mask & BAR_MEM_ADDR_MASK) + 1u);
-		bar->addr = lo & BAR_MEM_ADDR_MASK;
 	} else if (type == BAR_MEM_TYPE_64 && i + 1 < nbars) {
 		hi_mask = bar_size_mask(e, f, (uint16_t)(off + 4u), &hi);
 		size = ~((uint64_t)hi_mask << 32 | (lo_mask & BAR_MEM_ADDR_MASK)) + 1u;
-		bar->addr = (uint64_t)hi << 32 | (lo & BAR_MEM_ADDR_MASK);
 		bar->is64 = 1;
 	} else {
 		/* reserved type, or a 64-bit BAR in the last slot */
@@ -159,7 +157,6 @@ static unsigned bar_probe(struct pcie_ecam *e, struct pci_fn *f, unsigned i,
 		return 1;
 	}
 	if (!is_pow2(size)) {
-		bar->addr = 0;
 		bar->is64 = 0;
 		e->stats.bad_bar++;
 		c->bad++;

@@ -7,8 +7,10 @@
  * (every -device lands on bus 0 unless a root port is added).  Bridges found
  * on bus 0 are recorded (header_type & 0x7f == 1) with their BARs, but are
  * never given memory decode or bus mastering and nothing behind them is
- * enumerated.  I/O BARs are recorded, never assigned; expansion ROM BARs are
- * ignored.
+ * enumerated.  CardBus and unknown header layouts are recorded and not
+ * touched.  I/O BARs are recorded, never assigned; expansion ROM BARs are
+ * ignored.  Memory BARs are placed in discovery order by a bump allocator,
+ * each naturally aligned; nothing is ever freed.
  */
 #ifndef PCIE_ECAM_H
 #define PCIE_ECAM_H
@@ -33,7 +35,8 @@
 #define PCI_ANY_ID            0xffffu  /* pcie_ecam_find wildcard; no real vendor */
 
 struct pci_bar {
-	uint64_t addr;      /* bus address (== CPU address on the boards) */
+	uint64_t addr;      /* memory: bus address (== CPU address) once assigned,
+	                       else 0; I/O: as found */
 	uint64_t size;      /* bytes, a power of two */
 	uint8_t is64;       /* memory BAR spanning this slot and the next */
 	uint8_t prefetch;

@@ -79,7 +79,7 @@ static inline uint64_t dma_addr(const volatile void *p)
 static void vq_notify(struct virtio_net_dev *d, struct virtio_net_vq *q)
 {
 	/* Full barrier: the avail->idx store must be visible before we read
-	 * used->flags (a store->load order, 2.6.10), and before the QueueNotify
+	 * used->flags (a store->load order, 2.6.13.4), and before the QueueNotify
 	 * write that makes the device look at it. */
 	hal_mb();
 	if (q->used->flags & VIRTQ_USED_F_NO_NOTIFY) {
@@ -90,12 +90,12 @@ static void vq_notify(struct virtio_net_dev *d, struct virtio_net_vq *q)
 	q->kicks++;
 }
 
-/* Publish one descriptor id in the next avail slot (2.6.13). */
+/* Publish one descriptor id in the next avail slot (2.6.13.2, 2.6.13.3). */
 static void vq_publish(struct virtio_net_vq *q, uint16_t id)
 {
 	q->avail->ring[q->avail_idx & q->mask] = id;
 	/* Full barrier: the descriptor, the buffer contents and the ring slot
-	 * must be visible before avail->idx hands them to the device (2.6.13.1),
+	 * must be visible before avail->idx hands them to the device (2.6.13.3),
 	 * and on RX our loads from the buffer being re-posted must complete
 	 * before the device can overwrite it; a store-only barrier (dmb st)
 	 * would not order those loads. */
@@ -189,7 +189,7 @@ static void tx_reclaim(struct virtio_net_dev *d)
 	}
 }
 
-static int vnet_tx(struct hal_eth *eth, const void *frame, size_t len)
+static int virtio_net_tx(struct hal_eth *eth, const void *frame, size_t len)
 {
 	struct virtio_net_dev *d = eth->priv;
 	struct virtio_net_vq *q = &d->txq;
@@ -236,7 +236,7 @@ static int vnet_tx(struct hal_eth *eth, const void *frame, size_t len)
 
 /* ---- RX ------------------------------------------------------------- */
 
-static int vnet_rx(struct hal_eth *eth, void *out, size_t cap)
+static int virtio_net_rx(struct hal_eth *eth, void *out, size_t cap)
 {
 	struct virtio_net_dev *d = eth->priv;
 	struct virtio_net_vq *q = &d->rxq;
@@ -287,23 +287,23 @@ static int vnet_rx(struct hal_eth *eth, void *out, size_t cap)
 	return ret;
 }
 
-static int vnet_rx_pending(struct hal_eth *eth)
+static int virtio_net_rx_pending(struct hal_eth *eth)
 {
 	struct virtio_net_dev *d = eth->priv;
 
 	return d->state == VIRTIO_NET_RUNNING && d->rxq.used->idx != d->rxq.last_used;
 }
 
-static void vnet_poll(struct hal_eth *eth)
+static void virtio_net_poll(struct hal_eth *eth)
 {
 	virtio_net_irq(eth->priv);
 }
 
 static const struct hal_eth_ops virtio_net_ops = {
-	.tx = vnet_tx,
-	.rx = vnet_rx,
-	.poll = vnet_poll,
-	.rx_pending = vnet_rx_pending,
+	.tx = virtio_net_tx,
+	.rx = virtio_net_rx,
+	.poll = virtio_net_poll,
+	.rx_pending = virtio_net_rx_pending,
 };
 
 /* ---- interrupt -------------------------------------------------------- */
@@ -385,7 +385,7 @@ static void rx_post_all(struct virtio_net_dev *d)
 	}
 	q->avail_idx = q->num;
 	/* Write barrier: descriptors and avail->ring before the avail->idx
-	 * that publishes them (2.6.13.1). */
+	 * that publishes them (2.6.13.3). */
 	hal_wmb();
 	q->avail->idx = q->avail_idx;
 }
@@ -412,7 +412,8 @@ int virtio_net_probe(struct virtio_net_dev *d, uintptr_t base, unsigned irq, con
 	d->hw.irq = irq;
 	d->state = VIRTIO_NET_DOWN;
 
-	/* 4.2.3.1.1: identify before writing anything. */
+	/* 4.2.3.1.1: Magic, Version and DeviceID before any other register;
+	 * DeviceID 0 means stop there. */
 	if (reg_read(d, VIRTIO_MMIO_MAGIC_VALUE) != VIRTIO_MMIO_MAGIC)
 		return -HAL_ENODEV;
 	if (reg_read(d, VIRTIO_MMIO_VERSION) != VIRTIO_MMIO_VERSION_MODERN) {
@@ -424,8 +425,8 @@ int virtio_net_probe(struct virtio_net_dev *d, uintptr_t base, unsigned irq, con
 	if (reg_read(d, VIRTIO_MMIO_DEVICE_ID) != VIRTIO_ID_NET)
 		return -HAL_ENODEV;   /* VIRTIO_ID_NONE: empty slot */
 
-	/* 3.1.1 step 1: reset, and wait until the device reports it done
-	 * (2.1.2) before clearing the rings it may still be writing. */
+	/* 3.1.1 step 1: reset, and wait until Status reads back 0 before
+	 * clearing rings the device may still be writing. */
 	reg_write(d, VIRTIO_MMIO_STATUS, 0);
 	for (polls = 0; reg_read(d, VIRTIO_MMIO_STATUS) != 0; polls++)
 		if (polls >= VIRTIO_NET_RESET_POLLS)
@@ -483,8 +484,8 @@ int virtio_net_probe(struct virtio_net_dev *d, uintptr_t base, unsigned irq, con
 	status |= VIRTIO_STATUS_DRIVER_OK;
 	reg_write(d, VIRTIO_MMIO_STATUS, status);
 
-	/* The RX kick comes after DRIVER_OK: 3.1.1 forbids notifying the
-	 * device before it. */
+	/* The RX kick comes after DRIVER_OK: 3.1.1 forbids buffer
+	 * available notifications before it. */
 	vq_notify(d, &d->rxq);
 	return 0;
 }

@@ -16,3 +16,15 @@ test_loop_SRCS := tests/unit/firmware/test_loop.c firmware/loop.c firmware/timer
 
 UNIT_TESTS += test_crc32
 test_crc32_SRCS := tests/unit/rocev2/test_crc32.c rocev2/crc32.c
+
+UNIT_TESTS += test_virtio_net
+test_virtio_net_SRCS := tests/unit/hal/test_virtio_net.c tests/unit/hal/fake_virtio_mmio.c hal/qemu-virt/virtio_net.c
+test_virtio_net_CFLAGS := -DHAL_MMIO_HOOKS
+
+UNIT_TESTS += test_pcie_ecam
+test_pcie_ecam_SRCS := tests/unit/hal/test_pcie_ecam.c tests/unit/hal/fake_ecam.c hal/qemu-virt/pcie_ecam.c hal/qemu-virt/ivshmem.c
+test_pcie_ecam_CFLAGS := -DHAL_MMIO_HOOKS
+
+UNIT_TESTS += test_pl011
+test_pl011_SRCS := tests/unit/hal/test_pl011.c tests/unit/hal/fake_pl011.c hal/qemu-virt/pl011.c
+test_pl011_CFLAGS := -DHAL_MMIO_HOOKS

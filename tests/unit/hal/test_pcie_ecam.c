@@ -233,12 +233,14 @@ static void test_window_exhaustion(void **state)
 
 	(void)state;
 	ecam_prepare(WIN_BASE, 1u << 20);
+	fake_ecam_get(0, 1, 0)->bar[2] = 0x20000000u;   /* stale, from an earlier stage */
 	assert_int_equal(pcie_ecam_enumerate(&ecam), FAKE_ECAM_DEFAULT_FNS);
 	/* ivshmem BAR2 (16 MiB) and 00:02.3 BAR1 (1 MiB after smaller ones) */
 	assert_int_equal(ecam.stats.no_space, 2);
 	assert_true(fn_at(1, 0)->bar[0].assigned);
 	assert_false(fn_at(1, 0)->bar[2].assigned);
 	assert_true(fn_at(1, 0)->bar[2].present);
+	assert_int_equal(fn_at(1, 0)->bar[2].addr, 0);
 	assert_false(fn_at(1, 0)->enabled);
 	assert_int_equal(fake_command(1, 0), 0);
 	assert_false(fn_at(2, 3)->enabled);
