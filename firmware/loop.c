@@ -7,8 +7,12 @@ static void doorbell_tick(struct fw_timer *t, void *arg)
 	struct fw_loop *l = arg;
 
 	l->stats.doorbell_polls++;
-	if (l->on_doorbell)
-		l->on_doorbell(l->doorbell_ctx);
+	if (l->on_doorbell && l->on_doorbell(l->doorbell_ctx))
+		l->doorbell_period_ns = l->doorbell_min_ns;
+	else if (l->doorbell_period_ns < l->doorbell_max_ns / 2)
+		l->doorbell_period_ns *= 2;
+	else
+		l->doorbell_period_ns = l->doorbell_max_ns;
 	if (l->doorbell_period_ns)
 		fw_timer_arm(&l->timers, t, fw_loop_now(l) + l->doorbell_period_ns);
 }
@@ -21,7 +25,7 @@ void fw_loop_init(struct fw_loop *l, struct hal_platform *p)
 	l->frame_ctx = NULL;
 	l->on_doorbell = NULL;
 	l->doorbell_ctx = NULL;
-	l->doorbell_period_ns = 0;
+	l->doorbell_min_ns = l->doorbell_max_ns = l->doorbell_period_ns = 0;
 	fw_timer_setup(&l->doorbell_timer, doorbell_tick, l);
 	l->exit_requested = 0;
 	l->exit_code = 0;
@@ -35,13 +39,15 @@ void fw_loop_set_frame_handler(struct fw_loop *l, fw_frame_fn fn, void *ctx)
 }
 
 void fw_loop_set_doorbell_handler(struct fw_loop *l, fw_doorbell_fn fn, void *ctx,
-				  uint64_t period_ns)
+				  uint64_t min_ns, uint64_t max_ns)
 {
 	l->on_doorbell = fn;
 	l->doorbell_ctx = ctx;
-	l->doorbell_period_ns = period_ns;
-	if (period_ns)
-		fw_timer_arm(&l->timers, &l->doorbell_timer, fw_loop_now(l) + period_ns);
+	l->doorbell_min_ns = min_ns;
+	l->doorbell_max_ns = max_ns < min_ns ? min_ns : max_ns;
+	l->doorbell_period_ns = min_ns;
+	if (min_ns)
+		fw_timer_arm(&l->timers, &l->doorbell_timer, fw_loop_now(l) + min_ns);
 	else
 		fw_timer_cancel(&l->timers, &l->doorbell_timer);
 }

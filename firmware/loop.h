@@ -6,8 +6,11 @@
  *   2. received frames: up to FW_LOOP_RX_BUDGET per port per iteration,
  *      handed to the frame handler (the RoCEv2 receive path);
  *   3. timers: software timers due by now, earliest first; host doorbells
- *      are one of them (polled every doorbell_period_ns, since ivshmem-plain
- *      and the POSIX BAR file raise no doorbell interrupt).
+ *      are one of them: ivshmem-plain and the POSIX BAR file raise no
+ *      doorbell interrupt, so they are polled, adaptively: every
+ *      doorbell_min_ns while the host is ringing, backing off by doubling
+ *      to doorbell_max_ns while it is quiet (an idle NIC wakes ~100 times
+ *      a second instead of 1,000).
  * When none has work the loop programs the earliest deadline and sleeps
  * (WFI on the boards, poll() on POSIX); it never spins.
  */
@@ -24,7 +27,8 @@
 #define FW_LOOP_FRAME_MAX HAL_ETH_MAX_FRAME
 
 typedef void (*fw_frame_fn)(void *ctx, unsigned port, const uint8_t *frame, size_t len);
-typedef void (*fw_doorbell_fn)(void *ctx);
+/* Returns non-zero when it found host work (keeps polling fast). */
+typedef int (*fw_doorbell_fn)(void *ctx);
 
 struct fw_loop_stats {
 	uint64_t iterations, sleeps, frames, rx_errors, doorbell_polls;
@@ -37,7 +41,7 @@ struct fw_loop {
 	void *frame_ctx;
 	fw_doorbell_fn on_doorbell;
 	void *doorbell_ctx;
-	uint64_t doorbell_period_ns;
+	uint64_t doorbell_min_ns, doorbell_max_ns, doorbell_period_ns;
 	struct fw_timer doorbell_timer;
 	volatile int exit_requested;
 	int exit_code;
@@ -47,9 +51,9 @@ struct fw_loop {
 
 void fw_loop_init(struct fw_loop *l, struct hal_platform *p);
 void fw_loop_set_frame_handler(struct fw_loop *l, fw_frame_fn fn, void *ctx);
-/* Poll host doorbells every period_ns (0 stops polling). */
+/* Poll host doorbells every min_ns..max_ns (adaptive; min_ns 0 stops). */
 void fw_loop_set_doorbell_handler(struct fw_loop *l, fw_doorbell_fn fn, void *ctx,
-				  uint64_t period_ns);
+				  uint64_t min_ns, uint64_t max_ns);
 uint64_t fw_loop_now(const struct fw_loop *l);
 int fw_loop_timer_arm(struct fw_loop *l, struct fw_timer *t, uint64_t deadline_ns);
 void fw_loop_timer_cancel(struct fw_loop *l, struct fw_timer *t);

@@ -80,12 +80,15 @@ static void on_frame(void *ctx, unsigned port, const uint8_t *f, size_t len)
 	last_len = len;
 }
 
-static void on_doorbell(void *ctx)
+static int doorbell_busy_until;
+
+static int on_doorbell(void *ctx)
 {
 	(void)ctx;
 	if (doorbells < 16)
 		doorbell_times[doorbells] = now;
 	doorbells++;
+	return (int)doorbells <= doorbell_busy_until;
 }
 
 static int setup(void **state)
@@ -186,15 +189,40 @@ static void test_doorbell_polled_every_period(void **state)
 	unsigned i;
 
 	(void)state;
-	fw_loop_set_doorbell_handler(&loop, on_doorbell, NULL, 1000000);
+	doorbell_busy_until = 1000;   /* host always busy: fixed minimum period */
+	fw_loop_set_doorbell_handler(&loop, on_doorbell, NULL, 1000000, 8000000);
 	fw_loop_run_until(&loop, NULL, 1000 + 5500000);
 	assert_int_equal(doorbells, 5);
 	for (i = 0; i < 5; i++)
 		assert_int_equal(doorbell_times[i], 1000 + (i + 1) * 1000000ull);
 	assert_int_equal(loop.stats.doorbell_polls, 5);
-	fw_loop_set_doorbell_handler(&loop, NULL, NULL, 0);
+	fw_loop_set_doorbell_handler(&loop, NULL, NULL, 0, 0);
 	fw_loop_run_until(&loop, NULL, now + 5000000);
 	assert_int_equal(doorbells, 5);
+}
+
+static void test_doorbell_backs_off_when_idle_and_snaps_back(void **state)
+{
+	static const uint64_t gaps[] = { 0, 1, 1, 1, 2, 4, 8, 8, 1 };
+	unsigned i;
+
+	(void)state;
+	/* Polls 1-3 find work (1 ms gaps), 4-8 find none (gaps double to the
+	 * 8 ms cap), then work again: straight back to 1 ms. */
+	doorbell_busy_until = 3;
+	fw_loop_set_doorbell_handler(&loop, on_doorbell, NULL, 1000000, 8000000);
+	fw_loop_run_until(&loop, NULL, 1000 + 25000000);
+	assert_int_equal(doorbells, 7);
+	for (i = 1; i < 7; i++)
+		assert_int_equal(doorbell_times[i] - doorbell_times[i - 1], gaps[i] * 1000000ull);
+	fw_loop_run_until(&loop, NULL, 1000 + 26000000);
+	assert_int_equal(doorbells, 8);
+	assert_int_equal(doorbell_times[7] - doorbell_times[6], gaps[7] * 1000000ull);
+	doorbell_busy_until = 1000;
+	fw_loop_run_until(&loop, NULL, 1000 + 35000000);
+	assert_int_equal(doorbells, 10);
+	assert_int_equal(doorbell_times[8] - doorbell_times[7], 8000000ull);
+	assert_int_equal(doorbell_times[9] - doorbell_times[8], gaps[8] * 1000000ull);
 }
 
 static struct fw_timer t_exit;
@@ -218,6 +246,7 @@ int main(void)
 		cmocka_unit_test_setup(test_wakes_for_earliest_timer, setup),
 		cmocka_unit_test_setup(test_pending_frames_prevent_sleep, setup),
 		cmocka_unit_test_setup(test_doorbell_polled_every_period, setup),
+		cmocka_unit_test_setup(test_doorbell_backs_off_when_idle_and_snaps_back, setup),
 		cmocka_unit_test_setup(test_run_returns_exit_code, setup),
 	};
 	return cmocka_run_group_tests_name("firmware/loop", tests, NULL, NULL);

@@ -31,6 +31,9 @@
 #define TRAFFIC_FRAMES 1000u
 #define WINDOW 16u   /* frames in flight per direction: well inside socket buffers */
 #define ETHERTYPE_TEST 0x88b5u   /* IEEE 802 local experimental */
+/* Long enough for the switch process to forward a few frames even on a
+ * loaded machine; only used where frames must queue up before a read. */
+#define SETTLE_MS 200u
 
 static char tmpdir[64];
 static char swdir[96];
@@ -186,11 +189,16 @@ static int ports_setup(void **state)
 	return open_ports(NULL);
 }
 
-static int ports_teardown(void **state)
+static struct hal_platform plat;
+
+/* Also undoes a platform a failed test left up, so the next test starts
+ * clean. */
+static int teardown(void **state)
 {
 	(void)state;
 	eth_vde_close(&port_a);
 	eth_vde_close(&port_b);
+	posix_platform_fini(&plat);
 	return 0;
 }
 
@@ -443,6 +451,18 @@ static int drain(struct eth_vde *v, uint32_t *seqs, unsigned max)
 	return (int)n;
 }
 
+/* The next frame, waiting up to timeout_ms for one; 0 on timeout. */
+static int rx_wait(struct eth_vde *v, void *buf, size_t cap, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = eth_vde_fd(v), .events = POLLIN };
+	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000u;
+	int n;
+
+	while ((n = hal_eth_rx(&v->eth, buf, cap)) == 0 && now_ns() < deadline)
+		poll(&pfd, 1, (int)((deadline - now_ns()) / 1000000u) + 1);
+	return n;
+}
+
 static void send_seq(struct eth_vde *from, const uint8_t *dst, const uint8_t *src, uint32_t seq)
 {
 	static uint8_t f[HAL_ETH_MAX_FRAME];
@@ -457,6 +477,7 @@ static void send_seq(struct eth_vde *from, const uint8_t *dst, const uint8_t *sr
 static void test_reorder_holds_and_releases(void **state)
 {
 	const struct impair_cfg reorder = { .reorder_ppm = IMPAIR_PPM_ONE, .seed = 1 };
+	static uint8_t buf[HAL_ETH_MAX_FRAME];
 	uint32_t got[8];
 
 	(void)state;
@@ -464,17 +485,16 @@ static void test_reorder_holds_and_releases(void **state)
 
 	send_seq(&port_a, mac_b, mac_a, 100);
 	assert_true(impair_holding(&port_a.tx_impair));
-	sleep_ms(30);
-	assert_int_equal(drain(&port_b, got, 8), 0);
+	assert_int_equal(rx_wait(&port_b, buf, sizeof(buf), 30), 0);
 	eth_vde_flush(&port_a);
-	sleep_ms(30);
-	assert_int_equal(drain(&port_b, got, 8), 1);
-	assert_int_equal(got[0], 100);
+	assert_int_equal(rx_wait(&port_b, buf, sizeof(buf), 2000), 60);
+	assert_int_equal(seq_of(buf), 100);
+	assert_int_equal(drain(&port_b, got, 8), 0);
 
 	/* b -> a: four frames wait on a's socket, then a reads them */
 	for (uint32_t i = 0; i < 4; i++)
 		send_seq(&port_b, mac_a, mac_b, i);
-	sleep_ms(50);
+	sleep_ms(SETTLE_MS);
 	assert_int_equal(drain(&port_a, got, 8), 4);
 	assert_int_equal(got[0], 1);
 	assert_int_equal(got[1], 0);
@@ -484,10 +504,10 @@ static void test_reorder_holds_and_releases(void **state)
 
 	/* a lone frame is held, then released when the socket turns out empty */
 	send_seq(&port_b, mac_a, mac_b, 9);
-	sleep_ms(30);
-	assert_int_equal(drain(&port_a, got, 8), 1);
-	assert_int_equal(got[0], 9);
+	assert_int_equal(rx_wait(&port_a, buf, sizeof(buf), 2000), HAL_ETH_MAX_FRAME);
+	assert_int_equal(seq_of(buf), 9);
 	assert_false(eth_vde_rx_buffered(&port_a));
+	assert_int_equal(drain(&port_a, got, 8), 0);
 }
 
 static void test_limits_and_counters(void **state)
@@ -542,16 +562,13 @@ static void test_oversized_wire_frame_counted(void **state)
 	assert_int_equal(send(eth_vde_fd(&port_a), f, sizeof(f), 0), (ssize_t)sizeof(f));
 	len = build(f, mac_b, mac_a, 5, 7);
 	assert_int_equal(hal_eth_tx(&port_a.eth, f, len), 0);
-	sleep_ms(50);
-	assert_int_equal(hal_eth_rx(&port_b.eth, buf, sizeof(buf)), len);
+	assert_int_equal(rx_wait(&port_b, buf, sizeof(buf), 2000), len);
 	assert_int_equal(seq_of(buf), 7);
 	assert_int_equal(port_b.eth.stats.rx_too_long, 1);
 	assert_int_equal(hal_eth_rx(&port_b.eth, buf, sizeof(buf)), 0);
 }
 
 /* ---- platform ------------------------------------------------------------ */
-
-static struct hal_platform plat;
 
 /* Run hal_platform_init() with stderr sent to a file; returns its result
  * and leaves what it printed in out. */
@@ -880,7 +897,7 @@ static void test_platform_wait_flushes_and_sees_buffered(void **state)
 		len = build(f, mac_p, mac_b, 7, 10 + i);
 		assert_int_equal(hal_eth_tx(&port_b.eth, f, len), 0);
 	}
-	sleep_ms(50);
+	sleep_ms(SETTLE_MS);
 	assert_true(hal_eth_rx(plat.eth[0], buf, sizeof(buf)) > 0);
 	assert_true(eth_vde_rx_buffered(eth_vde_of(plat.eth[0])));
 	start = now_ns();
@@ -942,21 +959,21 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_traffic_both_ways_in_order_intact, ports_setup,
-						ports_teardown),
-		cmocka_unit_test_teardown(test_drop_counters_add_up, ports_teardown),
-		cmocka_unit_test_teardown(test_reorder_holds_and_releases, ports_teardown),
-		cmocka_unit_test_setup_teardown(test_limits_and_counters, ports_setup, ports_teardown),
+						teardown),
+		cmocka_unit_test_teardown(test_drop_counters_add_up, teardown),
+		cmocka_unit_test_teardown(test_reorder_holds_and_releases, teardown),
+		cmocka_unit_test_setup_teardown(test_limits_and_counters, ports_setup, teardown),
 		cmocka_unit_test_setup_teardown(test_oversized_wire_frame_counted, ports_setup,
-						ports_teardown),
-		cmocka_unit_test(test_platform_rejects_bad_options),
-		cmocka_unit_test(test_platform_init_consumes_options),
-		cmocka_unit_test(test_platform_wait_sleeps_until_deadline),
+						teardown),
+		cmocka_unit_test_teardown(test_platform_rejects_bad_options, teardown),
+		cmocka_unit_test_teardown(test_platform_init_consumes_options, teardown),
+		cmocka_unit_test_teardown(test_platform_wait_sleeps_until_deadline, teardown),
 		cmocka_unit_test_setup_teardown(test_platform_wait_wakes_on_frame, ports_setup,
-						ports_teardown),
-		cmocka_unit_test(test_platform_wait_polls_with_bar),
+						teardown),
+		cmocka_unit_test_teardown(test_platform_wait_polls_with_bar, teardown),
 		cmocka_unit_test_setup_teardown(test_platform_wait_flushes_and_sees_buffered,
-						ports_setup, ports_teardown),
-		cmocka_unit_test(test_platform_console_and_exit),
+						ports_setup, teardown),
+		cmocka_unit_test_teardown(test_platform_console_and_exit, teardown),
 	};
 
 	return cmocka_run_group_tests_name("posix_eth", tests, group_setup, group_teardown);
