@@ -14,7 +14,8 @@
  * which raises nothing on POSIX (there is no doorbell interrupt, as with
  * ivshmem-plain on the boards), so while a BAR is attached the wait is
  * capped at POSIX_DOORBELL_POLL_NS and the firmware polls its doorbells on a
- * timer.  Without a BAR the process sleeps until a frame or a deadline.
+ * timer.  Without a BAR the process sleeps until a frame or a deadline (and,
+ * with no port either, until a signal).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE   /* ppoll(): a nanosecond timeout, so deadlines neither fire late nor spin */
@@ -361,20 +362,21 @@ int hal_platform_init(struct hal_platform *p, int *argc, char ***argv)
 	char **av = *argv;
 	int err;
 
-	err = parse_opts(&o, *argc, av);
-	if (err)
-		return err;
 	if (platform_up) {
 		fprintf(stderr, "posix: platform already initialised\n");
 		return -HAL_EBUSY;
 	}
-
+	/* Console and timer first, as on the boards: they cannot fail, and the
+	 * firmware can log whatever goes wrong after them. */
 	memset(p, 0, sizeof(*p));
 	p->board = BOARD_NAME;
 	p->console = &console_ops;
 	p->timer = &timer_ops;
 	timer_deadline = HAL_TIMER_NEVER;
 
+	err = parse_opts(&o, *argc, av);
+	if (err)
+		return err;
 	err = open_ports(p, &o);
 	if (err)
 		goto out_ports;

@@ -647,6 +647,9 @@ static void test_platform_rejects_bad_options(void **state)
 		assert_ptr_equal(strchr(err, '\n'), err + strlen(err) - 1);
 		assert_ptr_equal(av, argv);
 		assert_string_equal(argv[1], bad[i].argv[1]);
+		/* the console is up even so, for the firmware's own error line */
+		assert_non_null(plat.console);
+		assert_int_equal(plat.n_eth, 0);
 	}
 
 	/* a bad $MNIC_IMPAIR is reported as such (and ignored without a port) */
