@@ -11,7 +11,7 @@ PKGS=(
   libcmocka-dev libvdeplug-dev vdeplug
   qemu-system-arm
   gnuplot-nox
-  clang
+  clang libclang-rt-14-dev
 )
 
 missing=()

@@ -29,7 +29,10 @@
 
 #define VDE_PLUG "/usr/bin/vde_plug"
 #define TRAFFIC_FRAMES 1000u
-#define WINDOW 16u   /* frames in flight per direction: well inside socket buffers */
+/* The switch (libvdeplug_netnode) forwards with non-blocking writes and drops
+ * a frame when the receiving port's socket is full, so a lossless stream
+ * keeps only this many frames in flight per direction. */
+#define WINDOW 16u
 #define ETHERTYPE_TEST 0x88b5u   /* IEEE 802 local experimental */
 /* Long enough for the switch process to forward a few frames even on a
  * loaded machine; only used where frames must queue up before a read. */
