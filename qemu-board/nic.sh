@@ -3,7 +3,7 @@
 #
 #   qemu-board/nic.sh --board BOARD --name NAME [--mac MAC] [--switch DIR]
 #                     [--selftest] [--bar FILE] [--impair SPEC] [--gdb]
-#                     [--pcap FILE] [--dry-run] [-- FIRMWARE ARGS...]
+#                     [--pcap FILE] [--image ELF] [--dry-run] [-- FIRMWARE ARGS...]
 #
 # QEMU boards: -nic none, the NIC's port on the switch (-netdev vde), and
 # an ivshmem-plain BAR backed by FILE (default build/nics/NAME.bar).
@@ -13,7 +13,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-board=; name=; mac=; sw=; selftest=0; bar=; impair=; gdb=0; dry=0; pcap=; san=${SAN:-0}
+board=; name=; mac=; sw=; selftest=0; bar=; impair=; gdb=0; dry=0; pcap=; image=; san=${SAN:-0}
 while [ $# -gt 0 ]; do
   case $1 in
     --board) board=${2:?--board needs a value}; shift 2 ;;
@@ -23,6 +23,7 @@ while [ $# -gt 0 ]; do
     --bar) bar=${2:?--bar needs a value}; shift 2 ;;
     --impair) impair=${2:?--impair needs a value}; shift 2 ;;
     --pcap) pcap=${2:?--pcap needs a value}; shift 2 ;;
+    --image) image=${2:?--image needs a value}; shift 2 ;;
     --selftest) selftest=1; shift ;;
     --gdb) gdb=1; shift ;;
     --dry-run) dry=1; shift ;;
@@ -54,7 +55,7 @@ if [ "$board" = posix ]; then
 else
   [ -z "$impair" ] || mnic_die "nic.sh: --impair is implemented by the POSIX backend only"
   mnic_board_args "$board"
-  elf=$MNIC_ROOT/build/$board/mnic-fw.elf
+  elf=${image:-$MNIC_ROOT/build/$board/mnic-fw.elf}
   [ -f "$elf" ] || mnic_die "nic.sh: $elf not built; run: make BOARD=$board"
   # shellcheck disable=SC2206
   cmd=("$QEMU" $QEMU_BOARD_ARGS -kernel "$elf")

@@ -32,6 +32,7 @@
 
 #define ETH_HEADER_LEN 14u
 #define RX_BUDGET 64u  /* wire frames read per ->rx call at most */
+#define ETHERTYPE_LOCAL_EXPERIMENTAL 0x88b5u   /* IEEE Std 802, for private use */
 
 static void rxq_push(void *ctx, const void *frame, size_t len)
 {
@@ -170,6 +171,26 @@ static const struct hal_eth_ops vde_ops = {
 	.rx_pending = vde_rx_pending,
 };
 
+/* The switch learns which port a MAC is on only from frames that MAC sends,
+ * and keeps a closed port's entries until they expire (120 s in vdeplug4's
+ * netnode switch), so a NIC restarted with the same MAC would see frames
+ * addressed to it go to a dead or, once the descriptor number is reused,
+ * another port until it first transmits.  A frame from our MAC to our MAC
+ * teaches the switch the new port and is delivered nowhere, since a switch
+ * never sends a frame back out of the port it came in on.  Not counted: the
+ * firmware did not send it. */
+static void announce(struct eth_vde *v)
+{
+	uint8_t f[HAL_ETH_MIN_FRAME] = { 0 };
+
+	memcpy(f, v->eth.mac, HAL_ETH_ALEN);
+	memcpy(f + HAL_ETH_ALEN, v->eth.mac, HAL_ETH_ALEN);
+	f[12] = ETHERTYPE_LOCAL_EXPERIMENTAL >> 8;
+	f[13] = ETHERTYPE_LOCAL_EXPERIMENTAL & 0xff;
+	memcpy(f + 14, "mnic announce", 13);
+	wire_send(v, f, sizeof(f));
+}
+
 int eth_vde_open(struct eth_vde *v, const char *url, const char *name,
 		 const uint8_t mac[HAL_ETH_ALEN], const struct impair_cfg *imp)
 {
@@ -218,6 +239,7 @@ int eth_vde_open(struct eth_vde *v, const char *url, const char *name,
 	v->eth.name = name;
 	memcpy(v->eth.mac, mac, HAL_ETH_ALEN);
 	v->eth.priv = v;
+	announce(v);
 	return 0;
 }
 

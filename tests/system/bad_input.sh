@@ -26,15 +26,19 @@ expect_fail "nic.sh with a bad MAC" "bad --mac" \
   "$MNIC_ROOT/qemu-board/nic.sh" --board qemu-virt-a15 --name x --mac 52:54 --selftest
 expect_fail "nic.sh without a switch" "no switch at" \
   "$MNIC_ROOT/qemu-board/nic.sh" --board qemu-virt-a15 --name x --mac 52:54:00:00:00:01 --switch "$out/none"
+mnic_switch_start "$out/sw"
 expect_fail "firmware: unknown mode" "unknown mode 'bogus'" \
-  timeout 30 "$MNIC_ROOT/qemu-board/nic.sh" --board qemu-virt-a15 --name x --selftest --bar "$out/x.bar" -- bogus
+  timeout 30 "$MNIC_ROOT/qemu-board/nic.sh" --board qemu-virt-a15 --name x --mac 52:54:00:00:00:07 \
+  --switch "$out/sw" --bar "$out/x.bar" -- bogus
 expect_fail "firmware: unknown argument" "unknown argument 'cuont=3'" \
   timeout 30 "$MNIC_ROOT/qemu-board/nic.sh" --board qemu-virt-a72 --name x --selftest --bar "$out/x.bar" -- cuont=3
 expect_fail "firmware: rawx without peers" "rawx needs peers=" \
-  timeout 30 "$MNIC_ROOT/build/posix/mnic-fw" --vde "$out/none" --mac 52:54:00:00:00:09 -- fw rawx
-# A QEMU that fails to start (its BAR file cannot be created).
-expect_fail "QEMU that cannot start" "mem-path|No such file|Permission|failed" \
-  timeout 30 "$MNIC_ROOT/qemu-board/nic.sh" --board qemu-virt-a15 --name x --selftest --bar /proc/nonexistent/x.bar
+  timeout 30 "$MNIC_ROOT/build/posix/mnic-fw" --vde "$out/sw" --mac 52:54:00:00:00:09 -- rawx
+expect_fail "POSIX NIC without its switch" "cannot join the switch" \
+  timeout 30 "$MNIC_ROOT/build/posix/mnic-fw" --vde "$out/none" --mac 52:54:00:00:00:09 -- run
+# A QEMU that fails to start (its BAR cannot be mapped).
+expect_fail "QEMU that cannot start" "qemu-system-arm: unable to map backing store" \
+  timeout 30 "$MNIC_ROOT/qemu-board/nic.sh" --board qemu-virt-a15 --name x --selftest --bar /dev/null
 # A NIC that never reports ready: the wait gives up, the NIC is killed.
 "$MNIC_ROOT/qemu-board/nic.sh" --board qemu-virt-a15 --name x --selftest --bar "$out/y.bar" --gdb >"$out/gdb.log" 2>&1 &
 pid=$!; mnic_track $pid
