@@ -9,11 +9,13 @@
  * Frame (after the 14-byte Ethernet header, EtherType 0x88B5, IEEE local
  * experimental):
  *   +------+---------+-------------+----------------+----------------+
- *   | kind | version | payload_len |      seq       |  crc32(payload)|
+ *   | kind | version | payload_len |      seq       |      crc       |
  *   |  u8  |   u8    |   be16      |      be32      |      be32      |
  *   +------+---------+-------------+----------------+----------------+
  *   followed by payload_len bytes derived from (src MAC, dst MAC, seq).
  * kind DATA carries seq; kind ACK carries the next seq the sender expects.
+ * crc is CRC-32 over kind..seq and the payload: a corrupted ACK must not
+ * acknowledge frames the peer never received.
  */
 #include <string.h>
 
@@ -35,6 +37,7 @@
 struct rawx_peer {
 	uint8_t mac[6];
 	uint32_t una, next;          /* sender: oldest unacked, next to send */
+	uint32_t high;               /* sender: highest seq ever sent + 1 */
 	uint32_t expected;           /* receiver: next in-order seq */
 	uint64_t retransmits, dup_rx, ooo_rx, bad_rx;
 	struct fw_timer rto;
@@ -93,6 +96,13 @@ static size_t make_payload(const uint8_t *src, const uint8_t *dst, uint32_t seq,
 	return len;
 }
 
+static uint32_t frame_crc(const uint8_t *f, size_t plen)
+{
+	uint32_t st = crc32_update(0xffffffffu, f + 14, 8);
+
+	return ~crc32_update(st, f + RAWX_HDR_LEN, plen);
+}
+
 static size_t build(struct rawx *x, struct rawx_peer *p, unsigned kind, uint32_t seq)
 {
 	uint8_t *f = x->buf;
@@ -107,7 +117,7 @@ static size_t build(struct rawx *x, struct rawx_peer *p, unsigned kind, uint32_t
 		plen = make_payload(port(x)->mac, p->mac, seq, f + RAWX_HDR_LEN);
 	put_be16(f + 16, (uint16_t)plen);
 	put_be32(f + 18, seq);
-	put_be32(f + 22, crc32(f + RAWX_HDR_LEN, plen));
+	put_be32(f + 22, frame_crc(f, plen));
 	return RAWX_HDR_LEN + plen;
 }
 
@@ -150,6 +160,8 @@ static void pump(struct rawx *x)
 			}
 			x->stats.data_tx++;
 			p->next++;
+			if (p->next > p->high)
+				p->high = p->next;
 			if (!fw_timer_armed(&p->rto))
 				fw_loop_timer_arm(x->c->loop, &p->rto, fw_loop_now(x->c->loop) + x->rto_ns);
 		}
@@ -192,16 +204,12 @@ static void on_data(struct rawx *x, struct rawx_peer *p, const uint8_t *f, size_
 	uint32_t seq = get_be32(f + 18);
 	size_t plen = get_be16(f + 16), want;
 
+	(void)len;
 	x->stats.data_rx++;
 	x->last_data_rx_ns = fw_loop_now(x->c->loop);
-	if (plen != len - RAWX_HDR_LEN) {
-		p->bad_rx++;
-		return;
-	}
 	if (seq == p->expected && seq < x->count) {
 		want = make_payload(p->mac, port(x)->mac, seq, x->expect);
-		if (want != plen || crc32(f + RAWX_HDR_LEN, plen) != get_be32(f + 22) ||
-		    memcmp(f + RAWX_HDR_LEN, x->expect, plen) != 0) {
+		if (want != plen || memcmp(f + RAWX_HDR_LEN, x->expect, plen) != 0) {
 			p->bad_rx++;   /* corrupted: not accepted, the sender resends */
 			return;
 		}
@@ -224,10 +232,14 @@ static void on_ack(struct rawx *x, struct rawx_peer *p, const uint8_t *f)
 	uint32_t ack = get_be32(f + 18);
 
 	x->stats.ack_rx++;
-	/* An ACK beyond what was sent is bogus; one below una is stale. */
-	if (ack > p->next || ack <= p->una)
+	/* An ACK beyond what was ever sent is bogus; one below una is stale.
+	 * After a go-back-N rewind next < high, and an ACK up to high is
+	 * still good news. */
+	if (ack > p->high || ack <= p->una)
 		return;
 	p->una = ack;
+	if (p->next < p->una)
+		p->next = p->una;
 	if (p->una == p->next)
 		fw_loop_timer_cancel(x->c->loop, &p->rto);
 	else
@@ -245,6 +257,13 @@ static void on_frame(void *arg, unsigned port_no, const uint8_t *f, size_t len)
 	if (len < RAWX_HDR_LEN || get_be16(f + 12) != RAWX_ETHERTYPE || f[15] != RAWX_VERSION ||
 	    memcmp(f, port(x)->mac, 6) != 0 || !(p = find_peer(x, f + 6))) {
 		x->stats.foreign_rx++;
+		return;
+	}
+	/* Padding may follow a short frame; anything else is damage. */
+	if (get_be16(f + 16) > len - RAWX_HDR_LEN ||
+	    (len > HAL_ETH_MIN_FRAME && get_be16(f + 16) != len - RAWX_HDR_LEN) ||
+	    frame_crc(f, get_be16(f + 16)) != get_be32(f + 22)) {
+		p->bad_rx++;
 		return;
 	}
 	if (f[14] == RAWX_DATA)

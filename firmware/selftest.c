@@ -25,7 +25,10 @@ struct selftest {
 };
 
 static struct selftest st;
+/* Separate buffers: the receive handler runs inside the transmit retry
+ * loop (fw_loop_once), so it must not rebuild into the frame being sent. */
 static uint8_t frame[HAL_ETH_MAX_FRAME];
+static uint8_t expect[HAL_ETH_MAX_FRAME];
 
 static void report(void *ctx, const char *check, int rc, const char *detail)
 {
@@ -114,8 +117,8 @@ static void on_loop_frame(void *arg, unsigned port, const uint8_t *f, size_t len
 		s->rx_bad++;
 		return;
 	}
-	want = loop_frame(p, from, i, frame);
-	if (len != want || memcmp(f, frame, len) != 0) {
+	want = loop_frame(p, from, i, expect);
+	if (len != want || memcmp(f, expect, len) != 0) {
 		s->rx_bad++;
 		return;
 	}

@@ -82,8 +82,8 @@ mnic_wait_pid() {
   end=$(( $(date +%s) + t ))
   while kill -0 "$pid" 2>/dev/null; do
     if [ "$(date +%s)" -ge "$end" ]; then
-      kill "$pid" 2>/dev/null; sleep 0.2; kill -9 "$pid" 2>/dev/null
-      wait "$pid" 2>/dev/null
+      kill "$pid" 2>/dev/null || true; sleep 0.2; kill -9 "$pid" 2>/dev/null || true
+      wait "$pid" 2>/dev/null || true
       MNIC_RC=124
       return
     fi

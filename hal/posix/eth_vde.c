@@ -11,6 +11,17 @@
  * (before impairment), rx_* count frames handed out by ->rx (after it); the
  * impairment's own counters are in tx_impair.stats and rx_impair.stats.
  *
+ * A frame held for reordering is released by the next frame in its direction
+ * or, failing that, when the burst ends: on receive once the socket is empty,
+ * on transmit when the platform goes idle (hal_platform_wait() calls
+ * eth_vde_flush()).  So frames swap within bursts, and a held frame is
+ * delayed, never lost.
+ *
+ * Backpressure: ->tx returns -HAL_EAGAIN while our socket's send buffer is
+ * filling.  The switch (vdeplug4 netnode) forwards with non-blocking writes
+ * and drops a frame when the receiving port's socket is full, so a receiver
+ * that does not drain its port loses frames, as on a wire.
+ *
  * No MAC filter: like the boards' virtio-net without VIRTIO_NET_F_CTRL_RX,
  * the port hands up whatever the switch delivers (floods included) and the
  * firmware's receive path checks the destination.
@@ -82,7 +93,10 @@ static int vde_tx(struct hal_eth *eth, const void *frame, size_t len)
 		return -HAL_EINVAL;
 	/* Backpressure is checked before the impairment draws, so a frame the
 	 * caller retries consumes its random decisions once: the decision
-	 * sequence stays a function of the frames sent, not of timing.  An
+	 * sequence stays a function of the frames sent, not of timing.  Linux
+	 * reports a unix datagram socket writable while at most a quarter of
+	 * its send buffer is in use, which leaves room for the up to four sends
+	 * one call can make (a duplicated frame and a duplicated held one).  An
 	 * error condition falls through to vde_send(), which reports it. */
 	if (poll(&pfd, 1, 0) == 0) {
 		eth->stats.tx_busy++;
@@ -171,14 +185,14 @@ static const struct hal_eth_ops vde_ops = {
 	.rx_pending = vde_rx_pending,
 };
 
-/* The switch learns which port a MAC is on only from frames that MAC sends,
- * and keeps a closed port's entries until they expire (120 s in vdeplug4's
- * netnode switch), so a NIC restarted with the same MAC would see frames
- * addressed to it go to a dead or, once the descriptor number is reused,
- * another port until it first transmits.  A frame from our MAC to our MAC
- * teaches the switch the new port and is delivered nowhere, since a switch
- * never sends a frame back out of the port it came in on.  Not counted: the
- * firmware did not send it. */
+/* A learning switch finds a MAC's port only from frames that MAC sends.  A
+ * port that takes over a MAC still attached elsewhere (a NIC restarted or
+ * migrated while its predecessor's port is open) would not receive frames
+ * addressed to it until it first transmitted.  So a port announces itself
+ * on open, like QEMU's announce-self after migration, but with a frame from
+ * our MAC to our MAC: the switch learns the new port and delivers the frame
+ * nowhere, since it never sends a frame back out of its ingress port.  Not
+ * counted: the firmware did not send it. */
 static void announce(struct eth_vde *v)
 {
 	uint8_t f[HAL_ETH_MIN_FRAME] = { 0 };

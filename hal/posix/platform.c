@@ -12,10 +12,10 @@
  * Events: the only descriptors hal_platform_wait() sleeps on are the
  * switch data sockets.  The host rings doorbells by writing into the BAR,
  * which raises nothing on POSIX (there is no doorbell interrupt, as with
- * ivshmem-plain on the boards), so while a BAR is attached the wait is
- * capped at POSIX_DOORBELL_POLL_NS and the firmware polls its doorbells on a
- * timer.  Without a BAR the process sleeps until a frame or a deadline (and,
- * with no port either, until a signal).
+ * ivshmem-plain on the boards), so the firmware loop polls doorbells on its
+ * own adaptive software timer, whose deadline reaches this wait like any
+ * other.  The process sleeps until a frame or a deadline (and, with no
+ * deadline and no port, until a signal).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE   /* ppoll(): a nanosecond timeout, so deadlines neither fire late nor spin */
@@ -310,8 +310,25 @@ static unsigned n_ports;
 static struct hal_hostif bar_map;
 static int platform_up;
 
+static int impair_active;
+
+static void print_impair(const char *port, const char *dir, const struct impair_stats *st)
+{
+	fprintf(stderr, "posix: %s impair %s: frames=%llu dropped=%llu duplicated=%llu "
+		"reordered=%llu corrupted=%llu\n", port, dir, (unsigned long long)st->frames,
+		(unsigned long long)st->dropped, (unsigned long long)st->duplicated,
+		(unsigned long long)st->reordered, (unsigned long long)st->corrupted);
+}
+
 static void release_resources(void)
 {
+	/* What the impairment did, so a run's recovery can be checked against
+	 * it (tests/integration/posix_impaired_rawx.sh). */
+	for (unsigned i = 0; impair_active && i < n_ports; i++) {
+		print_impair(port_names[i], "tx", &ports[i].tx_impair.stats);
+		print_impair(port_names[i], "rx", &ports[i].rx_impair.stats);
+	}
+	impair_active = 0;
 	while (n_ports)
 		eth_vde_close(&ports[--n_ports]);
 	bar_shm_close(&bar_map);
@@ -346,6 +363,7 @@ static int open_ports(struct hal_platform *p, const struct posix_opts *o)
 		p->n_eth = i + 1;
 	}
 	if (n_ports && impair_cfg_active(&o->impair)) {
+		impair_active = 1;
 		/* Logged so that a failing run can be replayed exactly. */
 		impair_format(&o->impair, spec, sizeof(spec));
 		fprintf(stderr, "posix: %s: impairment %s on %u port(s) (eth0 tx seed %llu, "
@@ -428,8 +446,6 @@ void hal_platform_wait(struct hal_platform *p, uint64_t deadline_ns)
 			until = 0;
 		pfd[i] = (struct pollfd){ .fd = eth_vde_fd(&ports[i]), .events = POLLIN };
 	}
-	if (bar_map.bar && until > now + POSIX_DOORBELL_POLL_NS)
-		until = now + POSIX_DOORBELL_POLL_NS;
 	if (until != HAL_TIMER_NEVER) {
 		uint64_t left = until > now ? until - now : 0;
 

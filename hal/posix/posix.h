@@ -16,10 +16,6 @@
  * through the generated board.h, like every board's. */
 #define POSIX_BAR_SIZE_MIN 4096u
 
-/* Without a doorbell interrupt the host's doorbell writes into the BAR are
- * only noticed by polling, so a NIC with a BAR never sleeps longer than this. */
-#define POSIX_DOORBELL_POLL_NS 1000000ull
-
 /* ---- eth over libvdeplug (eth_vde.c) ------------------------------------ */
 
 /* One wire frame can leave the RX impairment as a duplicated pair followed
@@ -49,8 +45,9 @@ struct eth_vde {
 
 /* Join the switch at url (a vde_switch-compatible directory such as the one
  * `vde_plug null:// switch:///DIR` creates, or any libvdeplug URL whose data
- * fd is the frame socket).  name must outlive the port; imp may be NULL (no
- * impairment).  Returns 0 or a negative error, logged on stderr. */
+ * fd is the frame socket) and announce mac to it.  name must outlive the
+ * port; imp may be NULL (no impairment).  Returns 0 or a negative error,
+ * logged on stderr. */
 int eth_vde_open(struct eth_vde *v, const char *url, const char *name,
 		 const uint8_t mac[HAL_ETH_ALEN], const struct impair_cfg *imp);
 void eth_vde_close(struct eth_vde *v);

@@ -28,3 +28,14 @@ test_pcie_ecam_CFLAGS := -DHAL_MMIO_HOOKS
 UNIT_TESTS += test_pl011
 test_pl011_SRCS := tests/unit/hal/test_pl011.c tests/unit/hal/fake_pl011.c hal/qemu-virt/pl011.c
 test_pl011_CFLAGS := -DHAL_MMIO_HOOKS
+
+UNIT_TESTS += test_impair
+test_impair_SRCS := tests/unit/hal/test_impair.c hal/posix/impair.c
+
+UNIT_TESTS += test_dma_window
+test_dma_window_SRCS := tests/unit/hal/test_dma_window.c hal/common/dma_window.c
+
+UNIT_TESTS += test_posix_eth
+test_posix_eth_SRCS := tests/unit/hal/test_posix_eth.c hal/posix/eth_vde.c hal/posix/impair.c \
+	hal/posix/bar_shm.c hal/posix/platform.c
+test_posix_eth_LIBS := -lvdeplug
