@@ -39,12 +39,12 @@ def parse(path):
         if key in desc:
             die("%s:%d: duplicate key %s" % (path, n, key))
         desc[key] = val
+    if "arch" in desc and desc["arch"] not in ("a32", "a64", "host"):
+        die("%s: arch must be a32, a64 or host, not %r" % (path, desc["arch"]))
     need = REQUIRED_COMMON + (REQUIRED_QEMU if desc.get("arch") != "host" else [])
     missing = [k for k in need if k not in desc]
     if missing:
         die("%s: missing keys: %s" % (path, ", ".join(missing)))
-    if desc["arch"] not in ("a32", "a64", "host"):
-        die("%s: arch must be a32, a64 or host" % path)
     for k in list(desc):
         if k in NUMERIC:
             try:
