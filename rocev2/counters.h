@@ -1,0 +1,79 @@
+/* Engine counters: one named counter at every discard and every notable
+ * event.  X-macro: one line adds the field, its printable name and its
+ * place in dumps.  Each stage owns a block; keep names stable (tests and
+ * mnicctl print them). */
+#ifndef ROCEV2_COUNTERS_H
+#define ROCEV2_COUNTERS_H
+
+#include <stdint.h>
+
+#define ROCEV2_COUNTERS(X)                                                    \
+	/* recv.c: demux and header checks */                                 \
+	X(rx_frames)            /* every frame handed to rocev2_rx */          \
+	X(rx_not_roce)          /* not IPv4/UDP/4791: ignored */                \
+	X(rx_short)             /* truncated at any layer */                    \
+	X(rx_bad_ip)            /* version/IHL/length/fragment/checksum */      \
+	X(rx_bad_dst)           /* not our MAC / IPv4 address */               \
+	X(rx_bad_udp)           /* UDP length mismatch */                       \
+	X(rx_bad_icrc)                                                         \
+	X(rx_bad_tver)                                                         \
+	X(rx_bad_opcode)        /* not an RC opcode we know */                  \
+	X(rx_bad_pkey)                                                         \
+	X(rx_bad_pad)           /* pad count or length inconsistent */         \
+	X(rx_no_qp)             /* unknown or stale QPN */                      \
+	X(rx_bad_state)         /* QP state does not accept this packet */      \
+	X(rx_bad_src)           /* source IP is not the QP's peer */            \
+	X(rx_req_packets)       /* delivered to the responder */               \
+	X(rx_resp_packets)      /* delivered to the completer */               \
+	/* net.c: transmit */                                                 \
+	X(tx_packets)                                                          \
+	X(tx_bytes)                                                            \
+	X(tx_busy)              /* env->tx returned -HAL_EAGAIN */              \
+	X(tx_errors)                                                           \
+	/* req.c */                                                           \
+	X(req_packets)                                                         \
+	X(req_retransmits)      /* packets sent again after a rewind */         \
+	X(req_window_full)                                                     \
+	X(req_rd_atomic_limit)  /* waited for max_rd_atomic */                  \
+	X(req_fence_wait)                                                      \
+	X(req_bad_wqe)          /* invalid WQE completed with an error */       \
+	/* comp.c */                                                          \
+	X(comp_acks)                                                           \
+	X(comp_naks_seq)                                                       \
+	X(comp_naks_rnr)                                                       \
+	X(comp_naks_fatal)      /* 0x61..0x63 */                                \
+	X(comp_retry_timeouts)                                                 \
+	X(comp_retry_exceeded)                                                 \
+	X(comp_rnr_exceeded)                                                   \
+	X(comp_dup_acks)        /* ACK for nothing outstanding: dropped */      \
+	X(comp_bad_resp)        /* unexpected opcode/length in a response */    \
+	X(comp_completions)                                                    \
+	/* resp.c */                                                          \
+	X(resp_packets)         /* new requests executed */                    \
+	X(resp_dup_requests)                                                   \
+	X(resp_out_of_seq)      /* PSN ahead: NAK PSN sequence error */         \
+	X(resp_seq_nak_silent)  /* dropped while a sequence NAK is latched */   \
+	X(resp_rnr_naks)                                                       \
+	X(resp_inv_req_naks)                                                   \
+	X(resp_rem_acc_naks)                                                   \
+	X(resp_rem_op_naks)                                                    \
+	X(resp_read_replays)                                                   \
+	X(resp_atomic_replays)                                                 \
+	X(resp_acks_sent)                                                      \
+	/* objects, queues */                                                 \
+	X(cq_overflows)                                                        \
+	X(srq_limit_events)                                                    \
+	X(dma_errors)           /* host memory access failed */                \
+	X(flushed_wqes)                                                        \
+	X(events_lost)          /* event ring full */
+
+struct rocev2_counters {
+#define ROCEV2_COUNTER_FIELD(name) uint64_t name;
+	ROCEV2_COUNTERS(ROCEV2_COUNTER_FIELD)
+#undef ROCEV2_COUNTER_FIELD
+};
+
+extern const char *const rocev2_counter_names[];
+#define ROCEV2_NUM_COUNTERS (sizeof(struct rocev2_counters) / sizeof(uint64_t))
+
+#endif

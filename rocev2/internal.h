@@ -1,0 +1,244 @@
+/* Engine internals shared by the pipeline stages.  Dataflow:
+ *
+ *   rocev2_rx -> recv.c (parse, ICRC, header checks, QP lookup)
+ *                  |-- OPM_REQ  --> resp.c (responder) --> ACK/NAK/read+atomic responses
+ *                  `-- OPM_RESP --> comp.c (completer) --> CQEs, retransmit/RNR timers
+ *   doorbell   -> rocev2.c scheduler -> req.c (requester) --> request packets
+ *                                    -> resp.c (read replies in progress)
+ *   net.c builds and sends every frame (headers, pad, ICRC); icrc.c; queue.c
+ *   reads WQEs/writes CQEs in host memory; pd/mr/cq/srq/qp.c own the objects.
+ */
+#ifndef ROCEV2_INTERNAL_H
+#define ROCEV2_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "counters.h"
+#include "hal/errno.h"
+#include "hal/eth.h"
+#include "opcode.h"
+#include "req.h"
+#include "resp.h"
+#include "rocev2.h"
+#include "wire.h"
+
+#define ROCEV2_EVENT_RING 64u
+#define ROCEV2_TX_MAX (ROCEV2_HDR_OFFSET + ROCEV2_MAX_HDR + 4096u + 3u + ICRC_LEN)
+
+/* ---- objects ------------------------------------------------------------ */
+struct rocev2_pd {
+	uint16_t gen;
+	uint8_t in_use;
+	uint32_t refcnt;                /* MRs, SRQs and QPs using it */
+};
+
+struct rocev2_mr {
+	uint8_t in_use;
+	uint8_t key;                    /* low byte of lkey/rkey */
+	uint16_t pd;                    /* PD index */
+	uint32_t access;                /* enum rocev2_access */
+	uint64_t addr, length;          /* host address range */
+	uint32_t lkey, rkey;
+};
+
+struct rocev2_cq {
+	uint16_t gen;
+	uint8_t in_use;
+	uint8_t error;                  /* overflowed: no more CQEs */
+	struct rocev2_queue_attr q;
+	uint32_t pi;                    /* next CQE index the firmware writes */
+	uint32_t refcnt;
+};
+
+/* A receive or send work queue in host memory. */
+struct rocev2_wq {
+	struct rocev2_queue_attr q;
+	uint32_t ci;                    /* firmware consumer index (free running) */
+	uint32_t pi;                    /* host producer index last read */
+};
+
+struct rocev2_srq {
+	uint16_t gen;
+	uint8_t in_use;
+	uint8_t limit_armed;
+	uint16_t pd;
+	uint32_t max_sge;
+	uint32_t limit;
+	struct rocev2_wq wq;
+	uint32_t refcnt;
+};
+
+struct rocev2_qp {
+	uint16_t gen;
+	uint8_t in_use;
+	uint8_t state;                  /* enum rocev2_qp_state */
+	uint32_t qpn;
+	struct rocev2_qp_attr attr;     /* current attributes (sq/rq_psn: as set) */
+	uint16_t pd, scq, rcq;          /* indices */
+	uint32_t srq;                   /* index or ROCEV2_NO_SRQ */
+	struct rocev2_wq sq, rq;
+	uint32_t max_send_sge, max_recv_sge;
+	uint8_t sq_sig_all;
+	uint8_t stopped, paused;        /* migration flags (MigrOS), not verbs states */
+	uint8_t scheduled;
+	uint16_t sport;                 /* UDP source port */
+	uint32_t mtu;                   /* bytes, from attr.path_mtu */
+	struct rocev2_qp *sched_next;
+	struct rocev2_req req;
+	struct rocev2_comp comp;
+	struct rocev2_resp resp;
+};
+
+struct rocev2 {
+	struct rocev2_env env;
+	struct rocev2_counters cnt;
+	struct rocev2_pd pds[ROCEV2_MAX_PD];
+	struct rocev2_mr mrs[ROCEV2_MAX_MR];
+	struct rocev2_cq cqs[ROCEV2_MAX_CQ];
+	struct rocev2_srq srqs[ROCEV2_MAX_SRQ];
+	struct rocev2_qp qps[ROCEV2_MAX_QP];
+	uint32_t n_pd, n_mr, n_cq, n_srq, n_qp;   /* objects in use (tests: leaks) */
+	struct rocev2_event events[ROCEV2_EVENT_RING];
+	uint32_t ev_head, ev_tail;
+	struct rocev2_qp *sched_head, *sched_tail;
+	uint8_t tx[ROCEV2_TX_MAX];
+};
+
+/* ---- received packet (recv.c fills it; stages read it) ------------------ */
+struct rocev2_pkt {
+	const uint8_t *frame;
+	size_t len;
+	const struct ipv4_hdr *ip;
+	const struct udp_hdr *udp;
+	const struct bth *bth;
+	const struct rocev2_opcode_info *info;
+	uint8_t opcode;
+	uint8_t ackreq;
+	uint32_t psn;
+	uint32_t qpn;
+	const uint8_t *payload;
+	uint32_t paylen;                /* payload bytes, without pad and ICRC */
+};
+
+static inline const struct reth *pkt_reth(const struct rocev2_pkt *p)
+{
+	return (const struct reth *)(p->bth->b + p->info->reth);
+}
+static inline const struct aeth *pkt_aeth(const struct rocev2_pkt *p)
+{
+	return (const struct aeth *)(p->bth->b + p->info->aeth);
+}
+static inline const struct atmeth *pkt_atmeth(const struct rocev2_pkt *p)
+{
+	return (const struct atmeth *)(p->bth->b + p->info->atmeth);
+}
+static inline const struct atmack *pkt_atmack(const struct rocev2_pkt *p)
+{
+	return (const struct atmack *)(p->bth->b + p->info->atmack);
+}
+static inline const struct immdt *pkt_immdt(const struct rocev2_pkt *p)
+{
+	return (const struct immdt *)(p->bth->b + p->info->immdt);
+}
+static inline const struct ieth *pkt_ieth(const struct rocev2_pkt *p)
+{
+	return (const struct ieth *)(p->bth->b + p->info->ieth);
+}
+
+/* ---- transmit (net.c) -------------------------------------------------- */
+struct rocev2_tx {
+	uint8_t *frame;                 /* == e->tx */
+	uint8_t *bth;                   /* extension headers at bth + info->reth ... */
+	uint8_t *payload;               /* caller copies paylen bytes here */
+	uint32_t paylen;
+	uint8_t opcode;
+};
+
+/* Lay out Ethernet/IPv4/UDP/BTH for qp's address vector into e->tx.  The
+ * caller then fills the extension headers and payload and calls
+ * rocev2_tx_send.  paylen <= qp->mtu. */
+void rocev2_tx_prepare(struct rocev2 *e, const struct rocev2_qp *qp, struct rocev2_tx *t,
+		       uint8_t opcode, uint32_t psn, int ackreq, int se, uint32_t paylen);
+/* Pad, IPv4 checksum, ICRC, transmit.  0, -HAL_EAGAIN (ring full: nothing
+ * sent, counted in tx_busy) or another error. */
+int rocev2_tx_send(struct rocev2 *e, struct rocev2_tx *t);
+
+/* ---- ICRC (icrc.c) ------------------------------------------------------ */
+/* ICRC of an IPv4 RoCEv2 packet: ip points at the IPv4 header, len covers
+ * IPv4 header .. end of pad (ICRC excluded).  Masks TOS, TTL, IP checksum,
+ * UDP checksum and BTH byte 4 (IBA A17.3.3). */
+uint32_t rocev2_icrc(const uint8_t *ip, size_t len);
+
+/* ---- receive demux (recv.c) ---------------------------------------------- */
+/* Parse and check one frame; 0 and *pkt filled, or a negative error with
+ * the discard counted. */
+int rocev2_parse(struct rocev2 *e, const uint8_t *frame, size_t len, struct rocev2_pkt *pkt);
+
+/* ---- objects (pd.c mr.c cq.c srq.c qp.c) ---------------------------------- */
+struct rocev2_qp *rocev2_qp_lookup(struct rocev2 *e, uint32_t qpn);
+struct rocev2_mr *rocev2_mr_lookup(struct rocev2 *e, uint32_t key);   /* lkey or rkey */
+/* 0 if [va, va+len) is inside mr, mr belongs to pd and grants access. */
+int rocev2_mr_check(const struct rocev2_mr *mr, uint16_t pd, uint64_t va, uint64_t len,
+		    uint32_t access);
+/* Move qp to ERR (IBA 10.3.1): flush both queues, post the event. */
+void rocev2_qp_to_error(struct rocev2 *e, struct rocev2_qp *qp, int event);
+void rocev2_post_event(struct rocev2 *e, uint32_t type, uint32_t handle);
+
+/* ---- host queues (queue.c) ------------------------------------------------ */
+/* Refresh the host producer index of a WQ from its doorbell record;
+ * returns how many WQEs are posted beyond ci (bounded by the ring size). */
+uint32_t rocev2_wq_refresh(struct rocev2 *e, struct rocev2_wq *wq);
+/* Read send WQE `index` from the SQ and validate it (opcode, num_sge <=
+ * max_send_sge). -HAL_EINVAL for an invalid WQE, -HAL_EFAULT on DMA error. */
+int rocev2_sq_read(struct rocev2 *e, struct rocev2_qp *qp, uint32_t index,
+		   struct mnic_send_wqe *wqe);
+/* Take the next receive WQE from the QP's RQ or its SRQ (limit event if
+ * armed).  -HAL_EAGAIN when none is posted (-> RNR NAK). */
+int rocev2_rq_take(struct rocev2 *e, struct rocev2_qp *qp, struct mnic_recv_wqe *wqe);
+/* Write one CQE (owner byte last).  -HAL_ENOSPC on overflow: the CQ goes
+ * to error and ROCEV2_EVENT_CQ_ERR is posted. */
+int rocev2_cq_post(struct rocev2 *e, uint16_t cq, struct mnic_cqe *cqe);
+/* Gather len bytes at message offset off from a scatter/gather list into
+ * dst (transmit payload); scatter src into it (receive).  Every SGE is
+ * checked against its MR (lkey, PD, bounds, LOCAL_WRITE for scatter).
+ * 0, -HAL_EFAULT (protection: bad lkey/bounds/access) or -HAL_E2BIG (off+len
+ * beyond the list: local length error). */
+int rocev2_sge_gather(struct rocev2 *e, const struct rocev2_qp *qp, const struct mnic_sge *sge,
+		      unsigned n, uint64_t off, void *dst, uint32_t len);
+int rocev2_sge_scatter(struct rocev2 *e, const struct rocev2_qp *qp, const struct mnic_sge *sge,
+		       unsigned n, uint64_t off, const void *src, uint32_t len);
+/* Sum of SGE lengths; -HAL_E2BIG if it exceeds ROCEV2_MAX_MSG. */
+int rocev2_sge_total(const struct mnic_sge *sge, unsigned n, uint64_t *total);
+/* Host memory by remote key (responder): check and copy. */
+int rocev2_mem_write(struct rocev2 *e, uint64_t addr, const void *src, uint32_t len);
+int rocev2_mem_read(struct rocev2 *e, uint64_t addr, void *dst, uint32_t len);
+
+/* ---- scheduler (rocev2.c) ------------------------------------------------- */
+/* Queue qp so that rocev2_poll runs its responder and requester. */
+void rocev2_sched(struct rocev2 *e, struct rocev2_qp *qp);
+
+/* ---- stage entry points ---------------------------------------------------- */
+void rocev2_req_reset(struct rocev2_qp *qp);
+void rocev2_comp_reset(struct rocev2 *e, struct rocev2_qp *qp);
+void rocev2_resp_reset(struct rocev2_qp *qp);
+/* Requester: send up to budget packets; returns packets sent.  Leaves the
+ * QP scheduled if it stopped for the budget or a full TX ring. */
+unsigned rocev2_req_run(struct rocev2 *e, struct rocev2_qp *qp, unsigned budget);
+/* Completer: one response packet (ACK/NAK/read response/atomic ACK). */
+void rocev2_comp_rx(struct rocev2 *e, struct rocev2_qp *qp, const struct rocev2_pkt *pkt);
+/* Responder: one request packet. */
+void rocev2_resp_rx(struct rocev2 *e, struct rocev2_qp *qp, const struct rocev2_pkt *pkt);
+/* Responder: continue read replies in progress; returns packets sent. */
+unsigned rocev2_resp_run(struct rocev2 *e, struct rocev2_qp *qp, unsigned budget);
+/* Flush: complete every outstanding and posted WQE with WR_FLUSH_ERR
+ * (send queue: after the WQE that failed, which comp completes itself). */
+void rocev2_req_flush(struct rocev2 *e, struct rocev2_qp *qp);
+void rocev2_resp_flush(struct rocev2 *e, struct rocev2_qp *qp);
+
+static inline uint64_t rocev2_now(const struct rocev2 *e)
+{
+	return e->env.now_ns(e->env.ctx);
+}
+
+#endif

@@ -1,0 +1,137 @@
+/* Engine setup, the requester scheduler, doorbells and the event ring. */
+#include <string.h>
+
+#include "internal.h"
+
+const char *const rocev2_counter_names[] = {
+#define ROCEV2_COUNTER_NAME(name) #name,
+	ROCEV2_COUNTERS(ROCEV2_COUNTER_NAME)
+#undef ROCEV2_COUNTER_NAME
+};
+
+int rocev2_init(struct rocev2 *e, const struct rocev2_env *env)
+{
+	if (!env || !env->tx || !env->now_ns || !env->timers || !env->dma)
+		return -HAL_EINVAL;
+	memset(e, 0, sizeof(*e));
+	e->env = *env;
+	return 0;
+}
+
+/* The scheduler is a FIFO of QPs with requester or read-reply work: a QP
+ * appears at most once (qp->scheduled), so a busy QP cannot starve others:
+ * each pass gives it one budget slice and puts it back at the tail. */
+void rocev2_sched(struct rocev2 *e, struct rocev2_qp *qp)
+{
+	if (qp->scheduled)
+		return;
+	qp->scheduled = 1;
+	qp->sched_next = NULL;
+	if (e->sched_tail)
+		e->sched_tail->sched_next = qp;
+	else
+		e->sched_head = qp;
+	e->sched_tail = qp;
+}
+
+static struct rocev2_qp *sched_pop(struct rocev2 *e)
+{
+	struct rocev2_qp *qp = e->sched_head;
+
+	if (!qp)
+		return NULL;
+	e->sched_head = qp->sched_next;
+	if (!e->sched_head)
+		e->sched_tail = NULL;
+	qp->sched_next = NULL;
+	qp->scheduled = 0;
+	return qp;
+}
+
+int rocev2_has_work(const struct rocev2 *e)
+{
+	return e->sched_head != NULL;
+}
+
+#define ROCEV2_QP_SLICE 16u
+
+int rocev2_poll(struct rocev2 *e, unsigned budget)
+{
+	/* Serve at most the QPs queued when we started: a QP re-queued during
+	 * this pass waits for the next one (bounded work per loop iteration). */
+	struct rocev2_qp *last = e->sched_tail;
+
+	while (budget > 0 && e->sched_head) {
+		struct rocev2_qp *qp = sched_pop(e);
+		unsigned slice = budget < ROCEV2_QP_SLICE ? budget : ROCEV2_QP_SLICE, sent;
+		int was_last = qp == last;
+
+		if (qp->in_use) {
+			sent = rocev2_resp_run(e, qp, slice);
+			if (sent < slice)
+				sent += rocev2_req_run(e, qp, slice - sent);
+			budget -= sent < budget ? sent : budget;
+			if (e->cnt.tx_busy && sent == 0 && qp->scheduled)
+				break;   /* TX ring full: try again next iteration */
+		}
+		if (was_last)
+			break;
+	}
+	return rocev2_has_work(e);
+}
+
+static int qp_doorbell_state_ok(const struct rocev2_qp *qp)
+{
+	return qp->state != ROCEV2_QPS_RESET;
+}
+
+int rocev2_sq_doorbell(struct rocev2 *e, uint32_t qpn)
+{
+	struct rocev2_qp *qp = rocev2_qp_lookup(e, qpn);
+
+	if (!qp)
+		return -HAL_EINVAL;
+	if (!qp_doorbell_state_ok(qp))
+		return -HAL_EINVAL;
+	if (qp->state == ROCEV2_QPS_ERR) {
+		/* IBA 10.8.3.1: WRs posted to a QP in error complete flushed. */
+		rocev2_req_flush(e, qp);
+		return 0;
+	}
+	rocev2_sched(e, qp);
+	return 0;
+}
+
+int rocev2_rq_doorbell(struct rocev2 *e, uint32_t qpn)
+{
+	struct rocev2_qp *qp = rocev2_qp_lookup(e, qpn);
+
+	if (!qp || !qp_doorbell_state_ok(qp) || qp->srq != ROCEV2_NO_SRQ)
+		return -HAL_EINVAL;
+	if (qp->state == ROCEV2_QPS_ERR)
+		rocev2_resp_flush(e, qp);
+	/* Otherwise the responder reads the producer index when it needs a
+	 * WQE (an RNR'd sender retries on its own timer). */
+	return 0;
+}
+
+void rocev2_post_event(struct rocev2 *e, uint32_t type, uint32_t handle)
+{
+	uint32_t next = (e->ev_head + 1) % ROCEV2_EVENT_RING;
+
+	if (next == e->ev_tail) {
+		e->cnt.events_lost++;
+		return;
+	}
+	e->events[e->ev_head] = (struct rocev2_event){ type, handle };
+	e->ev_head = next;
+}
+
+int rocev2_get_event(struct rocev2 *e, struct rocev2_event *ev)
+{
+	if (e->ev_tail == e->ev_head)
+		return -HAL_EAGAIN;
+	*ev = e->events[e->ev_tail];
+	e->ev_tail = (e->ev_tail + 1) % ROCEV2_EVENT_RING;
+	return 0;
+}

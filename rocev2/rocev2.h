@@ -1,0 +1,207 @@
+/* The RoCEv2 RC engine: public interface.
+ *
+ * Portable C11, no OS: everything the engine needs from its host comes in
+ * struct rocev2_env (transmit a frame, the clock, the loop's timer heap,
+ * DMA to host memory, the port's MAC and IPv4 address).  Run to completion:
+ * rocev2_rx() handles one received frame entirely (responder or completer),
+ * rocev2_poll() lets requesters send; neither blocks.
+ *
+ * Objects live in static pools sized at compile time (ROCEV2_MAX_*).
+ * Handles carry a generation so stale handles are refused:
+ *   PD/CQ/SRQ handle = generation << 16 | index
+ *   QPN              = generation << 12 | index   (24 bits, never 0 or 1)
+ *   lkey = rkey      = index << 8 | key byte      (as rxe; index = MRN)
+ * Errors are negative HAL_E* codes.
+ */
+#ifndef ROCEV2_H
+#define ROCEV2_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hal/dma.h"
+#include "mnic/queues.h"
+#include "timer.h"
+
+#ifndef ROCEV2_MAX_QP
+#define ROCEV2_MAX_QP 1024u
+#endif
+#ifndef ROCEV2_MAX_MR
+#define ROCEV2_MAX_MR 4096u
+#endif
+#ifndef ROCEV2_MAX_PD
+#define ROCEV2_MAX_PD 1024u
+#endif
+#ifndef ROCEV2_MAX_CQ
+#define ROCEV2_MAX_CQ 1024u
+#endif
+#ifndef ROCEV2_MAX_SRQ
+#define ROCEV2_MAX_SRQ 256u
+#endif
+#define ROCEV2_MAX_RD_ATOMIC 16u       /* max_rd_atomic / max_dest_rd_atomic limit */
+#define ROCEV2_MAX_INFLIGHT_WQE 64u    /* send WQEs between comp and req per QP */
+#define ROCEV2_MAX_UNACKED_PSNS 128u   /* requester PSN window (as rxe) */
+#define ROCEV2_MAX_PKT_PER_ACK 64u     /* AckReq at least this often */
+#define ROCEV2_MAX_MSG (1u << 30)      /* 1 GiB */
+#define ROCEV2_QPN_IDX_BITS 12u
+#define ROCEV2_HANDLE_IDX_BITS 16u
+_Static_assert(ROCEV2_MAX_QP <= (1u << ROCEV2_QPN_IDX_BITS), "QPN index field");
+_Static_assert(ROCEV2_MAX_MR <= (1u << 24), "MR index field");
+
+/* Access flags (values as ibv_access_flags). */
+enum rocev2_access {
+	ROCEV2_ACCESS_LOCAL_WRITE = 1u << 0,
+	ROCEV2_ACCESS_REMOTE_WRITE = 1u << 1,
+	ROCEV2_ACCESS_REMOTE_READ = 1u << 2,
+	ROCEV2_ACCESS_REMOTE_ATOMIC = 1u << 3,
+};
+
+/* QP states (values as ibv_qp_state). */
+enum rocev2_qp_state {
+	ROCEV2_QPS_RESET = 0,
+	ROCEV2_QPS_INIT = 1,
+	ROCEV2_QPS_RTR = 2,
+	ROCEV2_QPS_RTS = 3,
+	ROCEV2_QPS_SQD = 4,
+	ROCEV2_QPS_SQE = 5,
+	ROCEV2_QPS_ERR = 6,
+	ROCEV2_QPS_NUM = 7,
+};
+
+/* Path MTU (values as ibv_mtu): 1 = 256 ... 5 = 4096. */
+enum rocev2_mtu {
+	ROCEV2_MTU_256 = 1, ROCEV2_MTU_512 = 2, ROCEV2_MTU_1024 = 3,
+	ROCEV2_MTU_2048 = 4, ROCEV2_MTU_4096 = 5,
+};
+static inline uint32_t rocev2_mtu_bytes(unsigned mtu) { return 128u << mtu; }
+
+/* Modify-QP attribute mask (values as ibv_qp_attr_mask). */
+enum rocev2_qp_attr_mask {
+	ROCEV2_QP_STATE = 1u << 0,
+	ROCEV2_QP_ACCESS_FLAGS = 1u << 3,
+	ROCEV2_QP_PKEY_INDEX = 1u << 4,
+	ROCEV2_QP_PORT = 1u << 5,
+	ROCEV2_QP_AV = 1u << 7,
+	ROCEV2_QP_PATH_MTU = 1u << 8,
+	ROCEV2_QP_TIMEOUT = 1u << 9,
+	ROCEV2_QP_RETRY_CNT = 1u << 10,
+	ROCEV2_QP_RNR_RETRY = 1u << 11,
+	ROCEV2_QP_RQ_PSN = 1u << 12,
+	ROCEV2_QP_MAX_QP_RD_ATOMIC = 1u << 13,
+	ROCEV2_QP_MIN_RNR_TIMER = 1u << 15,
+	ROCEV2_QP_SQ_PSN = 1u << 16,
+	ROCEV2_QP_MAX_DEST_RD_ATOMIC = 1u << 17,
+	ROCEV2_QP_DEST_QPN = 1u << 20,
+};
+
+/* Address vector: where this QP's packets go.  RoCEv2 over IPv4; the host
+ * resolves the destination MAC (as the kernel does for verbs). */
+struct rocev2_av {
+	uint8_t dmac[6];
+	uint8_t ttl;           /* IPv4 TTL (GRH hop limit) */
+	uint8_t tos;           /* IPv4 TOS (GRH traffic class) */
+	uint32_t dip;          /* IPv4 destination, host order */
+};
+
+struct rocev2_qp_attr {
+	uint32_t qp_state;             /* enum rocev2_qp_state */
+	uint32_t cur_qp_state;         /* query only */
+	uint32_t path_mtu;             /* enum rocev2_mtu */
+	uint32_t qp_access_flags;      /* remote access the responder allows */
+	uint32_t rq_psn, sq_psn;
+	uint32_t dest_qp_num;
+	struct rocev2_av av;
+	uint8_t timeout;               /* 4.096 us * 2^timeout; 0 = no retransmit timer */
+	uint8_t retry_cnt;             /* 0..7, 7 = infinite */
+	uint8_t rnr_retry;             /* 0..7, 7 = infinite */
+	uint8_t min_rnr_timer;         /* RNR NAK timer code we send, 0..31 */
+	uint8_t max_rd_atomic;         /* outstanding reads/atomics we initiate */
+	uint8_t max_dest_rd_atomic;    /* outstanding reads/atomics we accept */
+	uint16_t pkey_index;
+};
+
+struct rocev2_queue_attr {
+	uint64_t ring_addr;            /* host address of entry 0 */
+	uint64_t dbrec_addr;           /* host address of struct mnic_dbrec */
+	uint32_t size;                 /* entries, power of two, 0 = none */
+};
+
+struct rocev2_qp_init_attr {
+	uint32_t pd, send_cq, recv_cq;
+	uint32_t srq;                  /* ROCEV2_NO_SRQ when the QP has its own RQ */
+	struct rocev2_queue_attr sq, rq;
+	uint32_t max_send_sge, max_recv_sge;
+	int sq_sig_all;
+};
+#define ROCEV2_NO_SRQ UINT32_MAX
+
+struct rocev2_srq_attr {
+	struct rocev2_queue_attr q;
+	uint32_t max_sge;
+	uint32_t srq_limit;            /* limit event when fewer WQEs remain; 0 = disarmed */
+};
+
+/* Asynchronous events (values as ibv_event_type). */
+enum rocev2_event_type {
+	ROCEV2_EVENT_CQ_ERR = 0,
+	ROCEV2_EVENT_QP_FATAL = 1,
+	ROCEV2_EVENT_QP_REQ_ERR = 2,
+	ROCEV2_EVENT_QP_ACCESS_ERR = 3,
+	ROCEV2_EVENT_SQ_DRAINED = 6,
+	ROCEV2_EVENT_SRQ_LIMIT_REACHED = 15,
+};
+struct rocev2_event {
+	uint32_t type;                 /* enum rocev2_event_type */
+	uint32_t handle;               /* QPN, CQ or SRQ handle */
+};
+
+/* What the engine needs from the firmware around it. */
+struct rocev2_env {
+	void *ctx;
+	/* Transmit one complete frame; 0, -HAL_EAGAIN (ring full), or error. */
+	int (*tx)(void *ctx, const void *frame, size_t len);
+	uint64_t (*now_ns)(void *ctx);
+	struct fw_timers *timers;      /* the event loop's timer heap */
+	struct hal_dma *dma;           /* host memory */
+	uint8_t mac[6];
+	uint32_t ipv4;                 /* host order */
+};
+
+struct rocev2;    /* defined in rocev2/internal.h; one static instance per port */
+
+int rocev2_init(struct rocev2 *e, const struct rocev2_env *env);
+/* Handle one received Ethernet frame (any EtherType: non-RoCE is counted
+ * and ignored). */
+void rocev2_rx(struct rocev2 *e, const uint8_t *frame, size_t len);
+/* Let requesters with pending work send up to budget packets in total.
+ * Returns non-zero if work remains (the loop must not sleep). */
+int rocev2_poll(struct rocev2 *e, unsigned budget);
+int rocev2_has_work(const struct rocev2 *e);
+
+/* Verbs-like object management (the mgmt/ command handlers call these). */
+int rocev2_alloc_pd(struct rocev2 *e, uint32_t *pd);
+int rocev2_dealloc_pd(struct rocev2 *e, uint32_t pd);
+int rocev2_reg_mr(struct rocev2 *e, uint32_t pd, uint64_t addr, uint64_t length,
+		  uint32_t access, uint32_t *lkey, uint32_t *rkey);
+int rocev2_dereg_mr(struct rocev2 *e, uint32_t lkey);
+int rocev2_create_cq(struct rocev2 *e, const struct rocev2_queue_attr *q, uint32_t *cq);
+int rocev2_destroy_cq(struct rocev2 *e, uint32_t cq);
+int rocev2_create_srq(struct rocev2 *e, uint32_t pd, const struct rocev2_srq_attr *a,
+		      uint32_t *srq);
+int rocev2_modify_srq_limit(struct rocev2 *e, uint32_t srq, uint32_t limit);
+int rocev2_destroy_srq(struct rocev2 *e, uint32_t srq);
+int rocev2_create_qp(struct rocev2 *e, const struct rocev2_qp_init_attr *a, uint32_t *qpn);
+int rocev2_modify_qp(struct rocev2 *e, uint32_t qpn, const struct rocev2_qp_attr *attr,
+		     uint32_t mask);
+int rocev2_query_qp(struct rocev2 *e, uint32_t qpn, struct rocev2_qp_attr *attr);
+int rocev2_destroy_qp(struct rocev2 *e, uint32_t qpn);
+
+/* Doorbells: the host advanced a producer index in the doorbell record. */
+int rocev2_sq_doorbell(struct rocev2 *e, uint32_t qpn);
+int rocev2_rq_doorbell(struct rocev2 *e, uint32_t qpn);
+int rocev2_srq_doorbell(struct rocev2 *e, uint32_t srq);
+
+/* Next asynchronous event; 0 when one was returned, -HAL_EAGAIN if none. */
+int rocev2_get_event(struct rocev2 *e, struct rocev2_event *ev);
+
+#endif
