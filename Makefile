@@ -143,7 +143,7 @@ demo: deps
 	$(Q)bash scripts/demo.sh
 
 bench: deps
-	$(Q)$(MAKE) --no-print-directory images
+	$(Q)$(MAKE) --no-print-directory images >&2
 	$(Q)bash bench/bench.sh
 
 fuzz: deps
