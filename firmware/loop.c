@@ -26,6 +26,9 @@ void fw_loop_init(struct fw_loop *l, struct hal_platform *p)
 	l->on_doorbell = NULL;
 	l->doorbell_ctx = NULL;
 	l->doorbell_min_ns = l->doorbell_max_ns = l->doorbell_period_ns = 0;
+	l->on_work = NULL;
+	l->work_ctx = NULL;
+	l->work_pending = 0;
 	fw_timer_setup(&l->doorbell_timer, doorbell_tick, l);
 	l->exit_requested = 0;
 	l->exit_code = 0;
@@ -36,6 +39,13 @@ void fw_loop_set_frame_handler(struct fw_loop *l, fw_frame_fn fn, void *ctx)
 {
 	l->on_frame = fn;
 	l->frame_ctx = ctx;
+}
+
+void fw_loop_set_work_handler(struct fw_loop *l, fw_work_fn fn, void *ctx)
+{
+	l->on_work = fn;
+	l->work_ctx = ctx;
+	l->work_pending = fn != NULL;
 }
 
 void fw_loop_set_doorbell_handler(struct fw_loop *l, fw_doorbell_fn fn, void *ctx,
@@ -118,6 +128,11 @@ int fw_loop_once(struct fw_loop *l)
 	l->stats.iterations++;
 	hal_platform_poll(l->plat);
 	work = serve_rx(l);
+	if (l->on_work) {
+		l->stats.work_slices++;
+		l->work_pending = l->on_work(l->work_ctx);
+		work |= l->work_pending;
+	}
 	if (fw_timers_run(&l->timers, fw_loop_now(l)))
 		work = 1;
 	return work;
@@ -137,7 +152,7 @@ int fw_loop_run_until(struct fw_loop *l, volatile int *flag, uint64_t deadline_n
 			return 1;
 		if (fw_loop_now(l) >= deadline_ns)
 			return -HAL_ETIMEDOUT;
-		if (rx_pending(l))
+		if (rx_pending(l) || l->work_pending)
 			continue;
 		next = fw_timers_next(&l->timers);
 		if (deadline_ns < next)

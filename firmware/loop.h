@@ -5,7 +5,9 @@
  *      which only lets drivers reap their rings (interrupts only flag);
  *   2. received frames: up to FW_LOOP_RX_BUDGET per port per iteration,
  *      handed to the frame handler (the RoCEv2 receive path);
- *   3. timers: software timers due by now, earliest first; host doorbells
+ *   3. work: the protocol engine's scheduled senders (requesters, read
+ *      replies), a bounded slice per iteration so receive stays served;
+ *   4. timers: software timers due by now, earliest first; host doorbells
  *      are one of them: ivshmem-plain and the POSIX BAR file raise no
  *      doorbell interrupt, so they are polled, adaptively: every
  *      doorbell_min_ns while the host is ringing, backing off by doubling
@@ -27,11 +29,14 @@
 #define FW_LOOP_FRAME_MAX HAL_ETH_MAX_FRAME
 
 typedef void (*fw_frame_fn)(void *ctx, unsigned port, const uint8_t *frame, size_t len);
+/* Runs a bounded slice of queued work; returns non-zero while more is
+ * queued (the loop then does not sleep). */
+typedef int (*fw_work_fn)(void *ctx);
 /* Returns non-zero when it found host work (keeps polling fast). */
 typedef int (*fw_doorbell_fn)(void *ctx);
 
 struct fw_loop_stats {
-	uint64_t iterations, sleeps, frames, rx_errors, doorbell_polls;
+	uint64_t iterations, sleeps, frames, rx_errors, doorbell_polls, work_slices;
 };
 
 struct fw_loop {
@@ -41,6 +46,9 @@ struct fw_loop {
 	void *frame_ctx;
 	fw_doorbell_fn on_doorbell;
 	void *doorbell_ctx;
+	fw_work_fn on_work;
+	void *work_ctx;
+	int work_pending;
 	uint64_t doorbell_min_ns, doorbell_max_ns, doorbell_period_ns;
 	struct fw_timer doorbell_timer;
 	volatile int exit_requested;
@@ -51,6 +59,7 @@ struct fw_loop {
 
 void fw_loop_init(struct fw_loop *l, struct hal_platform *p);
 void fw_loop_set_frame_handler(struct fw_loop *l, fw_frame_fn fn, void *ctx);
+void fw_loop_set_work_handler(struct fw_loop *l, fw_work_fn fn, void *ctx);
 /* Poll host doorbells every min_ns..max_ns (adaptive; min_ns 0 stops). */
 void fw_loop_set_doorbell_handler(struct fw_loop *l, fw_doorbell_fn fn, void *ctx,
 				  uint64_t min_ns, uint64_t max_ns);

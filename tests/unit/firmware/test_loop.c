@@ -225,6 +225,30 @@ static void test_doorbell_backs_off_when_idle_and_snaps_back(void **state)
 	assert_int_equal(doorbell_times[9] - doorbell_times[8], gaps[8] * 1000000ull);
 }
 
+static unsigned work_left, work_calls;
+
+static int do_work(void *ctx)
+{
+	(void)ctx;
+	work_calls++;
+	if (work_left)
+		work_left--;
+	return work_left != 0;
+}
+
+static void test_pending_work_runs_in_slices_without_sleeping(void **state)
+{
+	(void)state;
+	work_left = 10;
+	work_calls = 0;
+	fw_loop_set_work_handler(&loop, do_work, NULL);
+	fw_loop_run_until(&loop, NULL, now + 1000);
+	/* Ten slices back to back, then nothing queued: one sleep. */
+	assert_int_equal(work_left, 0);
+	assert_true(work_calls >= 10);
+	assert_int_equal(waits, 1);
+}
+
 static struct fw_timer t_exit;
 static void do_exit(struct fw_timer *t, void *arg) { (void)t; fw_loop_exit(arg, 42); }
 
@@ -247,6 +271,7 @@ int main(void)
 		cmocka_unit_test_setup(test_pending_frames_prevent_sleep, setup),
 		cmocka_unit_test_setup(test_doorbell_polled_every_period, setup),
 		cmocka_unit_test_setup(test_doorbell_backs_off_when_idle_and_snaps_back, setup),
+		cmocka_unit_test_setup(test_pending_work_runs_in_slices_without_sleeping, setup),
 		cmocka_unit_test_setup(test_run_returns_exit_code, setup),
 	};
 	return cmocka_run_group_tests_name("firmware/loop", tests, NULL, NULL);
