@@ -128,13 +128,16 @@ int fw_loop_once(struct fw_loop *l)
 	l->stats.iterations++;
 	hal_platform_poll(l->plat);
 	work = serve_rx(l);
+	if (fw_timers_run(&l->timers, fw_loop_now(l)))
+		work = 1;
+	/* Work last: received packets and expired timers (retransmissions)
+	 * queue senders, and work_pending must describe the queue as it is
+	 * when the loop decides whether to sleep. */
 	if (l->on_work) {
 		l->stats.work_slices++;
 		l->work_pending = l->on_work(l->work_ctx);
 		work |= l->work_pending;
 	}
-	if (fw_timers_run(&l->timers, fw_loop_now(l)))
-		work = 1;
 	return work;
 }
 

@@ -5,14 +5,15 @@
  *      which only lets drivers reap their rings (interrupts only flag);
  *   2. received frames: up to FW_LOOP_RX_BUDGET per port per iteration,
  *      handed to the frame handler (the RoCEv2 receive path);
- *   3. work: the protocol engine's scheduled senders (requesters, read
- *      replies), a bounded slice per iteration so receive stays served;
- *   4. timers: software timers due by now, earliest first; host doorbells
+ *   3. timers: software timers due by now, earliest first; host doorbells
  *      are one of them: ivshmem-plain and the POSIX BAR file raise no
  *      doorbell interrupt, so they are polled, adaptively: every
  *      doorbell_min_ns while the host is ringing, backing off by doubling
  *      to doorbell_max_ns while it is quiet (an idle NIC wakes ~100 times
- *      a second instead of 1,000).
+ *      a second instead of 1,000);
+ *   4. work: the protocol engine's scheduled senders (requesters, read
+ *      replies), a bounded slice per iteration so receive stays served.
+ *      Last, because frames and timers (retransmissions) queue work.
  * When none has work the loop programs the earliest deadline and sleeps
  * (WFI on the boards, poll() on POSIX); it never spins.
  */

@@ -24,6 +24,7 @@ static const struct fw_mode modes[] = {
 	{ "run", fw_mode_run, "serve the host interface and the wire (default)" },
 	{ "selftest", fw_mode_selftest, "exercise every driver, exit 0 if all pass" },
 	{ "rawx", fw_mode_rawx, "exchange verified raw frames with peers=MAC,..." },
+	{ "rcx", fw_mode_rcx, "verified RDMA traffic with peer=MAC (firmware plays the host)" },
 };
 
 static void mac_str(const uint8_t *m, char *out, size_t n)

@@ -14,6 +14,7 @@ struct fw_ctx {
 int fw_mode_run(struct fw_ctx *c, const struct fw_args *a);
 int fw_mode_selftest(struct fw_ctx *c, const struct fw_args *a);
 int fw_mode_rawx(struct fw_ctx *c, const struct fw_args *a);
+int fw_mode_rcx(struct fw_ctx *c, const struct fw_args *a);
 
 /* Exit codes shared by every mode (scripts rely on them). */
 #define FW_EXIT_OK        0

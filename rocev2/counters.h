@@ -34,6 +34,7 @@
 	X(req_packets)                                                         \
 	X(req_retransmits)      /* packets sent again after a rewind */         \
 	X(req_window_full)                                                     \
+	X(req_inflight_full)    /* ROCEV2_MAX_INFLIGHT_WQE WQEs unacknowledged */ \
 	X(req_rd_atomic_limit)  /* waited for max_rd_atomic */                  \
 	X(req_fence_wait)                                                      \
 	X(req_bad_wqe)          /* invalid WQE completed with an error */       \
@@ -48,6 +49,10 @@
 	X(comp_dup_acks)        /* ACK for nothing outstanding: dropped */      \
 	X(comp_bad_resp)        /* unexpected opcode/length in a response */    \
 	X(comp_completions)                                                    \
+	X(comp_naks_stopped)    /* NAK 0x65: peer stopped, QP paused (MigrOS) */ \
+	X(comp_paused_drops)    /* response dropped while stopped/paused */     \
+	X(comp_out_of_seq)      /* read/atomic response not at comp.psn */      \
+	X(comp_bad_state)       /* response while the QP is not RTS/SQD */      \
 	/* resp.c */                                                          \
 	X(resp_packets)         /* new requests executed */                    \
 	X(resp_dup_requests)                                                   \
@@ -60,8 +65,19 @@
 	X(resp_read_replays)                                                   \
 	X(resp_atomic_replays)                                                 \
 	X(resp_acks_sent)                                                      \
+	X(resp_stopped_naks)    /* NAK_STOPPED (0x65) while migrating */         \
+	X(resp_resumes)         /* MigrOS RESUME accepted: peer address moved */ \
+	X(resp_dup_dropped)     /* duplicate read/atomic: no or other resource */ \
+	X(resp_bad_state)       /* request while the QP cannot receive */        \
+	X(resp_bad_packet)      /* request without BTH/opcode info or IP header */ \
+	X(resp_tx_dropped)      /* ACK/NAK not sent (TX full): requester retries */ \
+	X(resp_read_packets)    /* read response packets sent (with replays) */  \
 	/* objects, queues */                                                 \
 	X(cq_overflows)                                                        \
+	X(cq_err_drops)         /* CQE refused: CQ already in error */          \
+	X(wq_bad_producer)      /* producer index > size ahead: clamped */      \
+	X(rq_bad_wqe)           /* receive WQE with too many SGEs */            \
+	X(sge_prot_errors)      /* SGE: bad lkey, PD, bounds or access */       \
 	X(srq_limit_events)                                                    \
 	X(dma_errors)           /* host memory access failed */                \
 	X(flushed_wqes)                                                        \

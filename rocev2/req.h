@@ -41,6 +41,15 @@ struct rocev2_req {
 	uint32_t rd_atomic_outstanding; /* reads/atomics in flight (<= max_rd_atomic) */
 	struct rocev2_wqe_track track[ROCEV2_MAX_INFLIGHT_WQE];
 	struct mnic_send_wqe wqe;
+	/* Added by req.c/comp.c (fields appended, layout above unchanged). */
+	uint8_t started;                /* psn/indices taken from attr/sq.ci on the first run */
+	uint8_t err_pending;            /* WQE err_index failed locally or remotely */
+	uint8_t err_status;             /* enum mnic_wc_status for it */
+	uint8_t reserved1;
+	uint32_t err_index;             /* SQ index of the failed WQE */
+	uint32_t err_vendor;            /* CQE vendor_err: NAK syndrome or ROCEV2_VERR_* */
+	uint32_t next_new;              /* first SQ index never sent (track[] valid below it) */
+	uint32_t psn_hw;                /* one past the highest PSN ever sent */
 };
 
 struct rocev2_comp {
@@ -54,6 +63,35 @@ struct rocev2_comp {
 	struct fw_timer retrans_timer;
 	struct fw_timer rnr_timer;
 	struct mnic_send_wqe wqe;       /* copy of wqe_index (READ scatter list) */
+	/* Added by comp.c (fields appended, layout above unchanged). */
+	uint8_t started_retry;          /* a retry is under way: later NAKs don't start another */
+	uint8_t rnr_wait;               /* RNR NAK received: requester waits for rnr_timer */
+	uint8_t drained;                /* SQ_DRAINED posted for this SQD period */
+	uint8_t last_state;             /* where the last completer run ended (names below) */
+};
+
+/* Timeout attribute -> retransmit timer period: 4.096 us * 2^timeout
+ * (reference 2.5; 0 = no timer, handled by the callers). */
+#define ROCEV2_RETRANS_NS(timeout) (4096ull << ((timeout) > 31u ? 31u : (timeout)))
+
+/* Printable names of the requester steps and completer states (req.c,
+ * comp.c), for dumps and test messages. */
+extern const char *const rocev2_req_step_names[];
+extern const char *const rocev2_comp_state_names[];
+
+/* CQE vendor_err for errors the firmware finds itself (NAK errors carry
+ * the AETH syndrome instead). */
+enum rocev2_req_verr {
+	ROCEV2_VERR_NONE = 0,
+	ROCEV2_VERR_BAD_WQE = 0x100,    /* opcode, SGE count, alignment, rd_atomic 0 */
+	ROCEV2_VERR_WQE_DMA = 0x101,    /* the SQ slot could not be read */
+	ROCEV2_VERR_WQE_CHANGED = 0x102, /* host rewrote a WQE that was in flight */
+	ROCEV2_VERR_LENGTH = 0x103,     /* message or atomic SGE length */
+	ROCEV2_VERR_GATHER = 0x104,     /* local SGE protection on transmit */
+	ROCEV2_VERR_SCATTER = 0x105,    /* local SGE protection on read/atomic data */
+	ROCEV2_VERR_BAD_RESP = 0x106,   /* response opcode/length does not fit the WQE */
+	ROCEV2_VERR_RETRY = 0x107,      /* retransmit timer: retries exhausted */
+	ROCEV2_VERR_RNR = 0x108,        /* RNR NAK: rnr retries exhausted */
 };
 
 #endif

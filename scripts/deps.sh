@@ -10,8 +10,8 @@ PKGS=(
   gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu picolibc-aarch64-linux-gnu
   libcmocka-dev libvdeplug-dev vdeplug
   qemu-system-arm
-  gnuplot-nox
-  clang libclang-rt-14-dev
+  gnuplot-nox tshark
+  clang libclang-rt-14-dev valgrind zlib1g-dev
 )
 
 missing=()

@@ -35,10 +35,12 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <libvdeplug.h>
 
 #include "hal/errno.h"
+#include "pcap.h"
 #include "posix.h"
 
 #define ETH_HEADER_LEN 14u
@@ -80,6 +82,15 @@ static void wire_send(void *ctx, const void *frame, size_t len)
 	}
 }
 
+/* Capture timestamps: wall clock, as pcap readers expect. */
+static uint64_t eth_vde_clock_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static int vde_tx(struct hal_eth *eth, const void *frame, size_t len)
 {
 	struct eth_vde *v = eth->priv;
@@ -110,6 +121,11 @@ static int vde_tx(struct hal_eth *eth, const void *frame, size_t len)
 	}
 	eth->stats.tx_frames++;
 	eth->stats.tx_bytes += len;
+	/* The capture shows the NIC's own view: frames as the firmware sent
+	 * them (before TX impairment) and as it received them (after RX
+	 * impairment). */
+	if (v->pcap)
+		pcap_write(v->pcap, frame, len, eth_vde_clock_ns());
 	impair_apply(&v->tx_impair, frame, len, wire_send, v);
 	return 0;
 }
@@ -153,6 +169,8 @@ static int vde_rx(struct hal_eth *eth, void *buf, size_t cap)
 		return -HAL_E2BIG;
 	}
 	memcpy(buf, slot->data, slot->len);
+	if (v->pcap)
+		pcap_write(v->pcap, slot->data, slot->len, eth_vde_clock_ns());
 	eth->stats.rx_frames++;
 	eth->stats.rx_bytes += slot->len;
 	return (int)slot->len;

@@ -36,6 +36,7 @@
 #include "board.h"
 #include "hal/errno.h"
 #include "hal/platform.h"
+#include "pcap.h"
 #include "posix.h"
 
 #define NS_PER_S 1000000000ull
@@ -311,6 +312,7 @@ static struct hal_hostif bar_map;
 static int platform_up;
 
 static int impair_active;
+static struct pcap_writer capture;   /* MNIC_PCAP=<path>: every port's frames */
 
 static void print_impair(const char *port, const char *dir, const struct impair_stats *st)
 {
@@ -329,6 +331,7 @@ static void release_resources(void)
 		print_impair(port_names[i], "rx", &ports[i].rx_impair.stats);
 	}
 	impair_active = 0;
+	pcap_close(&capture);
 	while (n_ports)
 		eth_vde_close(&ports[--n_ports]);
 	bar_shm_close(&bar_map);
@@ -361,6 +364,15 @@ static int open_ports(struct hal_platform *p, const struct posix_opts *o)
 		n_ports = i + 1;
 		p->eth[i] = &ports[i].eth;
 		p->n_eth = i + 1;
+	}
+	if (n_ports && getenv("MNIC_PCAP") && *getenv("MNIC_PCAP")) {
+		if (pcap_open(&capture, getenv("MNIC_PCAP")) < 0) {
+			fprintf(stderr, "posix: MNIC_PCAP=%s: cannot create the capture file\n",
+				getenv("MNIC_PCAP"));
+			return -HAL_EIO;
+		}
+		for (unsigned i = 0; i < n_ports; i++)
+			ports[i].pcap = &capture;
 	}
 	if (n_ports && impair_cfg_active(&o->impair)) {
 		impair_active = 1;

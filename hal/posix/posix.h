@@ -28,6 +28,7 @@ struct eth_vde_frame {
 };
 
 struct vdeconn;
+struct pcap_writer;
 
 struct eth_vde {
 	struct hal_eth eth;          /* eth.priv points back here */
@@ -40,6 +41,7 @@ struct eth_vde {
 	uint8_t wire[HAL_ETH_MAX_FRAME + 1];  /* +1 so an oversized datagram shows */
 	uint8_t tx_pad[HAL_ETH_MIN_FRAME];
 	uint64_t tx_send_errors;     /* vde_send() failures after the impairment */
+	struct pcap_writer *pcap;    /* MNIC_PCAP capture, or NULL */
 	int send_errno_logged;
 };
 

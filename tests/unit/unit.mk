@@ -37,5 +37,19 @@ test_dma_window_SRCS := tests/unit/hal/test_dma_window.c hal/common/dma_window.c
 
 UNIT_TESTS += test_posix_eth
 test_posix_eth_SRCS := tests/unit/hal/test_posix_eth.c hal/posix/eth_vde.c hal/posix/impair.c \
-	hal/posix/bar_shm.c hal/posix/platform.c
+	hal/posix/bar_shm.c hal/posix/platform.c hal/posix/pcap.c
 test_posix_eth_LIBS := -lvdeplug
+
+# rocev2 engine: each test links the real engine (all stages) unless it
+# tests a stage in isolation with the doubles named in its SRCS.
+ROCEV2_TEST_CFLAGS := -Irocev2 -Itests/unit/rocev2 -DROCEV2_MAX_QP=16 -DROCEV2_MAX_MR=64 \
+	-DROCEV2_MAX_PD=16 -DROCEV2_MAX_CQ=16 -DROCEV2_MAX_SRQ=8
+ROCEV2_ENGINE_SRCS := $(filter-out rocev2/crc32.c,$(wildcard rocev2/*.c)) rocev2/crc32.c \
+	firmware/timer.c hal/common/dma_window.c
+
+define rocev2_test
+UNIT_TESTS += $(1)
+$(1)_SRCS := tests/unit/rocev2/$(1).c $(ROCEV2_ENGINE_SRCS)
+$(1)_CFLAGS := $(ROCEV2_TEST_CFLAGS)
+endef
+$(foreach t,test_objects test_qp test_queue test_resp test_req test_comp,$(eval $(call rocev2_test,$(t))))

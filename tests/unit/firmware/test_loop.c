@@ -226,13 +226,14 @@ static void test_doorbell_backs_off_when_idle_and_snaps_back(void **state)
 }
 
 static unsigned work_left, work_calls;
+static uint64_t work_done_at;
 
 static int do_work(void *ctx)
 {
 	(void)ctx;
 	work_calls++;
-	if (work_left)
-		work_left--;
+	if (work_left && --work_left == 0)
+		work_done_at = now;
 	return work_left != 0;
 }
 
@@ -247,6 +248,30 @@ static void test_pending_work_runs_in_slices_without_sleeping(void **state)
 	assert_int_equal(work_left, 0);
 	assert_true(work_calls >= 10);
 	assert_int_equal(waits, 1);
+}
+
+/* A timer that queues work (a retransmission): the work must run before
+ * the loop sleeps again, not at the next unrelated wakeup. */
+static struct fw_timer t_queue, t_far;
+static void queue_work(struct fw_timer *t, void *arg) { (void)t; (void)arg; work_left = 1; }
+
+static void test_work_queued_by_a_timer_runs_before_sleeping(void **state)
+{
+	(void)state;
+	work_left = 0;
+	work_calls = 0;
+	fw_loop_set_work_handler(&loop, do_work, NULL);
+	fw_timer_setup(&t_queue, queue_work, NULL);
+	fw_timer_setup(&t_far, queue_work, NULL);
+	fw_loop_timer_arm(&loop, &t_queue, now + 100);
+	fw_loop_timer_arm(&loop, &t_far, now + 1000000);
+	fw_loop_run_until(&loop, NULL, now + 500);
+	assert_int_equal(work_left, 0);
+	/* Slept to the timer, ran the work it queued at once, slept to the
+	 * deadline. */
+	assert_int_equal(work_done_at, 1000 + 100);
+	assert_int_equal(waits, 2);
+	assert_int_equal(now, 1000 + 500);
 }
 
 static struct fw_timer t_exit;
@@ -272,6 +297,7 @@ int main(void)
 		cmocka_unit_test_setup(test_doorbell_polled_every_period, setup),
 		cmocka_unit_test_setup(test_doorbell_backs_off_when_idle_and_snaps_back, setup),
 		cmocka_unit_test_setup(test_pending_work_runs_in_slices_without_sleeping, setup),
+		cmocka_unit_test_setup(test_work_queued_by_a_timer_runs_before_sleeping, setup),
 		cmocka_unit_test_setup(test_run_returns_exit_code, setup),
 	};
 	return cmocka_run_group_tests_name("firmware/loop", tests, NULL, NULL);

@@ -1,0 +1,672 @@
+/* The completer (IBA 9.7, requester side; rxe_comp.c): responses in, send
+ * completions out; owner of the retransmit and RNR timers.
+ *
+ * An explicit state machine; each state's helper returns the next one, and
+ * every error is a state, so each NAK, retry and error is decided in one
+ * place:
+ *
+ *   GET_ACK -> GET_WQE -> CHECK_PSN -> CHECK_ACK -> READ / ATOMIC / WRITE_SEND
+ *                ^  |         |                         |
+ *                |  |         +-> COMP_WQE (implicit)   +-> COMP_ACK -> UPDATE_COMP
+ *                +--+-------------------------------------------------------+
+ *   ERROR_RETRY  (sequence NAK, lost read responses, retransmit timeout)
+ *   RNR_RETRY    (RNR NAK)          PAUSE (MigrOS NAK 0x65)
+ *   ERROR        (fatal NAK, bad response, local protection, retries exhausted)
+ *   DONE         (timers, requester wake-up)
+ *
+ * The oldest uncompleted send WQE is comp.wqe_index; its PSN range comes
+ * from the requester's track[].  comp.psn is the oldest PSN not yet
+ * acknowledged.  A response acknowledges, explicitly or implicitly, every
+ * WQE whose last PSN it passes (IBA 9.7: ACKs are cumulative).
+ *
+ * Error completions go through rocev2_qp_to_error(): the failed WQE is
+ * recorded in req.err_* and rocev2_req_flush() writes its CQE first, then
+ * flushes the rest, so that one function writes every error completion in
+ * SQ order.
+ */
+#include <stddef.h>
+#include <string.h>
+
+#include "internal.h"
+
+enum comp_state {
+	COMPST_GET_ACK,
+	COMPST_GET_WQE,
+	COMPST_CHECK_PSN,
+	COMPST_CHECK_ACK,
+	COMPST_READ,
+	COMPST_ATOMIC,
+	COMPST_WRITE_SEND,
+	COMPST_COMP_ACK,
+	COMPST_COMP_WQE,
+	COMPST_UPDATE_COMP,
+	COMPST_ERROR_RETRY,
+	COMPST_RNR_RETRY,
+	COMPST_PAUSE,
+	COMPST_ERROR,
+	COMPST_DONE,
+	COMPST_NUM,
+};
+
+const char *const rocev2_comp_state_names[COMPST_NUM] = {
+	[COMPST_GET_ACK] = "GET_ACK",         [COMPST_GET_WQE] = "GET_WQE",
+	[COMPST_CHECK_PSN] = "CHECK_PSN",     [COMPST_CHECK_ACK] = "CHECK_ACK",
+	[COMPST_READ] = "READ",               [COMPST_ATOMIC] = "ATOMIC",
+	[COMPST_WRITE_SEND] = "WRITE_SEND",   [COMPST_COMP_ACK] = "COMP_ACK",
+	[COMPST_COMP_WQE] = "COMP_WQE",       [COMPST_UPDATE_COMP] = "UPDATE_COMP",
+	[COMPST_ERROR_RETRY] = "ERROR_RETRY", [COMPST_RNR_RETRY] = "RNR_RETRY",
+	[COMPST_PAUSE] = "PAUSE",             [COMPST_ERROR] = "ERROR",
+	[COMPST_DONE] = "DONE",
+};
+
+/* RNR NAK timer field -> microseconds (IBA 9.7.5.2.8 timer encoding; reference
+ * 2.2).  Code 25 is 61.44 ms as in the IBA table: rxe's rnrnak_usec[] has
+ * 61410 there, a typo its own constant name (IB_RNR_TIMER_061_44)
+ * contradicts. */
+static const uint32_t rnr_timer_us[32] = {
+	655360, 10,    20,    30,    40,    60,     80,     120,
+	160,    240,   320,   480,   640,   960,    1280,   1920,
+	2560,   3840,  5120,  7680,  10240, 15360,  20480,  30720,
+	40960,  61440, 81920, 122880, 163840, 245760, 327680, 491520,
+};
+
+/* retry_cnt, rnr_retry: 7 never runs out (rxe, reference 2.5). */
+#define RETRY_INFINITE 7u
+
+/* Per work request: the completion opcode and which response completes it. */
+enum { CWR_RD = 1u << 0, CWR_ATOMIC = 1u << 1 };
+static const struct {
+	uint8_t valid;
+	uint8_t flags;
+	uint8_t wc_opcode;              /* enum mnic_wc_opcode */
+} comp_wr[MNIC_WR_NUM] = {
+	[MNIC_WR_RDMA_WRITE] = { 1, 0, MNIC_WC_RDMA_WRITE },
+	[MNIC_WR_RDMA_WRITE_WITH_IMM] = { 1, 0, MNIC_WC_RDMA_WRITE },
+	[MNIC_WR_SEND] = { 1, 0, MNIC_WC_SEND },
+	[MNIC_WR_SEND_WITH_IMM] = { 1, 0, MNIC_WC_SEND },
+	[MNIC_WR_SEND_WITH_INV] = { 1, 0, MNIC_WC_SEND },
+	[MNIC_WR_RDMA_READ] = { 1, CWR_RD, MNIC_WC_RDMA_READ },
+	[MNIC_WR_ATOMIC_CMP_AND_SWP] = { 1, CWR_ATOMIC, MNIC_WC_COMP_SWAP },
+	[MNIC_WR_ATOMIC_FETCH_AND_ADD] = { 1, CWR_ATOMIC, MNIC_WC_FETCH_ADD },
+};
+
+static uint8_t wr_flags(uint8_t wr_opcode)
+{
+	return wr_opcode < MNIC_WR_NUM ? comp_wr[wr_opcode].flags : 0;
+}
+
+/* NAK codes (AETH syndrome 011xxxxx, IBA 9.3.5; MigrOS
+ * 0x64/0x65): where each goes.  Codes not listed are reserved; as rxe, the
+ * requester treats them as a remote operational error. */
+#define COMP_CNT(name) offsetof(struct rocev2_counters, name)
+struct comp_nak {
+	uint8_t valid;
+	uint8_t next;                   /* enum comp_state */
+	uint8_t status;                 /* COMPST_ERROR: enum mnic_wc_status */
+	size_t counter;                 /* offset in struct rocev2_counters */
+};
+static const struct comp_nak comp_naks[32] = {
+	[AETH_NAK_PSN_SEQ_ERROR & 0x1f] = { 1, COMPST_ERROR_RETRY, 0, COMP_CNT(comp_naks_seq) },
+	[AETH_NAK_INVALID_REQ & 0x1f] = { 1, COMPST_ERROR, MNIC_WC_REM_INV_REQ_ERR,
+					  COMP_CNT(comp_naks_fatal) },
+	[AETH_NAK_REM_ACC_ERR & 0x1f] = { 1, COMPST_ERROR, MNIC_WC_REM_ACCESS_ERR,
+					  COMP_CNT(comp_naks_fatal) },
+	[AETH_NAK_REM_OP_ERR & 0x1f] = { 1, COMPST_ERROR, MNIC_WC_REM_OP_ERR,
+					 COMP_CNT(comp_naks_fatal) },
+	/* MigrOS: a READ the responder cannot serve (e.g. after a restore). */
+	[AETH_NAK_INV_RD_REQ & 0x1f] = { 1, COMPST_ERROR, MNIC_WC_REM_INV_REQ_ERR,
+					 COMP_CNT(comp_naks_fatal) },
+	[AETH_NAK_STOPPED & 0x1f] = { 1, COMPST_PAUSE, 0, COMP_CNT(comp_naks_stopped) },
+};
+static const struct comp_nak comp_nak_reserved = {
+	1, COMPST_ERROR, MNIC_WC_REM_OP_ERR, COMP_CNT(comp_naks_fatal)
+};
+
+struct comp_ctx {
+	struct rocev2 *e;
+	struct rocev2_qp *qp;
+	const struct rocev2_pkt *pkt;   /* NULL: timer run, or the packet is used up */
+	struct rocev2_wqe_track *tr;    /* the oldest uncompleted WQE */
+	uint8_t timeout;                /* run by the retransmit timer */
+	uint8_t progress;               /* a WQE completed or comp.psn moved */
+	uint8_t status;                 /* COMPST_ERROR */
+	uint32_t vendor;                /* COMPST_ERROR: CQE vendor_err */
+};
+
+static inline void count(struct rocev2 *e, size_t counter)
+{
+	(*(uint64_t *)((uint8_t *)&e->cnt + counter))++;
+}
+
+static int wqe_started(const struct rocev2_qp *qp, uint32_t index)
+{
+	return (int32_t)(qp->req.next_new - index) > 0;
+}
+
+/* Something the requester sent is waiting for a response. */
+static int comp_outstanding(const struct rocev2_qp *qp)
+{
+	return qp->req.started && wqe_started(qp, qp->comp.wqe_index);
+}
+
+static int comp_qp_state_ok(const struct rocev2_qp *qp)
+{
+	return qp->state == ROCEV2_QPS_RTS || qp->state == ROCEV2_QPS_SQD ||
+	       qp->state == ROCEV2_QPS_SQE;
+}
+
+static enum comp_state comp_error(struct comp_ctx *c, uint8_t status, uint32_t vendor)
+{
+	c->status = status;
+	c->vendor = vendor;
+	return COMPST_ERROR;
+}
+
+/* A good response: retries start over (rxe reset_retry_counters). */
+static void comp_reset_retries(struct rocev2_qp *qp)
+{
+	qp->comp.retry_cnt = qp->attr.retry_cnt;
+	qp->comp.rnr_retry = qp->attr.rnr_retry;
+	qp->comp.started_retry = 0;
+}
+
+/* The head WQE's scatter list (READ data, atomic result), read once. */
+static int comp_load_wqe(struct comp_ctx *c)
+{
+	struct rocev2_comp *comp = &c->qp->comp;
+
+	if (comp->wqe_loaded)
+		return 0;
+	if (rocev2_sq_read(c->e, c->qp, comp->wqe_index, &comp->wqe) < 0 ||
+	    comp->wqe.opcode != c->tr->wr_opcode)
+		return -HAL_EINVAL;     /* the host rewrote a WQE in flight */
+	comp->wqe_loaded = 1;
+	return 0;
+}
+
+/* Retire the head WQE successfully.  IBA 10.7.3.1: a CQE only when the
+ * WQE asked for one (or the QP signals all); the SQ slot is free either
+ * way, and the host learns that from the next CQE (comp.wqe_index is the
+ * SQ consumer index). */
+static void comp_complete(struct comp_ctx *c)
+{
+	struct rocev2_qp *qp = c->qp;
+	struct rocev2_comp *comp = &qp->comp;
+	const struct rocev2_wqe_track *tr = c->tr;
+
+	if ((wr_flags(tr->wr_opcode) & (CWR_RD | CWR_ATOMIC)) && qp->req.rd_atomic_outstanding)
+		qp->req.rd_atomic_outstanding--;
+	if ((tr->send_flags & MNIC_SEND_SIGNALED) || qp->sq_sig_all) {
+		struct mnic_cqe cqe;
+		uint64_t wr_id = 0;
+
+		if (comp->wqe_loaded)
+			wr_id = comp->wqe.wr_id;
+		else if (rocev2_sq_read(c->e, qp, comp->wqe_index, &comp->wqe) != -HAL_EFAULT)
+			wr_id = comp->wqe.wr_id;   /* the copy is complete even if invalid */
+		memset(&cqe, 0, sizeof(cqe));
+		cqe.wr_id = wr_id;
+		cqe.status = MNIC_WC_SUCCESS;
+		cqe.opcode = comp_wr[tr->wr_opcode < MNIC_WR_NUM ? tr->wr_opcode : 0].wc_opcode;
+		cqe.byte_len = tr->length;      /* READ: bytes read; atomics: 8 */
+		cqe.qp_num = qp->qpn;
+		rocev2_cq_post(c->e, qp->scq, &cqe);
+	}
+	comp->wqe_index++;
+	qp->sq.ci = comp->wqe_index;
+	comp->wqe_loaded = 0;
+	comp->read_offset = 0;
+	c->e->cnt.comp_completions++;
+	c->progress = 1;
+}
+
+static enum comp_state st_get_ack(struct comp_ctx *c)
+{
+	struct rocev2_qp *qp = c->qp;
+
+	if (!comp_qp_state_ok(qp)) {
+		c->e->cnt.comp_bad_state++;
+		return COMPST_DONE;
+	}
+	/* MigrOS: while stopped (checkpoint) the state must not move; while
+	 * paused the peer is stopped and everything will be retransmitted
+	 * after its RESUME (reference 1(e), check_psn). */
+	if (qp->stopped || qp->paused) {
+		c->e->cnt.comp_paused_drops++;
+		return COMPST_DONE;
+	}
+	return COMPST_GET_WQE;
+}
+
+static enum comp_state st_get_wqe(struct comp_ctx *c)
+{
+	struct rocev2_qp *qp = c->qp;
+	uint32_t index = qp->comp.wqe_index;
+
+	c->tr = &qp->req.track[index % ROCEV2_MAX_INFLIGHT_WQE];
+	/* A WQE the requester found unusable: complete it now that every
+	 * WQE before it has completed. */
+	if (qp->req.err_pending && qp->req.err_index == index)
+		return comp_error(c, qp->req.err_status, qp->req.err_vendor);
+	if (!comp_outstanding(qp)) {
+		if (c->pkt)
+			c->e->cnt.comp_dup_acks++;   /* nothing waits for it */
+		return COMPST_DONE;
+	}
+	if (!c->pkt)
+		return c->timeout ? COMPST_ERROR_RETRY : COMPST_DONE;
+	return COMPST_CHECK_PSN;
+}
+
+static enum comp_state st_check_psn(struct comp_ctx *c)
+{
+	struct rocev2_qp *qp = c->qp;
+	const struct rocev2_pkt *pkt = c->pkt;
+	uint8_t flags = wr_flags(c->tr->wr_opcode);
+
+	/* Never sent: a stray or forged response must not complete WQEs
+	 * whose packets have not all gone out. */
+	if (psn_cmp(pkt->psn, qp->req.psn_hw) >= 0) {
+		c->e->cnt.comp_bad_resp++;
+		return COMPST_DONE;
+	}
+	/* Past the head WQE: it is implicitly acknowledged (IBA 9.7),
+	 * unless it is a READ or atomic, whose responses carry its data: the
+	 * responder went on, so they were lost (IBA 9.7.5.1.3) -> retry. */
+	if (psn_cmp(pkt->psn, c->tr->last_psn) > 0)
+		return flags & (CWR_RD | CWR_ATOMIC) ? COMPST_ERROR_RETRY : COMPST_COMP_WQE;
+	if (psn_cmp(pkt->psn, qp->comp.psn) < 0) {
+		c->e->cnt.comp_dup_acks++;      /* already acknowledged: duplicate */
+		return COMPST_DONE;
+	}
+	/* Read responses and atomic ACKs arrive in PSN order: one ahead of
+	 * comp.psn means one before it was lost; the retry recovers it. */
+	if (psn_cmp(pkt->psn, qp->comp.psn) > 0 && (flags & (CWR_RD | CWR_ATOMIC))) {
+		c->e->cnt.comp_out_of_seq++;
+		return COMPST_DONE;
+	}
+	return COMPST_CHECK_ACK;
+}
+
+/* Opcode sequence and syndrome of a response at a PSN we expect. */
+static enum comp_state st_check_ack(struct comp_ctx *c)
+{
+	struct rocev2_qp *qp = c->qp;
+	const struct rocev2_pkt *pkt = c->pkt;
+	uint32_t mask = pkt->info->mask;
+	uint8_t flags = wr_flags(c->tr->wr_opcode);
+	uint8_t syn = (mask & OPM_AETH) ? aeth_syndrome(pkt_aeth(pkt)) : AETH_ACK;
+	const struct comp_nak *nak;
+
+	/* Read responses come FIRST MIDDLE* LAST, or ONLY (IBA 9.4.3).  Out of
+	 * sequence (e.g. the tail of a stream the requester has already asked
+	 * for again) is dropped. */
+	if (qp->comp.opcode == 0xff ? !(mask & OPM_START)
+				    : pkt->opcode != OP_READ_RESPONSE_MIDDLE &&
+					      pkt->opcode != OP_READ_RESPONSE_LAST) {
+		c->e->cnt.comp_out_of_seq++;
+		return COMPST_DONE;
+	}
+	if ((mask & (OPM_READ | OPM_ATOMIC)) && (syn & AETH_TYPE_MASK) != AETH_ACK) {
+		c->e->cnt.comp_bad_resp++;      /* data responses carry an ACK syndrome */
+		return COMPST_DONE;
+	}
+	if (mask & OPM_READ) {
+		if (!(flags & CWR_RD)) {
+			c->e->cnt.comp_bad_resp++;
+			return comp_error(c, MNIC_WC_BAD_RESP_ERR, ROCEV2_VERR_BAD_RESP);
+		}
+		comp_reset_retries(qp);
+		return COMPST_READ;
+	}
+	if (mask & OPM_ATOMIC) {
+		if (!(flags & CWR_ATOMIC)) {
+			c->e->cnt.comp_bad_resp++;
+			return comp_error(c, MNIC_WC_BAD_RESP_ERR, ROCEV2_VERR_BAD_RESP);
+		}
+		comp_reset_retries(qp);
+		return COMPST_ATOMIC;
+	}
+	/* ACKNOWLEDGE (AETH, IBA 9.3.5).  The credit field of an ACK is not used:
+	 * as rxe, we neither send nor honour end-to-end credits (IBA 9.7.7.2
+	 * allows a requester to ignore them when the responder advertises
+	 * none, and we post receive WQEs by RNR NAK instead). */
+	switch (syn & AETH_TYPE_MASK) {
+	case AETH_ACK:
+		c->e->cnt.comp_acks++;
+		comp_reset_retries(qp);
+		return COMPST_WRITE_SEND;
+	case AETH_RNR_NAK:
+		c->e->cnt.comp_naks_rnr++;
+		return COMPST_RNR_RETRY;
+	case AETH_NAK:
+		nak = comp_naks[syn & 0x1f].valid ? &comp_naks[syn & 0x1f] : &comp_nak_reserved;
+		count(c->e, nak->counter);
+		if (nak->next == COMPST_ERROR_RETRY) {
+			/* PSN sequence error: everything before the NAK's PSN
+			 * arrived (implicit ACK), the packet at it did not. */
+			if (psn_cmp(pkt->psn, qp->comp.psn) > 0) {
+				qp->comp.psn = pkt->psn;
+				c->progress = 1;
+			}
+		}
+		return nak->next == COMPST_ERROR ? comp_error(c, nak->status, syn)
+						 : (enum comp_state)nak->next;
+	default:
+		c->e->cnt.comp_bad_resp++;      /* reserved syndrome type 010 */
+		return COMPST_DONE;
+	}
+}
+
+/* RDMA READ response data into the READ's scatter list at read_offset
+ * (IBA 9.4.3: FIRST and MIDDLE carry exactly one PMTU, the END packet
+ * the rest). */
+static enum comp_state st_read(struct comp_ctx *c)
+{
+	struct rocev2_qp *qp = c->qp;
+	struct rocev2_comp *comp = &qp->comp;
+	const struct rocev2_pkt *pkt = c->pkt;
+	int end = !!(pkt->info->mask & OPM_END);
+	uint64_t remaining = c->tr->length - comp->read_offset;
+	int rc;
+
+	if (pkt->paylen > remaining || pkt->paylen > qp->mtu ||
+	    (end ? pkt->paylen != remaining : pkt->paylen != qp->mtu)) {
+		c->e->cnt.comp_bad_resp++;
+		return comp_error(c, MNIC_WC_BAD_RESP_ERR, ROCEV2_VERR_BAD_RESP);
+	}
+	if (comp_load_wqe(c) < 0)
+		return comp_error(c, MNIC_WC_LOC_QP_OP_ERR, ROCEV2_VERR_WQE_CHANGED);
+	if (pkt->paylen) {
+		rc = rocev2_sge_scatter(c->e, qp, comp->wqe.sge, comp->wqe.num_sge, comp->read_offset,
+					pkt->payload, pkt->paylen);
+		if (rc < 0)
+			return comp_error(c, rc == -HAL_EFAULT ? MNIC_WC_LOC_PROT_ERR
+							      : MNIC_WC_LOC_LEN_ERR,
+					  ROCEV2_VERR_SCATTER);
+	}
+	comp->read_offset += pkt->paylen;
+	return end ? COMPST_COMP_ACK : COMPST_UPDATE_COMP;
+}
+
+/* ATOMIC ACKNOWLEDGE: the original remote value into the local 8 bytes
+ * (IBA 9.4; host memory is little-endian, queues.h). */
+static enum comp_state st_atomic(struct comp_ctx *c)
+{
+	uint64_t orig = atmack_orig(pkt_atmack(c->pkt));
+	uint8_t le[8];
+	unsigned i;
+	int rc;
+
+	for (i = 0; i < 8; i++)
+		le[i] = (uint8_t)(orig >> (8 * i));
+	if (comp_load_wqe(c) < 0)
+		return comp_error(c, MNIC_WC_LOC_QP_OP_ERR, ROCEV2_VERR_WQE_CHANGED);
+	rc = rocev2_sge_scatter(c->e, c->qp, c->qp->comp.wqe.sge, c->qp->comp.wqe.num_sge, 0, le,
+				sizeof(le));
+	if (rc < 0)
+		return comp_error(c, rc == -HAL_EFAULT ? MNIC_WC_LOC_PROT_ERR : MNIC_WC_LOC_LEN_ERR,
+				  ROCEV2_VERR_SCATTER);
+	return COMPST_COMP_ACK;
+}
+
+static enum comp_state st_comp_wqe(struct comp_ctx *c)
+{
+	struct rocev2_comp *comp = &c->qp->comp;
+
+	comp_complete(c);
+	if (psn_cmp(c->tr->last_psn, comp->psn) >= 0)
+		comp->psn = psn_add(c->tr->last_psn, 1);
+	comp->opcode = 0xff;
+	return COMPST_GET_WQE;
+}
+
+static enum comp_state st_update_comp(struct comp_ctx *c)
+{
+	struct rocev2_comp *comp = &c->qp->comp;
+	const struct rocev2_pkt *pkt = c->pkt;
+
+	comp->opcode = (pkt->info->mask & OPM_END) ? 0xff : pkt->opcode;
+	if (psn_cmp(pkt->psn, comp->psn) >= 0) {
+		comp->psn = psn_add(pkt->psn, 1);
+		c->progress = 1;
+	}
+	c->pkt = NULL;                  /* used up: look at the new head once more */
+	return COMPST_GET_WQE;
+}
+
+/* rxe COMPST_ERROR_RETRY: go back to comp.psn, within retry_cnt. */
+static enum comp_state st_error_retry(struct comp_ctx *c)
+{
+	struct rocev2_qp *qp = c->qp;
+	struct rocev2_comp *comp = &qp->comp;
+
+	if (!comp_outstanding(qp))
+		return COMPST_DONE;
+	/* One retry per loss: the NAKs and ACKs that the first transmission
+	 * still causes must not start another (only the timer may). */
+	if (comp->started_retry && !c->timeout)
+		return COMPST_DONE;
+	if (comp->retry_cnt == 0) {
+		c->e->cnt.comp_retry_exceeded++;
+		return comp_error(c, MNIC_WC_RETRY_EXC_ERR, ROCEV2_VERR_RETRY);
+	}
+	if (comp->retry_cnt != RETRY_INFINITE)
+		comp->retry_cnt--;
+	if (c->timeout)
+		c->e->cnt.comp_retry_timeouts++;
+	comp->started_retry = 1;
+	qp->req.need_retry = 1;
+	rocev2_sched(c->e, qp);
+	return COMPST_DONE;
+}
+
+/* IBA 9.7.5.2.8: wait the time the NAK asks for, then send again from its
+ * PSN (which the packets before it implicitly acknowledged). */
+static enum comp_state st_rnr_retry(struct comp_ctx *c)
+{
+	struct rocev2_qp *qp = c->qp;
+	struct rocev2_comp *comp = &qp->comp;
+	const struct rocev2_pkt *pkt = c->pkt;
+	uint8_t syn = aeth_syndrome(pkt_aeth(pkt));
+
+	if (comp->rnr_retry == 0) {
+		c->e->cnt.comp_rnr_exceeded++;
+		return comp_error(c, MNIC_WC_RNR_RETRY_EXC_ERR, syn);
+	}
+	if (comp->rnr_retry != RETRY_INFINITE)
+		comp->rnr_retry--;
+	if (psn_cmp(pkt->psn, comp->psn) > 0) {
+		comp->psn = pkt->psn;
+		c->progress = 1;
+	}
+	/* The requester stays quiet until the RNR timer fires; the retransmit
+	 * timer would only resend early. */
+	comp->rnr_wait = 1;
+	fw_timer_cancel(c->e->env.timers, &comp->retrans_timer);
+	if (fw_timer_arm(c->e->env.timers, &comp->rnr_timer,
+			 rocev2_now(c->e) + (uint64_t)rnr_timer_us[syn & 0x1f] * 1000u) < 0) {
+		/* Timer heap full (counted there): resend now rather than
+		 * never. */
+		comp->rnr_wait = 0;
+		qp->req.need_retry = 1;
+		rocev2_sched(c->e, qp);
+	}
+	return COMPST_DONE;
+}
+
+/* MigrOS NAK_STOPPED: the peer QP is being checkpointed.  Send nothing
+ * until its RESUME (the responder clears paused); the retransmit timer
+ * keeps running without consuming retries and recovers afterwards. */
+static enum comp_state st_pause(struct comp_ctx *c)
+{
+	c->qp->paused = 1;
+	return COMPST_DONE;
+}
+
+/* Complete the head WQE with c->status and move the QP to Error
+ * (IBA 10.8.3.1); the flush writes that CQE before the flushed ones. */
+static enum comp_state st_error(struct comp_ctx *c)
+{
+	struct rocev2_req *req = &c->qp->req;
+
+	if (!(req->err_pending && req->err_index == c->qp->comp.wqe_index)) {
+		req->err_pending = 1;
+		req->err_index = c->qp->comp.wqe_index;
+		req->err_status = c->status;
+		req->err_vendor = c->vendor;
+	}
+	/* Reported by the CQE: no asynchronous event (IBA 11.6.3 lists none
+	 * for requester completion errors), except an SQ that cannot be
+	 * read at all. */
+	rocev2_qp_to_error(c->e, c->qp,
+			   req->err_vendor == ROCEV2_VERR_WQE_DMA ? ROCEV2_EVENT_QP_FATAL : -1);
+	c->progress = 0;
+	return COMPST_DONE;
+}
+
+/* After a run: timers and the requester follow the progress made. */
+static void comp_done(struct comp_ctx *c)
+{
+	struct rocev2 *e = c->e;
+	struct rocev2_qp *qp = c->qp;
+	struct rocev2_comp *comp = &qp->comp;
+
+	if (!c->progress || !comp_qp_state_ok(qp))
+		return;
+	/* rxe: the retransmit timer restarts on every progress and stops
+	 * when nothing is outstanding. */
+	if (comp->rnr_wait || !comp_outstanding(qp) || !qp->attr.timeout)
+		fw_timer_cancel(e->env.timers, &comp->retrans_timer);
+	else
+		fw_timer_arm(e->env.timers, &comp->retrans_timer,
+			     rocev2_now(e) + ROCEV2_RETRANS_NS(qp->attr.timeout));
+	/* The window, the in-flight WQEs, rd/atomic credits or a fence may
+	 * have opened; a requester behind comp has to catch up; in SQD the
+	 * requester reports the drained SQ. */
+	if (qp->req.state == REQ_STATE_WAIT || qp->state == ROCEV2_QPS_SQD ||
+	    (int32_t)(qp->req.wqe_index - comp->wqe_index) < 0 ||
+	    psn_cmp(qp->req.psn, comp->psn) < 0)
+		rocev2_sched(e, qp);
+}
+
+static void comp_run(struct comp_ctx *c, enum comp_state state)
+{
+	while (state != COMPST_DONE) {
+		switch (state) {
+		case COMPST_GET_ACK:
+			state = st_get_ack(c);
+			break;
+		case COMPST_GET_WQE:
+			state = st_get_wqe(c);
+			break;
+		case COMPST_CHECK_PSN:
+			state = st_check_psn(c);
+			break;
+		case COMPST_CHECK_ACK:
+			state = st_check_ack(c);
+			break;
+		case COMPST_READ:
+			state = st_read(c);
+			break;
+		case COMPST_ATOMIC:
+			state = st_atomic(c);
+			break;
+		case COMPST_WRITE_SEND:
+			/* A multi-packet message is complete at its last PSN;
+			 * before that the ACK only moves comp.psn. */
+			state = c->pkt->psn == c->tr->last_psn ? COMPST_COMP_ACK : COMPST_UPDATE_COMP;
+			break;
+		case COMPST_COMP_ACK:
+			comp_complete(c);
+			state = COMPST_UPDATE_COMP;
+			break;
+		case COMPST_COMP_WQE:
+			state = st_comp_wqe(c);
+			break;
+		case COMPST_UPDATE_COMP:
+			state = st_update_comp(c);
+			break;
+		case COMPST_ERROR_RETRY:
+			state = st_error_retry(c);
+			break;
+		case COMPST_RNR_RETRY:
+			state = st_rnr_retry(c);
+			break;
+		case COMPST_PAUSE:
+			state = st_pause(c);
+			break;
+		case COMPST_ERROR:
+			state = st_error(c);
+			break;
+		case COMPST_DONE:
+		case COMPST_NUM:
+			state = COMPST_DONE;
+			break;
+		}
+		c->qp->comp.last_state = (uint8_t)state;
+	}
+	comp_done(c);
+}
+
+void rocev2_comp_rx(struct rocev2 *e, struct rocev2_qp *qp, const struct rocev2_pkt *pkt)
+{
+	struct comp_ctx c = { .e = e, .qp = qp, .pkt = pkt };
+
+	comp_run(&c, COMPST_GET_ACK);
+}
+
+#define QP_OF(t, member) \
+	((struct rocev2_qp *)(void *)((uint8_t *)(t) - offsetof(struct rocev2_qp, member)))
+
+/* Retransmit (transport) timer: no response within the timeout. */
+static void comp_retrans_timeout(struct fw_timer *t, void *arg)
+{
+	struct rocev2 *e = arg;
+	struct rocev2_qp *qp = QP_OF(t, comp.retrans_timer);
+	struct comp_ctx c = { .e = e, .qp = qp, .timeout = 1 };
+
+	if (!qp->in_use || !comp_qp_state_ok(qp) || !comp_outstanding(qp) || qp->comp.rnr_wait)
+		return;
+	if (qp->stopped || qp->paused) {
+		/* MigrOS: the peer cannot answer while stopped; keep watching
+		 * without spending retries. */
+		if (qp->attr.timeout)
+			fw_timer_arm(e->env.timers, t,
+				     rocev2_now(e) + ROCEV2_RETRANS_NS(qp->attr.timeout));
+		return;
+	}
+	comp_run(&c, COMPST_GET_WQE);
+}
+
+/* RNR timer: the responder should have a receive WQE by now. */
+static void comp_rnr_timeout(struct fw_timer *t, void *arg)
+{
+	struct rocev2 *e = arg;
+	struct rocev2_qp *qp = QP_OF(t, comp.rnr_timer);
+
+	if (!qp->in_use)
+		return;
+	qp->comp.rnr_wait = 0;
+	if (!comp_qp_state_ok(qp))
+		return;
+	qp->req.need_retry = 1;
+	rocev2_sched(e, qp);
+}
+
+void rocev2_comp_reset(struct rocev2 *e, struct rocev2_qp *qp)
+{
+	struct rocev2_comp *comp = &qp->comp;
+
+	/* The timers may be armed (reset from RTS): take them out of the heap
+	 * before the memset forgets that they are in it. */
+	fw_timer_cancel(e->env.timers, &comp->retrans_timer);
+	fw_timer_cancel(e->env.timers, &comp->rnr_timer);
+	memset(comp, 0, sizeof(*comp));
+	fw_timer_setup(&comp->retrans_timer, comp_retrans_timeout, e);
+	fw_timer_setup(&comp->rnr_timer, comp_rnr_timeout, e);
+	comp->opcode = 0xff;
+	comp->retry_cnt = qp->attr.retry_cnt;
+	comp->rnr_retry = qp->attr.rnr_retry;
+	comp->last_state = COMPST_DONE;
+}

@@ -1,0 +1,116 @@
+/* Completion queues: a ring of CQEs in host memory that only the firmware
+ * writes (mgmt/include/mnic/queues.h).  The host tells how far it has
+ * consumed through the CQ's doorbell record; the firmware never overwrites
+ * an unconsumed CQE: a full CQ is an overflow, which IBA 11.6.2 makes an
+ * asynchronous CQ error, after which the CQ accepts nothing. */
+#include <stddef.h>
+
+#include "hal/mmio.h"
+#include "pool.h"
+
+struct rocev2_cq *rocev2_cq_get(struct rocev2 *e, uint32_t handle)
+{
+	uint32_t idx = rocev2_handle_index(handle);
+	struct rocev2_cq *cq;
+
+	if (idx >= ROCEV2_MAX_CQ)
+		return NULL;
+	cq = &e->cqs[idx];
+	if (!cq->in_use || cq->gen != rocev2_handle_gen(handle))
+		return NULL;
+	return cq;
+}
+
+int rocev2_create_cq(struct rocev2 *e, const struct rocev2_queue_attr *q, uint32_t *handle)
+{
+	struct rocev2_cq *cq;
+	uint32_t idx;
+	int err;
+
+	if (!q || !handle)
+		return -HAL_EINVAL;
+	err = rocev2_queue_attr_check(e, q, MNIC_CQE_SIZE);
+	if (err)
+		return err;
+	ROCEV2_POOL_FIND_FREE(e->cqs, ROCEV2_MAX_CQ, idx);
+	if (idx >= ROCEV2_MAX_CQ)
+		return -HAL_ENOMEM;
+	cq = &e->cqs[idx];
+	cq->gen = rocev2_pool_next_gen(cq->gen, ROCEV2_HANDLE_GEN_MAX);
+	cq->error = 0;
+	cq->q = *q;
+	cq->pi = 0;                 /* the host hands over a zeroed ring */
+	cq->refcnt = 0;
+	cq->in_use = 1;
+	e->n_cq++;
+	*handle = rocev2_handle(cq->gen, idx);
+	return 0;
+}
+
+int rocev2_destroy_cq(struct rocev2 *e, uint32_t handle)
+{
+	struct rocev2_cq *cq = rocev2_cq_get(e, handle);
+
+	if (!cq)
+		return -HAL_EINVAL;
+	if (cq->refcnt)
+		return -HAL_EBUSY;      /* IBA 11.2.8.4: QPs still associated */
+	cq->in_use = 0;
+	e->n_cq--;
+	return 0;
+}
+
+static void cq_overflow(struct rocev2 *e, struct rocev2_cq *cq, uint32_t idx)
+{
+	cq->error = 1;
+	e->cnt.cq_overflows++;
+	rocev2_post_event(e, ROCEV2_EVENT_CQ_ERR, rocev2_handle(cq->gen, idx));
+}
+
+int rocev2_cq_post(struct rocev2 *e, uint16_t cq_index, struct mnic_cqe *cqe)
+{
+	const uint32_t idx = cq_index;
+	const size_t owner_off = offsetof(struct mnic_cqe, owner);
+	struct rocev2_cq *cq;
+	struct mnic_dbrec rec;
+	uint64_t slot;
+	uint8_t owner;
+
+	if (idx >= ROCEV2_MAX_CQ || !e->cqs[idx].in_use)
+		return -HAL_EINVAL;
+	cq = &e->cqs[idx];
+	if (cq->error) {
+		e->cnt.cq_err_drops++;
+		return -HAL_ENOSPC;
+	}
+	if (hal_dma_read(e->env.dma, cq->q.dbrec_addr, &rec, sizeof(rec)) < 0) {
+		e->cnt.dma_errors++;
+		return -HAL_EFAULT;
+	}
+	/* Free-running indices: pi - ci is the number of unconsumed CQEs.  A
+	 * consumer index ahead of pi (hostile or corrupt) makes the difference
+	 * wrap to a huge value and counts as an overflow as well. */
+	if (cq->pi - rec.index >= cq->q.size) {
+		cq_overflow(e, cq, idx);
+		return -HAL_ENOSPC;
+	}
+	slot = cq->q.ring_addr + (uint64_t)(cq->pi & (cq->q.size - 1u)) * MNIC_CQE_SIZE;
+	owner = MNIC_CQE_OWNER(cq->pi, cq->q.size);
+	/* Everything but the owner byte first ... */
+	if (hal_dma_write(e->env.dma, slot, cqe, owner_off) < 0 ||
+	    hal_dma_write(e->env.dma, slot + owner_off + 1u, (const uint8_t *)cqe + owner_off + 1u,
+			  MNIC_CQE_SIZE - owner_off - 1u) < 0) {
+		e->cnt.dma_errors++;
+		return -HAL_EFAULT;
+	}
+	/* ... and the owner byte only after a write barrier: the host polls the
+	 * owner byte and reads the rest once it flips, so no store of the CQE
+	 * body may become visible after it (queues.h, CQE ownership). */
+	hal_wmb();
+	if (hal_dma_write(e->env.dma, slot + owner_off, &owner, 1) < 0) {
+		e->cnt.dma_errors++;
+		return -HAL_EFAULT;
+	}
+	cq->pi++;
+	return 0;
+}

@@ -1,0 +1,251 @@
+/* Receive demux: one Ethernet frame in, at most one packet out to the
+ * responder (requests) or the completer (responses).  rxe_recv.c's
+ * rxe_rcv/hdr_check/check_type_state/check_addr in one pass over the
+ * headers, outermost first, with the ICRC last (rxe does the same: the
+ * cheap header checks reject foreign traffic before the CRC pass).
+ *
+ *   Ethernet   EtherType 0x0800, destination = our MAC
+ *   IPv4       version 4, IHL 5, checksum, not a fragment, total length
+ *              within the frame (Ethernet padding may follow it),
+ *              destination = our address, protocol UDP
+ *   UDP        destination port 4791, length = IPv4 payload
+ *   BTH        TVer 0, a known RC opcode, default P_Key, PadCnt and
+ *              length consistent with the opcode, ICRC
+ *   QP         exists, its state accepts the packet, source = its peer
+ *
+ * Every discard is a verdict; one table maps it to its counter, so each
+ * dropped frame is counted exactly once and in one place.
+ */
+#include <stddef.h>
+
+#include "internal.h"
+
+enum rx_verdict {
+	RX_NOT_ROCE,
+	RX_SHORT,
+	RX_BAD_IP,
+	RX_BAD_DST,
+	RX_BAD_UDP,
+	RX_BAD_TVER,
+	RX_BAD_OPCODE,
+	RX_BAD_PKEY,
+	RX_BAD_PAD,
+	RX_BAD_ICRC,
+	RX_NO_QP,
+	RX_BAD_STATE,
+	RX_BAD_SRC,
+	RX_VERDICT_NUM,
+};
+
+#define RX_CNT(name) offsetof(struct rocev2_counters, name)
+
+static const struct {
+	size_t counter;                 /* offset in struct rocev2_counters */
+	int err;                        /* rocev2_parse's return value */
+} rx_discards[RX_VERDICT_NUM] = {
+	[RX_NOT_ROCE] = { RX_CNT(rx_not_roce), -HAL_ENXIO },
+	[RX_SHORT] = { RX_CNT(rx_short), -HAL_EINVAL },
+	[RX_BAD_IP] = { RX_CNT(rx_bad_ip), -HAL_EINVAL },
+	[RX_BAD_DST] = { RX_CNT(rx_bad_dst), -HAL_ENXIO },
+	[RX_BAD_UDP] = { RX_CNT(rx_bad_udp), -HAL_EINVAL },
+	[RX_BAD_TVER] = { RX_CNT(rx_bad_tver), -HAL_EINVAL },
+	[RX_BAD_OPCODE] = { RX_CNT(rx_bad_opcode), -HAL_EINVAL },
+	[RX_BAD_PKEY] = { RX_CNT(rx_bad_pkey), -HAL_EINVAL },
+	[RX_BAD_PAD] = { RX_CNT(rx_bad_pad), -HAL_EINVAL },
+	[RX_BAD_ICRC] = { RX_CNT(rx_bad_icrc), -HAL_EIO },
+	[RX_NO_QP] = { RX_CNT(rx_no_qp), -HAL_ENXIO },
+	[RX_BAD_STATE] = { RX_CNT(rx_bad_state), -HAL_EINVAL },
+	[RX_BAD_SRC] = { RX_CNT(rx_bad_src), -HAL_EINVAL },
+};
+
+static int rx_discard(struct rocev2 *e, enum rx_verdict v)
+{
+	uint64_t *counter = (uint64_t *)((uint8_t *)&e->cnt + rx_discards[v].counter);
+
+	(*counter)++;
+	return rx_discards[v].err;
+}
+
+#define IPV4_FRAG_MF     0x2000u
+#define IPV4_FRAG_OFFSET 0x1fffu
+/* P_Key match (IBA 10.9.3): the low 15 bits are the key, bit 15 the
+ * membership.  Our only partition is the default one, which we hold as a
+ * full member, so a full (0xFFFF) or limited (0x7FFF) default key matches. */
+#define PKEY_BASE_MASK   0x7fffu
+
+/* RFC 1071 one's-complement sum over the 20-byte header; 0xFFFF when the
+ * stored checksum is right. */
+static uint16_t ipv4_csum_fold(const uint8_t *ip)
+{
+	uint32_t sum = 0;
+	unsigned i;
+
+	for (i = 0; i < IPV4_HLEN; i += 2)
+		sum += (uint32_t)ip[i] << 8 | ip[i + 1];
+	sum = (sum & 0xffffu) + (sum >> 16);
+	sum = (sum & 0xffffu) + (sum >> 16);
+	return (uint16_t)sum;
+}
+
+static int mac_equal(const uint8_t *a, const uint8_t *b)
+{
+	return ((a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) | (a[3] ^ b[3]) |
+		(a[4] ^ b[4]) | (a[5] ^ b[5])) == 0;
+}
+
+int rocev2_parse(struct rocev2 *e, const uint8_t *frame, size_t len, struct rocev2_pkt *pkt)
+{
+	const struct eth_hdr *eth = (const struct eth_hdr *)frame;
+	const struct ipv4_hdr *ip;
+	const struct udp_hdr *udp;
+	const struct bth *bth;
+	const struct rocev2_opcode_info *info;
+	uint32_t tot_len, roce_len, hdr_len, pad, paylen;
+
+	/* ---- Ethernet II ---- */
+	if (len < ETH_HLEN)
+		return rx_discard(e, RX_SHORT);
+	if (eth_type(eth) != ETHERTYPE_IPV4)
+		return rx_discard(e, RX_NOT_ROCE);      /* ARP, IPv6, VLAN tags: not ours */
+	/* RC is unicast: a broadcast or another station's frame is refused. */
+	if (!mac_equal(eth_dst(eth), e->env.mac))
+		return rx_discard(e, RX_BAD_DST);
+
+	/* ---- IPv4 (RFC 791) ---- */
+	if (len < ETH_HLEN + IPV4_HLEN)
+		return rx_discard(e, RX_SHORT);
+	ip = (const struct ipv4_hdr *)(frame + ETH_HLEN);
+	/* Version 4, IHL 5: RoCEv2 senders never use options, and the BTH
+	 * offset below assumes none. */
+	if (ipv4_ver_ihl(ip) != IPV4_VER_IHL)
+		return rx_discard(e, RX_BAD_IP);
+	if (ipv4_csum_fold(ip->b) != 0xffffu)
+		return rx_discard(e, RX_BAD_IP);
+	/* No reassembly: a fragment of a RoCE packet is useless alone. */
+	if (ipv4_frag(ip) & (IPV4_FRAG_MF | IPV4_FRAG_OFFSET))
+		return rx_discard(e, RX_BAD_IP);
+	tot_len = ipv4_tot_len(ip);
+	if (tot_len < IPV4_HLEN)
+		return rx_discard(e, RX_BAD_IP);
+	/* Bytes beyond tot_len are Ethernet padding (short frames). */
+	if (tot_len > len - ETH_HLEN)
+		return rx_discard(e, RX_SHORT);
+	if (ipv4_daddr(ip) != e->env.ipv4)
+		return rx_discard(e, RX_BAD_DST);
+	if (ipv4_proto(ip) != IPV4_PROTO_UDP)
+		return rx_discard(e, RX_NOT_ROCE);
+
+	/* ---- UDP (RFC 768); the checksum is not used by RoCEv2, the ICRC
+	 * covers the packet, so a non-zero one is not checked. ---- */
+	if (tot_len < IPV4_HLEN + UDP_HLEN)
+		return rx_discard(e, RX_SHORT);
+	udp = (const struct udp_hdr *)(frame + ETH_HLEN + IPV4_HLEN);
+	if (udp_dport(udp) != ROCEV2_UDP_DPORT)
+		return rx_discard(e, RX_NOT_ROCE);
+	if (udp_len(udp) != tot_len - IPV4_HLEN)
+		return rx_discard(e, RX_BAD_UDP);
+	roce_len = tot_len - IPV4_HLEN - UDP_HLEN;      /* BTH .. ICRC */
+
+	/* ---- BTH (IBA 9.2) ---- */
+	if (roce_len < BTH_LEN + ICRC_LEN)
+		return rx_discard(e, RX_SHORT);
+	bth = (const struct bth *)(frame + ROCEV2_HDR_OFFSET);
+	if (bth_tver(bth) != 0)                          /* IBA 9.2.4: TVer 0 */
+		return rx_discard(e, RX_BAD_TVER);
+	info = rocev2_opcode(bth_opcode(bth));
+	if (!(info->mask & OPM_VALID))                   /* not RC, or not implemented */
+		return rx_discard(e, RX_BAD_OPCODE);
+	if ((bth_pkey(bth) & PKEY_BASE_MASK) != (BTH_DEF_PKEY & PKEY_BASE_MASK))
+		return rx_discard(e, RX_BAD_PKEY);
+	hdr_len = info->hdr_len;
+	pad = bth_pad(bth);
+	if (roce_len < hdr_len + pad + ICRC_LEN)
+		return rx_discard(e, RX_SHORT);
+	paylen = roce_len - hdr_len - pad - ICRC_LEN;
+	/* IBA 9.2: PadCnt rounds the payload to 4 bytes; an opcode without
+	 * payload (ACK, READ request, atomics, RESUME) has neither. */
+	if (info->mask & OPM_PAYLOAD ? ((paylen + pad) & 3u) != 0 : (pad | paylen) != 0)
+		return rx_discard(e, RX_BAD_PAD);
+
+	/* ---- ICRC (IBA A17.3.3): over IPv4 header .. pad.  (Offsets are
+	 * taken from frame, never from the small wire structs' arrays, which
+	 * must not be indexed past their own size.) ---- */
+	if (rocev2_icrc(frame + ETH_HLEN, tot_len - ICRC_LEN) !=
+	    get_le32(frame + ETH_HLEN + tot_len - ICRC_LEN))
+		return rx_discard(e, RX_BAD_ICRC);
+
+	pkt->frame = frame;
+	pkt->len = ETH_HLEN + tot_len;          /* without Ethernet padding */
+	pkt->ip = ip;
+	pkt->udp = udp;
+	pkt->bth = bth;
+	pkt->info = info;
+	pkt->opcode = bth_opcode(bth);
+	pkt->ackreq = (uint8_t)bth_ackreq(bth);
+	pkt->psn = bth_psn(bth);
+	pkt->qpn = bth_qpn(bth);
+	pkt->payload = frame + ROCEV2_HDR_OFFSET + hdr_len;
+	pkt->paylen = paylen;
+	return 0;
+}
+
+/* Which packets a QP state accepts (IBA 10.3.1; rxe check_type_state):
+ * the responder runs from RTR on, the requester from RTS; SQD and SQE
+ * still receive both (outstanding requests complete, the receive queue
+ * keeps working).  RESET, INIT and ERR drop everything (an ERR QP has
+ * flushed its queues; a late response must not complete anything). */
+static const uint32_t rx_state_accepts[ROCEV2_QPS_NUM] = {
+	[ROCEV2_QPS_RESET] = 0,
+	[ROCEV2_QPS_INIT] = 0,
+	[ROCEV2_QPS_RTR] = OPM_REQ,
+	[ROCEV2_QPS_RTS] = OPM_REQ | OPM_RESP,
+	[ROCEV2_QPS_SQD] = OPM_REQ | OPM_RESP,
+	[ROCEV2_QPS_SQE] = OPM_REQ | OPM_RESP,
+	[ROCEV2_QPS_ERR] = 0,
+};
+
+/* Where an accepted packet goes, by opcode class. */
+static const struct {
+	uint32_t mask;
+	size_t counter;
+	void (*stage)(struct rocev2 *e, struct rocev2_qp *qp, const struct rocev2_pkt *pkt);
+} rx_stages[] = {
+	{ OPM_REQ, RX_CNT(rx_req_packets), rocev2_resp_rx },
+	{ OPM_RESP, RX_CNT(rx_resp_packets), rocev2_comp_rx },
+};
+
+void rocev2_rx(struct rocev2 *e, const uint8_t *frame, size_t len)
+{
+	struct rocev2_pkt pkt;
+	struct rocev2_qp *qp;
+	uint32_t mask;
+	unsigned i;
+
+	e->cnt.rx_frames++;
+	if (rocev2_parse(e, frame, len, &pkt) < 0)
+		return;
+	qp = rocev2_qp_lookup(e, pkt.qpn);
+	if (!qp) {
+		rx_discard(e, RX_NO_QP);
+		return;
+	}
+	mask = pkt.info->mask;
+	if (qp->state >= ROCEV2_QPS_NUM || !(rx_state_accepts[qp->state] & mask)) {
+		rx_discard(e, RX_BAD_STATE);
+		return;
+	}
+	/* rxe check_addr: only the QP's peer may talk to it.  MigrOS: a
+	 * paused QP's peer has moved and announces its new address with
+	 * RESUME, so neither is held to the old address (reference 1(c)). */
+	if (!qp->paused && !(mask & OPM_RESUME) && ipv4_saddr(pkt.ip) != qp->attr.av.dip) {
+		rx_discard(e, RX_BAD_SRC);
+		return;
+	}
+	for (i = 0; i < sizeof(rx_stages) / sizeof(rx_stages[0]); i++)
+		if (mask & rx_stages[i].mask) {
+			(*(uint64_t *)((uint8_t *)&e->cnt + rx_stages[i].counter))++;
+			rx_stages[i].stage(e, qp, &pkt);
+			return;
+		}
+	rx_discard(e, RX_BAD_OPCODE);   /* a table row with neither class */
+}
