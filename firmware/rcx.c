@@ -192,7 +192,8 @@ static int host_check(struct rcx *x, uint64_t addr, uint64_t key, uint32_t len)
 			return -HAL_EFAULT;
 		for (i = 0; i < n; i++) {
 			if (x->buf[i] != pattern_byte(key, off + i)) {
-				LOG_ERR("rcx: byte %u of %u differs (0x%02x, want 0x%02x)", off + i, len,
+				LOG_ERR("rcx: byte %u of %u differs (0x%02x, want 0x%02x)", (unsigned)(off + i),
+					(unsigned)len,
 					x->buf[i], pattern_byte(key, off + i));
 				return -HAL_EIO;
 			}
@@ -352,7 +353,8 @@ static void on_send_cqe(struct rcx *x, const struct mnic_cqe *c)
 	case RCX_FADD:
 	case RCX_CSWAP:
 		if (hal_dma_read(&x->c->dma, s->buf, &orig, sizeof(orig)) || orig != s->expect_orig) {
-			LOG_ERR("rcx: qp %u seq %u %s returned 0x%llx, want 0x%llx", qi, s->seq,
+			LOG_ERR("rcx: qp %u seq %u %s returned 0x%llx, want 0x%llx", (unsigned)qi,
+				(unsigned)s->seq,
 				rcx_ops[s->op].name, (unsigned long long)orig,
 				(unsigned long long)s->expect_orig);
 			fail(x, "atomic returned the wrong original value");
@@ -391,8 +393,9 @@ static void on_recv_cqe(struct rcx *x, const struct mnic_cqe *c)
 	if (!rcx_ops[op].consumes_recv || c->byte_len != len ||
 	    ((op == RCX_SEND_IMM || op == RCX_WRITE_IMM) &&
 	     (!(c->flags & MNIC_CQE_WITH_IMM) || c->imm_data != q->peer_seq - 1))) {
-		LOG_ERR("rcx: qp %u receive: opcode %u len %u imm %u; want %s len %u seq %u", qi,
-			c->opcode, c->byte_len, c->imm_data, rcx_ops[op].name, len, q->peer_seq - 1);
+		LOG_ERR("rcx: qp %u receive: opcode %u len %u imm %u; want %s len %u seq %u",
+			(unsigned)qi, c->opcode, (unsigned)c->byte_len, (unsigned)c->imm_data,
+			rcx_ops[op].name, (unsigned)len, (unsigned)(q->peer_seq - 1));
 		fail(x, "receive completion does not match the peer's sequence");
 		return;
 	}
@@ -424,8 +427,8 @@ static void poll_cq(struct rcx *x)
 		x->cq_ci++;
 		if (c.status != MNIC_WC_SUCCESS) {
 			LOG_ERR("rcx: completion error: qp 0x%x wr_id 0x%llx status %u opcode %u "
-				"vendor_err 0x%x", c.qp_num, (unsigned long long)c.wr_id, c.status,
-				c.opcode, c.vendor_err);
+				"vendor_err 0x%x", (unsigned)c.qp_num, (unsigned long long)c.wr_id, c.status,
+				c.opcode, (unsigned)c.vendor_err);
 			fail(x, "error completion");
 			return;
 		}
@@ -491,11 +494,12 @@ static void on_tick(struct fw_timer *t, void *arg)
 		if (qp)
 			LOG_DEBUG("rcx: qp %u state %u req.state %u psn %u wqe %u | comp psn %u wqe %u "
 				  "rnr_wait %u started_retry %u timer %s (%lld ms) | heap %u next %lld ms",
-				  i, qp->state, qp->req.state, qp->req.psn, qp->req.wqe_index, qp->comp.psn,
-				  qp->comp.wqe_index, qp->comp.rnr_wait, qp->comp.started_retry,
+				  (unsigned)i, qp->state, qp->req.state, (unsigned)qp->req.psn,
+				  (unsigned)qp->req.wqe_index, (unsigned)qp->comp.psn,
+				  (unsigned)qp->comp.wqe_index, qp->comp.rnr_wait, qp->comp.started_retry,
 				  fw_timer_armed(&qp->comp.retrans_timer) ? "armed" : "idle",
 				  (long long)(qp->comp.retrans_timer.deadline - fw_loop_now(x->c->loop)) / 1000000,
-				  x->c->loop->timers.n,
+				  (unsigned)x->c->loop->timers.n,
 				  (long long)(fw_timers_next(&x->c->loop->timers) - fw_loop_now(x->c->loop)) / 1000000);
 	}
 	fw_loop_timer_arm(x->c->loop, t, fw_loop_now(x->c->loop) + 1000000000u);
@@ -569,7 +573,7 @@ static int setup(struct rcx *x)
 	need = next;
 	if (need > win) {
 		LOG_ERR("rcx: %u QPs x %u bytes need %llu bytes of host memory, the window has %llu;"
-			" lower qps= or max_size=", x->nqps, x->max_size, (unsigned long long)need,
+			" lower qps= or max_size=", (unsigned)x->nqps, (unsigned)x->max_size, (unsigned long long)need,
 			(unsigned long long)win);
 		return FW_EXIT_USAGE;
 	}
@@ -600,7 +604,7 @@ static int setup(struct rcx *x)
 		struct rocev2_qp_attr a;
 
 		if ((rc = rocev2_create_qp(x->e, &ia, &q->qpn)) != 0) {
-			LOG_ERR("rcx: create QP %u failed: %d", i, rc);
+			LOG_ERR("rcx: create QP %u failed: %d", (unsigned)i, rc);
 			return FW_EXIT_FAIL;
 		}
 		memset(&a, 0, sizeof(a));
@@ -638,7 +642,7 @@ static int setup(struct rcx *x)
 						      ROCEV2_QP_RETRY_CNT | ROCEV2_QP_RNR_RETRY |
 						      ROCEV2_QP_MAX_QP_RD_ATOMIC);
 		if (rc) {
-			LOG_ERR("rcx: connecting QP %u failed: %d", i, rc);
+			LOG_ERR("rcx: connecting QP %u failed: %d", (unsigned)i, rc);
 			return FW_EXIT_FAIL;
 		}
 		/* How many receive completions the peer's sequence will make. */
@@ -687,7 +691,8 @@ static void report(struct rcx *x, int ok)
 	fw_print("RCX %s qps=%u msgs=%u ops=%llu recvs=%llu bytes=%llu elapsed_us=%llu "
 		 "msg_rate=%llu goodput_mbps=%llu tx_packets=%llu retransmits=%llu seq_naks=%llu "
 		 "rnr_naks=%llu dup_requests=%llu bad_icrc=%llu",
-		 ok ? "PASS" : "FAIL", x->nqps, x->msgs, (unsigned long long)x->ops_done,
+		 ok ? "PASS" : "FAIL", (unsigned)x->nqps, (unsigned)x->msgs,
+		 (unsigned long long)x->ops_done,
 		 (unsigned long long)x->recvs_done, (unsigned long long)bytes,
 		 (unsigned long long)(el / 1000u),
 		 (unsigned long long)(el ? (x->ops_done * 1000000000ull) / el : 0),
@@ -778,8 +783,8 @@ int fw_mode_rcx(struct fw_ctx *c, const struct fw_args *a)
 	x->start_ns = x->last_rx_ns = fw_loop_now(c->loop);
 	fw_loop_timer_arm(c->loop, &x->tick, x->start_ns + 1000000000u);
 	fw_loop_timer_arm(c->loop, &x->timeout, x->start_ns + timeout_ms * 1000000u);
-	fw_print("MNIC READY board=%s rcx qps=%u msgs=%u max_size=%u", c->plat->board, x->nqps,
-		 x->msgs, x->max_size);
+	fw_print("MNIC READY board=%s rcx qps=%u msgs=%u max_size=%u", c->plat->board,
+		 (unsigned)x->nqps, (unsigned)x->msgs, (unsigned)x->max_size);
 	rc = fw_loop_run(c->loop);
 	report(x, rc == FW_EXIT_OK && !x->failed);
 	return x->failed ? FW_EXIT_FAIL : rc;
