@@ -7,6 +7,14 @@
 #                        percent of one core (utime+stime from /proc)
 #   raw_frame_rate       verified rawx frames/s between two A15 NICs through
 #                        the switch (both directions, 5,000 frames each way)
+# RoCEv2 engine (issue #3):
+#   tx/rx_instr_per_pkt_{send64B,write4KiB}  callgrind instructions per packet
+#                        on an in-process engine pair (bench/engine_pair.c),
+#                        minus ICRC and payload copies
+#   icrc_gbps, zlib_crc32_gbps   the same 4 KiB buffers, wall clock
+#   raw_frame_rate_posix rawx frames/s between two POSIX NICs (the switch limit)
+#   msg_rate_64B         64 B SENDs/s one way between two POSIX NICs (4 QPs)
+#   goodput_1MiB_gbps    1 MiB RDMA WRITE goodput one way, two POSIX NICs
 set -euo pipefail
 . "$(dirname "$0")/../qemu-board/lib.sh"
 mnic_init
@@ -17,6 +25,47 @@ log() { echo "bench: $*" >&2; }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 mnic_switch_start "$out/switch"
+
+# ---- RoCEv2 engine: instruction counts and ICRC (in process) -------------
+ep=$out/engine_pair
+gcc -std=c11 -O2 -g -D_GNU_SOURCE -I"$MNIC_ROOT"/hal/include -I"$MNIC_ROOT"/firmware \
+  -I"$MNIC_ROOT"/mgmt/include -I"$MNIC_ROOT" -I"$MNIC_ROOT"/rocev2 "$MNIC_ROOT"/bench/engine_pair.c \
+  "$MNIC_ROOT"/rocev2/*.c "$MNIC_ROOT"/firmware/timer.c "$MNIC_ROOT"/hal/common/dma_window.c -lz -o "$ep"
+# Instructions per packet in one phase, without the ICRC and payload copies.
+instr_per_pkt() {   # workload phase
+  local f=$out/cg.$1.$2 n=1000
+  valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file="$f" "$ep" "$1" $n "$2" >/dev/null 2>&1 \
+    || mnic_die "engine_pair $1 $2 failed under callgrind"
+  callgrind_annotate --inclusive=yes --threshold=100 "$f" 2>/dev/null | awk -v n=$n '
+    /PROGRAM TOTALS/ { gsub(",", "", $1); total = $1 }
+    /:(rocev2_icrc|rocev2_sge_gather|rocev2_sge_scatter|rocev2_mem_read|rocev2_mem_write) \[/ {
+      gsub(",", "", $1); excl += $1 }
+    END { printf "%d", (total - excl) / n }'
+}
+for w in send64B write4KiB; do
+  arg=${w/send64B/send64}; arg=${arg/write4KiB/write4k}
+  echo "tx_instr_per_pkt_$w: $(instr_per_pkt $arg tx) instructions"
+  echo "rx_instr_per_pkt_$w: $(instr_per_pkt $arg rx) instructions"
+done
+"$ep" crc 1024 | sed 's/Gbit\/s/Gbit\/s/'
+
+# ---- RoCEv2 between two POSIX NICs --------------------------------------
+posix_pair() {   # name firmware-args... ; prints the slower NIC's RCX/RAWX line
+  local d=$out/$1 pids=() i; shift
+  mkdir -p "$d"
+  for i in 1 2; do
+    "$MNIC_ROOT/build/posix/mnic-fw" --vde "$out/switch" --mac 52:54:00:41:00:0$i --bar "$d/n$i.bar" \
+      --bar-size 64M -- "${@//@PEER@/52:54:00:41:00:0$((3 - i))}" >"$d/n$i.log" 2>&1 &
+    pids+=($!); mnic_track $!
+  done
+  for i in 0 1; do mnic_wait_pid "${pids[$i]}" 300; [ "$MNIC_RC" = 0 ] || mnic_die "POSIX pair $d failed (see $d)"; done
+}
+posix_pair rawx-posix rawx peers=@PEER@ count=20000 linger_ms=500
+echo "raw_frame_rate_posix: $(grep -h '^RAWX PASS' "$out"/rawx-posix/*.log | sed 's/.*rate_fps=\([0-9]*\).*/\1/' | sort -n | head -1) frames/s"
+posix_pair msg64 rcx peer=@PEER@ qps=4 msgs=10000 size=64 ops=send mtu=5
+echo "msg_rate_64B: $(grep -h '^RCX PASS' "$out"/msg64/*.log | sed 's/.*msg_rate=\([0-9]*\).*/\1/' | sort -n | head -1) messages/s"
+posix_pair write1m rcx peer=@PEER@ qps=2 msgs=100 size=1048576 ops=write mtu=5
+echo "goodput_1MiB_gbps: $(grep -h '^RCX PASS' "$out"/write1m/*.log | sed 's/.*goodput_mbps=\([0-9]*\).*/\1/' | sort -n | head -1 | awk '{printf "%.3f", $1 / 1000}') Gbit/s"
 
 boot_once() {   # board -> ms to READY
   local board=$1 t0 t1 pid f=$out/boot.log

@@ -85,6 +85,7 @@ struct rcx {
 	struct rocev2 *e;
 	uint8_t peer_mac[6];
 	uint32_t nqps, msgs, max_size, ops_mask;
+	int fixed_size;               /* every payload is max_size bytes (benchmarks) */
 	uint64_t seed;
 	unsigned mtu;
 	uint32_t pd, lkey, cq;
@@ -141,6 +142,10 @@ static void gen(const struct rcx *x, uint64_t from, uint32_t q, uint32_t seq, ui
 	*op = (uint8_t)i;
 	if (!rcx_ops[i].has_payload) {
 		*len = 8;
+		return;
+	}
+	if (x->fixed_size) {
+		*len = x->max_size;
 		return;
 	}
 	/* Log-uniform sizes from 0 to max_size: mostly small, some huge. */
@@ -720,11 +725,11 @@ static uint64_t env_now(void *ctx)
 
 int fw_mode_rcx(struct fw_ctx *c, const struct fw_args *a)
 {
-	static const char *const keys[] = { "log", "peer", "qps", "msgs", "max_size", "seed", "mtu",
-					    "ops", "timeout_ms", NULL };
+	static const char *const keys[] = { "log", "peer", "qps", "msgs", "max_size", "size", "seed",
+					    "mtu", "ops", "timeout_ms", NULL };
 	struct rcx *x = &rcx;
 	struct rocev2_env env;
-	uint64_t qps, msgs, max_size, seed, mtu, timeout_ms;
+	uint64_t qps, msgs, max_size, size, seed, mtu, timeout_ms;
 	const char *peer = fw_args_get(a, "peer"), *ops = fw_args_get(a, "ops");
 	int rc;
 
@@ -732,6 +737,7 @@ int fw_mode_rcx(struct fw_ctx *c, const struct fw_args *a)
 	if (fw_args_check(a, keys) != 0 || fw_args_u64(a, "qps", 1, RCX_MAX_QPS, &qps) != 0 ||
 	    fw_args_u64(a, "msgs", 1000, 100000000u, &msgs) != 0 ||
 	    fw_args_u64(a, "max_size", 65536, ROCEV2_MAX_MSG, &max_size) != 0 ||
+	    fw_args_u64(a, "size", 0, ROCEV2_MAX_MSG, &size) != 0 ||
 	    fw_args_u64(a, "seed", 1, UINT64_MAX, &seed) != 0 ||
 	    fw_args_u64(a, "mtu", ROCEV2_MTU_1024, ROCEV2_MTU_4096, &mtu) != 0 ||
 	    fw_args_u64(a, "timeout_ms", 300000, 86400000u, &timeout_ms) != 0)
@@ -739,6 +745,11 @@ int fw_mode_rcx(struct fw_ctx *c, const struct fw_args *a)
 	if (!peer || fw_parse_mac(peer, x->peer_mac) != 0) {
 		LOG_ERR("rcx needs peer=MAC (xx:xx:xx:xx:xx:xx)");
 		return FW_EXIT_USAGE;
+	}
+	if (size) {
+		/* size=N: every SEND/WRITE/READ carries exactly N bytes. */
+		max_size = size < 8 ? 8 : size;
+		x->fixed_size = 1;
 	}
 	if (qps == 0 || mtu < ROCEV2_MTU_256 || max_size < 8) {
 		LOG_ERR("rcx: qps >= 1, mtu 1..5 (256..4096 bytes) and max_size >= 8");

@@ -31,7 +31,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "internal.h"
+#include "rocev2/internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -5,7 +5,7 @@
  * parse that promises more than the frame holds. */
 #include <string.h>
 
-#include "internal.h"
+#include "rocev2/internal.h"
 
 uint32_t fuzz_rx_setup_qp(struct rocev2 *e, uint32_t peer_ip, uint32_t peer_qpn);
 

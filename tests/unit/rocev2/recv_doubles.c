@@ -5,7 +5,7 @@
  * QPs, whatever the real QPN encoding is. */
 #include <string.h>
 
-#include "internal.h"
+#include "rocev2/internal.h"
 
 /* Declared in test_recv.c. */
 struct recv_delivery {

@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-#include "internal.h"
+#include "rocev2/internal.h"
 
 static const uint8_t our_mac[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
 static const uint8_t peer_mac[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x02 };

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "rocev2/internal.h"
 
 struct recv_delivery {
 	const struct rocev2_qp *qp;
