@@ -121,29 +121,31 @@ struct rocev2_pkt {
 	uint32_t paylen;                /* payload bytes, without pad and ICRC */
 };
 
+/* Extension headers follow the BTH in the frame; address them from the
+ * frame bytes (not from the 12-byte BTH array, which they lie beyond). */
 static inline const struct reth *pkt_reth(const struct rocev2_pkt *p)
 {
-	return (const struct reth *)(p->bth->b + p->info->reth);
+	return (const struct reth *)((const uint8_t *)p->bth + p->info->reth);
 }
 static inline const struct aeth *pkt_aeth(const struct rocev2_pkt *p)
 {
-	return (const struct aeth *)(p->bth->b + p->info->aeth);
+	return (const struct aeth *)((const uint8_t *)p->bth + p->info->aeth);
 }
 static inline const struct atmeth *pkt_atmeth(const struct rocev2_pkt *p)
 {
-	return (const struct atmeth *)(p->bth->b + p->info->atmeth);
+	return (const struct atmeth *)((const uint8_t *)p->bth + p->info->atmeth);
 }
 static inline const struct atmack *pkt_atmack(const struct rocev2_pkt *p)
 {
-	return (const struct atmack *)(p->bth->b + p->info->atmack);
+	return (const struct atmack *)((const uint8_t *)p->bth + p->info->atmack);
 }
 static inline const struct immdt *pkt_immdt(const struct rocev2_pkt *p)
 {
-	return (const struct immdt *)(p->bth->b + p->info->immdt);
+	return (const struct immdt *)((const uint8_t *)p->bth + p->info->immdt);
 }
 static inline const struct ieth *pkt_ieth(const struct rocev2_pkt *p)
 {
-	return (const struct ieth *)(p->bth->b + p->info->ieth);
+	return (const struct ieth *)((const uint8_t *)p->bth + p->info->ieth);
 }
 
 /* ---- transmit (net.c) -------------------------------------------------- */

@@ -1,26 +1,32 @@
 #!/usr/bin/env bash
 # make fuzz: build each tests/fuzz/fuzz_*.c with clang's libFuzzer plus
 # ASan+UBSan and run it for FUZZ_SECONDS (default 30) from its corpus in
-# build/fuzz/<name>/corpus.  Any crash leaves a reproducer in build/fuzz/<name>/
+# build/fuzz/<name>/corpus, seeded from tests/fuzz/corpus/<name> when that
+# exists (fuzz_rx: frames from real captures, scripts/pcap-to-corpus.py).
+# FUZZ_TARGETS="fuzz_rx ..." limits the run.  Any crash leaves a reproducer in build/fuzz/<name>/
 # and fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${FUZZ_SECONDS:-30}
 make --no-print-directory build/host/gen/board.h >/dev/null
 CFLAGS="-std=c11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
- -Ihal/include -Ihal/posix -Ifirmware -Imgmt/include -Imgmt -I. -Ibuild/host/gen"
+ -Ihal/include -Ihal/posix -Ifirmware -Imgmt/include -Imgmt -I. -Irocev2 -Ibuild/host/gen"
 declare -A SRCS=(
   [fuzz_args]="firmware/args.c firmware/log.c firmware/fmt.c"
   [fuzz_impair_spec]="hal/posix/impair.c"
+  [fuzz_rx]="$(ls rocev2/*.c | grep -v crc32.c | tr '\n' ' ') firmware/timer.c hal/common/dma_window.c"
 )
+declare -A DEFS=( [fuzz_rx]="-DFUZZ_RX_FULL" )
 rc=0
 for t in "${!SRCS[@]}"; do
   [ -f "tests/fuzz/$t.c" ] || continue
+  [ -z "${FUZZ_TARGETS:-}" ] || [[ " $FUZZ_TARGETS " == *" $t "* ]] || continue
+  seeds=; [ -d "tests/fuzz/corpus/$t" ] && seeds=$PWD/tests/fuzz/corpus/$t
   d=build/fuzz/$t; mkdir -p "$d/corpus"
   # shellcheck disable=SC2086
-  clang $CFLAGS "tests/fuzz/$t.c" ${SRCS[$t]} -o "$d/$t"
+  clang $CFLAGS ${DEFS[$t]:-} "tests/fuzz/$t.c" ${SRCS[$t]} -o "$d/$t"
   echo "fuzz: $t for ${secs}s"
-  if ! (cd "$d" && "./$t" -max_total_time="$secs" -print_final_stats=1 corpus >run.log 2>&1); then
+  if ! (cd "$d" && "./$t" -max_total_time="$secs" -print_final_stats=1 corpus $seeds >run.log 2>&1); then
     echo "fuzz: $t FOUND A CRASH; see $d/run.log and $d/crash-*"; tail -30 "$d/run.log"; rc=1
   else
     grep -E "stat::number_of_executed_units|cov:" "$d/run.log" | tail -2

@@ -53,3 +53,23 @@ $(1)_SRCS := tests/unit/rocev2/$(1).c $(ROCEV2_ENGINE_SRCS)
 $(1)_CFLAGS := $(ROCEV2_TEST_CFLAGS)
 endef
 $(foreach t,test_objects test_qp test_queue test_resp test_req test_comp,$(eval $(call rocev2_test,$(t))))
+
+# Wire stages in isolation: test_icrc includes icrc.c itself (to reach its
+# static CRC engines) and checks it against the bytewise crc32.c;
+# test_recv tests the demux with doubles for the stages it feeds.
+UNIT_TESTS += test_icrc
+test_icrc_SRCS := tests/unit/rocev2/test_icrc.c rocev2/crc32.c
+test_icrc_CFLAGS := $(ROCEV2_TEST_CFLAGS)
+
+UNIT_TESTS += test_net
+test_net_SRCS := tests/unit/rocev2/test_net.c rocev2/net.c rocev2/icrc.c rocev2/opcode.c \
+	firmware/timer.c hal/common/dma_window.c
+test_net_CFLAGS := $(ROCEV2_TEST_CFLAGS)
+
+UNIT_TESTS += test_recv
+test_recv_SRCS := tests/unit/rocev2/test_recv.c tests/unit/rocev2/recv_doubles.c rocev2/recv.c \
+	rocev2/net.c rocev2/icrc.c rocev2/opcode.c firmware/timer.c hal/common/dma_window.c
+test_recv_CFLAGS := $(ROCEV2_TEST_CFLAGS)
+
+UNIT_TESTS += test_pcap
+test_pcap_SRCS := tests/unit/hal/test_pcap.c hal/posix/pcap.c
