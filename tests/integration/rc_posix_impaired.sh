@@ -52,17 +52,21 @@ fi
 # as RoCEv2 with no malformed packet and no expert warning.
 command -v tshark >/dev/null || mnic_die "tshark missing: run scripts/deps.sh"
 # Our payloads are random test bytes: switch off Wireshark's guessing of
-# protocols carried over InfiniBand (RPC-over-RDMA, SMB Direct, ...), which
-# would otherwise "decode" them and report them malformed.
+# protocols carried over InfiniBand (RPC-over-RDMA, SMB Direct, iSER, LNet,
+# SDP, IPoIB-style EtherType, SMC-R, FC), which would otherwise "decode"
+# them and report them malformed.  Names: Debian 12's Wireshark 4.0.
 heur=()
-while read -r table name _; do
-  [ "$table" = infiniband.payload ] && heur+=(--disable-heuristic "$name")
-done < <(tshark -G heuristic-decodes 2>/dev/null)
+for h in rpcrdma_infiniband smb_direct_infiniband iser_infiniband lnet_ib sdp_infiniband \
+         eth_over_ib smcr_infiniband fc_infiniband; do
+  heur+=(--disable-heuristic "$h")
+done
 tshark() { command tshark "${heur[@]}" "$@"; }
-for i in 1 2; do
-  f=$(ls "$out"/*-nic$i.pcap | head -1)
+for f in "$out"/*-nic?.pcap; do
+  i=${f%.pcap}; i=${i##*nic}
   own="eth.src == 52:54:00:60:00:0$i"
   n=$(tshark -r "$f" -Y "$own && infiniband" 2>/dev/null | wc -l)
+  all=$(tshark -r "$f" -Y "$own" 2>/dev/null | wc -l)
+  [ "$n" = "$all" ] || mnic_die "$f: only $n of our $all frames decode as InfiniBand over UDP 4791"
   bad=$(tshark -r "$f" -Y "$own && (_ws.malformed || _ws.expert.severity >= warning)" 2>/dev/null | wc -l)
   echo "$(basename "$f"): $n RoCEv2 packets sent, $bad malformed or with expert warnings"
   [ "$n" -gt 1000 ] || mnic_die "$f: too few RoCEv2 packets decoded ($n)"
