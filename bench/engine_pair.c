@@ -204,7 +204,7 @@ static int crc_bench(unsigned mib)
 		sink ^= rocev2_icrc(buf, 4096);
 	t1 = seconds();
 	for (done = 0; done < bytes; done += 4096)
-		sink ^= (uint32_t)crc32_z(0, buf, 4096);  /* crc32_z: our engine has its own crc32 symbol */
+		sink ^= (uint32_t)crc32(0, buf, 4096);
 	t2 = seconds();
 	printf("icrc_gbps: %.2f Gbit/s\n", bytes * 8 / (t1 - t0) / 1e9);
 	printf("zlib_crc32_gbps: %.2f Gbit/s\n", bytes * 8 / (t2 - t1) / 1e9);

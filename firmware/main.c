@@ -49,7 +49,7 @@ int fw_main(int argc, char **argv)
 		LOG_ERR("platform init failed: %d", rc);
 		return FW_EXIT_PLATFORM;
 	}
-	crc32_init();
+	rocev2_crc32_init();
 	if (argc >= 2) {
 		for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
 			if (strcmp(argv[1], modes[i].name) == 0)

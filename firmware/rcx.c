@@ -96,6 +96,7 @@ struct rcx {
 	uint64_t op_count[RCX_NUM_OPS];
 	uint64_t start_ns, done_ns, last_rx_ns;
 	int done, failed;
+	uint32_t leaked;              /* objects still in the pools after teardown */
 	struct fw_timer tick, linger, timeout;
 	uint8_t buf[4096];
 };
@@ -664,6 +665,24 @@ static int setup(struct rcx *x)
 	return FW_EXIT_OK;
 }
 
+/* Destroy everything setup() made, in reverse order, and check the pools
+ * are back where they started (a leak shows as a count). */
+static int teardown(struct rcx *x)
+{
+	uint32_t i;
+	int rc = 0;
+
+	for (i = 0; i < x->nqps; i++)
+		if (x->qp[i].qpn && rocev2_destroy_qp(x->e, x->qp[i].qpn) != 0)
+			rc = -HAL_EBUSY;
+	if ((x->cq && rocev2_destroy_cq(x->e, x->cq) != 0) ||
+	    (x->lkey && rocev2_dereg_mr(x->e, x->lkey) != 0) ||
+	    (x->pd && rocev2_dealloc_pd(x->e, x->pd) != 0))
+		rc = -HAL_EBUSY;
+	x->leaked = x->e->n_qp + x->e->n_cq + x->e->n_mr + x->e->n_pd + x->e->n_srq;
+	return rc ? rc : (x->leaked ? -HAL_EBUSY : 0);
+}
+
 static int parse_ops(const char *s, uint32_t *mask)
 {
 	*mask = 0;
@@ -695,7 +714,7 @@ static void report(struct rcx *x, int ok)
 
 	fw_print("RCX %s qps=%u msgs=%u ops=%llu recvs=%llu bytes=%llu elapsed_us=%llu "
 		 "msg_rate=%llu goodput_mbps=%llu tx_packets=%llu retransmits=%llu seq_naks=%llu "
-		 "rnr_naks=%llu dup_requests=%llu bad_icrc=%llu",
+		 "rnr_naks=%llu dup_requests=%llu bad_icrc=%llu pools_leaked=%u",
 		 ok ? "PASS" : "FAIL", (unsigned)x->nqps, (unsigned)x->msgs,
 		 (unsigned long long)x->ops_done,
 		 (unsigned long long)x->recvs_done, (unsigned long long)bytes,
@@ -704,7 +723,8 @@ static void report(struct rcx *x, int ok)
 		 (unsigned long long)(el ? (bytes * 8000ull) / el : 0),
 		 (unsigned long long)k->tx_packets, (unsigned long long)k->req_retransmits,
 		 (unsigned long long)k->comp_naks_seq, (unsigned long long)k->comp_naks_rnr,
-		 (unsigned long long)k->resp_dup_requests, (unsigned long long)k->rx_bad_icrc);
+		 (unsigned long long)k->resp_dup_requests, (unsigned long long)k->rx_bad_icrc,
+		 (unsigned)x->leaked);
 }
 
 static struct rocev2 engine;
@@ -797,6 +817,8 @@ int fw_mode_rcx(struct fw_ctx *c, const struct fw_args *a)
 	fw_print("MNIC READY board=%s rcx qps=%u msgs=%u max_size=%u", c->plat->board,
 		 (unsigned)x->nqps, (unsigned)x->msgs, (unsigned)x->max_size);
 	rc = fw_loop_run(c->loop);
+	if (teardown(x) != 0 && rc == FW_EXIT_OK)
+		fail(x, "objects left in the pools after teardown");
 	report(x, rc == FW_EXIT_OK && !x->failed);
 	return x->failed ? FW_EXIT_FAIL : rc;
 }

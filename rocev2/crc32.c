@@ -3,7 +3,7 @@
 static uint32_t table[256];
 static int table_ready;
 
-void crc32_init(void)
+void rocev2_crc32_init(void)
 {
 	uint32_t i, j;
 
@@ -17,18 +17,18 @@ void crc32_init(void)
 	table_ready = 1;
 }
 
-uint32_t crc32_update(uint32_t state, const void *buf, size_t len)
+uint32_t rocev2_crc32_update(uint32_t state, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
 
 	if (!table_ready)
-		crc32_init();
+		rocev2_crc32_init();
 	while (len--)
 		state = table[(state ^ *p++) & 0xffu] ^ (state >> 8);
 	return state;
 }
 
-uint32_t crc32(const void *buf, size_t len)
+uint32_t rocev2_crc32(const void *buf, size_t len)
 {
-	return ~crc32_update(0xffffffffu, buf, len);
+	return ~rocev2_crc32_update(0xffffffffu, buf, len);
 }
