@@ -33,20 +33,6 @@ static inline unsigned pad_count(uint32_t paylen)
 	return (unsigned)(-paylen & 3u);
 }
 
-/* RFC 1071 one's-complement sum of the 20-byte header (checksum field 0
- * here; recv.c has the same fold to verify). */
-static uint16_t ipv4_csum_fold(const uint8_t *ip)
-{
-	uint32_t sum = 0;
-	unsigned i;
-
-	for (i = 0; i < IPV4_HLEN; i += 2)
-		sum += (uint32_t)ip[i] << 8 | ip[i + 1];
-	sum = (sum & 0xffffu) + (sum >> 16);
-	sum = (sum & 0xffffu) + (sum >> 16);
-	return (uint16_t)sum;
-}
-
 /* Lengths and PadCnt for paylen bytes of payload: written by both calls so
  * that the frame is consistent even if a stage shortened t->paylen. */
 static void tx_set_lengths(uint8_t *f, const struct rocev2_opcode_info *info, uint32_t paylen)

@@ -73,20 +73,6 @@ static int rx_discard(struct rocev2 *e, enum rx_verdict v)
  * full member, so a full (0xFFFF) or limited (0x7FFF) default key matches. */
 #define PKEY_BASE_MASK   0x7fffu
 
-/* RFC 1071 one's-complement sum over the 20-byte header; 0xFFFF when the
- * stored checksum is right. */
-static uint16_t ipv4_csum_fold(const uint8_t *ip)
-{
-	uint32_t sum = 0;
-	unsigned i;
-
-	for (i = 0; i < IPV4_HLEN; i += 2)
-		sum += (uint32_t)ip[i] << 8 | ip[i + 1];
-	sum = (sum & 0xffffu) + (sum >> 16);
-	sum = (sum & 0xffffu) + (sum >> 16);
-	return (uint16_t)sum;
-}
-
 static int mac_equal(const uint8_t *a, const uint8_t *b)
 {
 	return ((a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) | (a[3] ^ b[3]) |

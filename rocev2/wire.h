@@ -83,6 +83,21 @@ static inline uint16_t ipv4_csum(const struct ipv4_hdr *h) { return get_be16(h->
 static inline uint32_t ipv4_saddr(const struct ipv4_hdr *h) { return get_be32(h->b + 12); }
 static inline uint32_t ipv4_daddr(const struct ipv4_hdr *h) { return get_be32(h->b + 16); }
 
+/* RFC 1071 one's-complement sum over the 20-byte header: the checksum to
+ * write is ~fold with the field zeroed; a received header is intact when
+ * fold == 0xFFFF. */
+static inline uint16_t ipv4_csum_fold(const uint8_t *ip)
+{
+	uint32_t sum = 0;
+	unsigned i;
+
+	for (i = 0; i < IPV4_HLEN; i += 2)
+		sum += (uint32_t)ip[i] << 8 | ip[i + 1];
+	sum = (sum & 0xffffu) + (sum >> 16);
+	sum = (sum & 0xffffu) + (sum >> 16);
+	return (uint16_t)sum;
+}
+
 static inline uint16_t udp_sport(const struct udp_hdr *h) { return get_be16(h->b); }
 static inline uint16_t udp_dport(const struct udp_hdr *h) { return get_be16(h->b + 2); }
 static inline uint16_t udp_len(const struct udp_hdr *h) { return get_be16(h->b + 4); }
