@@ -69,6 +69,19 @@ struct rocev2_srq {
 	uint32_t refcnt;
 };
 
+/* Per-QP state of the migration extension (MigrOS, moved into the NIC).
+ * Owned by migrate.c; dump.c serialises it. */
+struct rocev2_mig {
+	uint8_t resume_pending;         /* restored: RESUME to send / not yet ACKed */
+	uint8_t has_key;                /* RESUME carries and requires a MAC */
+	uint8_t reserved[2];
+	uint32_t resume_psn;            /* PSN the RESUME carries (comp.psn at send) */
+	uint8_t key[16];                /* SipHash-2-4 key shared by both ends */
+	struct fw_timer pause_timer;    /* Paused for too long -> ERR */
+	struct fw_timer resume_timer;   /* RESUME retransmission */
+	uint32_t resume_retries;
+};
+
 struct rocev2_qp {
 	uint16_t gen;
 	uint8_t in_use;
@@ -88,6 +101,7 @@ struct rocev2_qp {
 	struct rocev2_req req;
 	struct rocev2_comp comp;
 	struct rocev2_resp resp;
+	struct rocev2_mig mig;          /* migration extension (migrate.c) */
 };
 
 struct rocev2 {
@@ -99,6 +113,8 @@ struct rocev2 {
 	struct rocev2_srq srqs[ROCEV2_MAX_SRQ];
 	struct rocev2_qp qps[ROCEV2_MAX_QP];
 	uint32_t n_pd, n_mr, n_cq, n_srq, n_qp;   /* objects in use (tests: leaks) */
+	uint64_t pause_timeout_ns;      /* Paused -> ERR after this (0 = never) */
+	uint8_t ctx_stopped;            /* a dump stopped the context */
 	struct rocev2_event events[ROCEV2_EVENT_RING];
 	uint32_t ev_head, ev_tail;
 	struct rocev2_qp *sched_head, *sched_tail;
@@ -237,6 +253,19 @@ unsigned rocev2_resp_run(struct rocev2 *e, struct rocev2_qp *qp, unsigned budget
  * (send queue: after the WQE that failed, which comp completes itself). */
 void rocev2_req_flush(struct rocev2 *e, struct rocev2_qp *qp);
 void rocev2_resp_flush(struct rocev2 *e, struct rocev2_qp *qp);
+
+/* ---- migration (migrate.c) ---------------------------------------------- */
+/* The completer got NAK_STOPPED: qp->paused is set; start the pause timer. */
+void rocev2_mig_paused(struct rocev2 *e, struct rocev2_qp *qp);
+/* The responder accepted a RESUME (MAC checked by rocev2_mig_check_resume
+ * first): stop the pause timer. */
+void rocev2_mig_resumed(struct rocev2 *e, struct rocev2_qp *qp);
+/* 0 if a RESUME packet is acceptable for qp (its MAC, when the QP has a
+ * migration key); -HAL_EACCES otherwise (dropped, counted). */
+int rocev2_mig_check_resume(struct rocev2 *e, struct rocev2_qp *qp, const struct rocev2_pkt *pkt);
+/* The completer saw the ACK of our RESUME (PSN == mig.resume_psn). */
+void rocev2_mig_resume_acked(struct rocev2 *e, struct rocev2_qp *qp);
+void rocev2_mig_reset(struct rocev2 *e, struct rocev2_qp *qp);
 
 static inline uint64_t rocev2_now(const struct rocev2 *e)
 {

@@ -15,6 +15,7 @@ int rocev2_init(struct rocev2 *e, const struct rocev2_env *env)
 		return -HAL_EINVAL;
 	memset(e, 0, sizeof(*e));
 	e->env = *env;
+	e->pause_timeout_ns = ROCEV2_PAUSE_TIMEOUT_DEFAULT_NS;
 	return 0;
 }
 

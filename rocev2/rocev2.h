@@ -201,6 +201,50 @@ int rocev2_sq_doorbell(struct rocev2 *e, uint32_t qpn);
 int rocev2_rq_doorbell(struct rocev2 *e, uint32_t qpn);
 int rocev2_srq_doorbell(struct rocev2 *e, uint32_t srq);
 
+/* ---- live migration (MigrOS in the NIC; docs/migration.md) -----------
+ * Source:  rocev2_dump_context() stops every QP (Stopped: sends nothing,
+ *          answers requests with NAK_STOPPED) and serialises every object
+ *          into an image; rocev2_abort_dump() undoes the stop in place.
+ * Target:  rocev2_restore_image() recreates every object with its original
+ *          handles/keys/QPN and internal state, QPs left Stopped;
+ *          rocev2_resume_context() lets them run: each RC QP sends RESUME
+ *          (opcode 0x19, PSN = oldest unacknowledged) until it is ACKed. */
+#define ROCEV2_PAUSE_TIMEOUT_DEFAULT_NS 10000000000ull   /* 10 s */
+
+struct rocev2_dump_stats {
+	uint32_t objects[6];            /* per enum rocev2_obj_type */
+	uint32_t bytes[6];              /* record bytes per type, headers included */
+	uint32_t total;                 /* image bytes */
+};
+
+enum rocev2_obj_type {
+	ROCEV2_OBJ_PD = 0,
+	ROCEV2_OBJ_MR = 1,
+	ROCEV2_OBJ_CQ = 2,
+	ROCEV2_OBJ_SRQ = 3,
+	ROCEV2_OBJ_QP = 4,
+	ROCEV2_OBJ_QP_SRQ = 5,          /* stats only: QPs attached to an SRQ */
+};
+
+struct rocev2_restore_opts {
+	/* Both ends migrating at once: the peer's new address, applied to every
+	 * restored QP whose av.dip equals old_dip (0 = no override). */
+	uint32_t old_dip, new_dip;
+	uint8_t new_dmac[6];
+};
+
+int rocev2_dump_context(struct rocev2 *e, void *buf, size_t cap, size_t *len,
+			struct rocev2_dump_stats *stats);
+int rocev2_abort_dump(struct rocev2 *e);
+int rocev2_restore_image(struct rocev2 *e, const void *img, size_t len,
+			 const struct rocev2_restore_opts *opts);
+int rocev2_resume_context(struct rocev2 *e);
+/* Shared migration key of a connection (both ends set the same key at
+ * setup): RESUME then carries SipHash-2-4 over (dest QPN, src QPN, PSN,
+ * new source IPv4) and an unauthenticated or forged RESUME is dropped. */
+int rocev2_set_mig_key(struct rocev2 *e, uint32_t qpn, const uint8_t key[16]);
+void rocev2_set_pause_timeout(struct rocev2 *e, uint64_t ns);
+
 /* Next asynchronous event; 0 when one was returned, -HAL_EAGAIN if none. */
 int rocev2_get_event(struct rocev2 *e, struct rocev2_event *ev);
 

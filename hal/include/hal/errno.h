@@ -7,8 +7,10 @@
 #define HAL_E2BIG    7
 #define HAL_EAGAIN   11
 #define HAL_ENOMEM   12
+#define HAL_EACCES   13
 #define HAL_EFAULT   14
 #define HAL_EBUSY    16
+#define HAL_EEXIST   17
 #define HAL_ENODEV   19
 #define HAL_EINVAL   22
 #define HAL_ENOSPC   28
