@@ -11,8 +11,10 @@
 
 #include <stdint.h>
 
+/* Four per QP (retransmit, RNR, pause, RESUME) at 1,024 QPs, plus the
+ * firmware's own. */
 #ifndef FW_MAX_TIMERS
-#define FW_MAX_TIMERS 4096u
+#define FW_MAX_TIMERS 8192u
 #endif
 
 #define FW_TIMER_IDLE UINT32_MAX

@@ -220,6 +220,26 @@ static void comp_complete(struct comp_ctx *c)
 	c->progress = 1;
 }
 
+/* MigrOS (reference 1(c) steps 5-6): the responder echoes the RESUME's PSN
+ * (our comp.psn) in a plain ACK.  That PSN is also the oldest request's, so
+ * while the RESUME is pending an ACK at it is the RESUME's (at worst that
+ * request is sent again and the duplicate answered), and nothing else is
+ * taken: the responses to what we sent before the stop are resent after
+ * the rewind (rocev2_mig_resume_acked). */
+static enum comp_state st_resume_ack(struct comp_ctx *c)
+{
+	const struct rocev2_pkt *pkt = c->pkt;
+
+	if (pkt->opcode == OP_ACKNOWLEDGE &&
+	    (aeth_syndrome(pkt_aeth(pkt)) & AETH_TYPE_MASK) == AETH_ACK &&
+	    pkt->psn == c->qp->mig.resume_psn) {
+		rocev2_mig_resume_acked(c->e, c->qp);
+		return COMPST_DONE;
+	}
+	c->e->cnt.mig_resume_wait_drops++;
+	return COMPST_DONE;
+}
+
 static enum comp_state st_get_ack(struct comp_ctx *c)
 {
 	struct rocev2_qp *qp = c->qp;
@@ -231,7 +251,15 @@ static enum comp_state st_get_ack(struct comp_ctx *c)
 	/* MigrOS: while stopped (checkpoint) the state must not move; while
 	 * paused the peer is stopped and everything will be retransmitted
 	 * after its RESUME (reference 1(e), check_psn). */
-	if (qp->stopped || qp->paused) {
+	if (qp->stopped) {
+		c->e->cnt.comp_paused_drops++;
+		return COMPST_DONE;
+	}
+	/* Our RESUME is out (restored, or a dump aborted): its ACK and nothing
+	 * else.  Paused too (the peer stopped as well) still takes it. */
+	if (qp->mig.resume_pending)
+		return st_resume_ack(c);
+	if (qp->paused) {
 		c->e->cnt.comp_paused_drops++;
 		return COMPST_DONE;
 	}
@@ -342,9 +370,11 @@ static enum comp_state st_check_ack(struct comp_ctx *c)
 	case AETH_NAK:
 		nak = comp_naks[syn & 0x1f].valid ? &comp_naks[syn & 0x1f] : &comp_nak_reserved;
 		count(c->e, nak->counter);
-		if (nak->next == COMPST_ERROR_RETRY) {
-			/* PSN sequence error: everything before the NAK's PSN
-			 * arrived (implicit ACK), the packet at it did not. */
+		if (nak->next == COMPST_ERROR_RETRY || nak->next == COMPST_PAUSE) {
+			/* PSN sequence error, or MigrOS NAK_STOPPED (which
+			 * carries the responder's expected PSN): everything
+			 * before the NAK's PSN arrived (implicit ACK), the packet
+			 * at it did not. */
 			if (psn_cmp(pkt->psn, qp->comp.psn) > 0) {
 				qp->comp.psn = pkt->psn;
 				c->progress = 1;
@@ -496,11 +526,13 @@ static enum comp_state st_rnr_retry(struct comp_ctx *c)
 }
 
 /* MigrOS NAK_STOPPED: the peer QP is being checkpointed.  Send nothing
- * until its RESUME (the responder clears paused); the retransmit timer
- * keeps running without consuming retries and recovers afterwards. */
+ * until its RESUME (the responder clears paused and rewinds the
+ * requester); the retransmit timer keeps running without consuming
+ * retries; the pause timer bounds the wait (migrate.c). */
 static enum comp_state st_pause(struct comp_ctx *c)
 {
 	c->qp->paused = 1;
+	rocev2_mig_paused(c->e, c->qp);
 	return COMPST_DONE;
 }
 
@@ -628,9 +660,10 @@ static void comp_retrans_timeout(struct fw_timer *t, void *arg)
 
 	if (!qp->in_use || !comp_qp_state_ok(qp) || !comp_outstanding(qp) || qp->comp.rnr_wait)
 		return;
-	if (qp->stopped || qp->paused) {
-		/* MigrOS: the peer cannot answer while stopped; keep watching
-		 * without spending retries. */
+	if (qp->stopped || qp->paused || qp->mig.resume_pending) {
+		/* MigrOS: the peer cannot answer while stopped, and nothing is
+		 * resent before our RESUME is ACKed (its own timer repeats it);
+		 * keep watching without spending retries. */
 		if (qp->attr.timeout)
 			fw_timer_arm(e->env.timers, t,
 				     rocev2_now(e) + ROCEV2_RETRANS_NS(qp->attr.timeout));

@@ -81,7 +81,16 @@
 	X(srq_limit_events)                                                    \
 	X(dma_errors)           /* host memory access failed */                \
 	X(flushed_wqes)                                                        \
-	X(events_lost)          /* event ring full */
+	X(events_lost)          /* event ring full */                          \
+	/* migration (migrate.c, MigrOS): appended, earlier positions kept */  \
+	X(mig_pauses)           /* NAK_STOPPED paused a QP: pause timer on */   \
+	X(mig_pause_timeouts)   /* peer never resumed: QP to ERR, error CQEs */ \
+	X(mig_resumes_sent)     /* RESUME sent (first transmission) */         \
+	X(mig_resume_retransmits) /* RESUME sent again: no ACK within the period */ \
+	X(mig_resumes_acked)    /* our RESUME ACKed: requester rewinds */      \
+	X(mig_resume_forged)    /* RESUME with a missing or wrong MAC: dropped */ \
+	X(mig_resume_wait_drops) /* response dropped: our RESUME is not ACKed yet */ \
+	X(mig_aborts)           /* rocev2_abort_dump undid a stop */
 
 struct rocev2_counters {
 #define ROCEV2_COUNTER_FIELD(name) uint64_t name;

@@ -61,7 +61,11 @@ const struct rocev2_opcode_info rocev2_opcodes[256] = {
 	[OP_FETCH_ADD] = { "FETCH_ADD",
 			   OPM_VALID | OPM_REQ | OPM_ATOMIC | OPM_START | OPM_END | OPM_ATMETH,
 			   B + ATMETH_LEN, .atmeth = B },
-	/* MigrOS RESUME: BTH + AETH (sent as zero), handled by the responder. */
-	[OP_RESUME] = { "RESUME", OPM_VALID | OPM_REQ | OPM_RESUME | OPM_START | OPM_END | OPM_AETH,
+	/* MigrOS RESUME: BTH + AETH (sent as zero), handled by the responder;
+	 * payload: none (MigrOS), or the 8-byte MAC of a keyed connection
+	 * (migrate.c), which resp.c checks for its exact length. */
+	[OP_RESUME] = { "RESUME",
+			OPM_VALID | OPM_REQ | OPM_RESUME | OPM_PAYLOAD | OPM_START | OPM_END |
+				OPM_AETH,
 			B + AETH_LEN, .aeth = B },
 };

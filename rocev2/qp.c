@@ -127,10 +127,14 @@ static int qp_wq_check(const struct rocev2 *e, const struct rocev2_queue_attr *q
 	return rocev2_queue_attr_check(e, q, MNIC_WQE_SIZE);
 }
 
+/* Every timer of the QP: the completer's and the migration ones (a QP in
+ * ERR neither waits for a paused peer nor repeats its RESUME). */
 static void qp_stop_timers(struct rocev2 *e, struct rocev2_qp *qp)
 {
 	fw_timer_cancel(e->env.timers, &qp->comp.retrans_timer);
 	fw_timer_cancel(e->env.timers, &qp->comp.rnr_timer);
+	fw_timer_cancel(e->env.timers, &qp->mig.pause_timer);
+	fw_timer_cancel(e->env.timers, &qp->mig.resume_timer);
 }
 
 /* Take qp out of the scheduler FIFO (rocev2.c) before its slot is reused:
@@ -219,12 +223,16 @@ int rocev2_create_qp(struct rocev2 *e, const struct rocev2_qp_init_attr *a, uint
 	qp->sport = rocev2_udp_sport(qp->qpn);
 	qp->attr.path_mtu = ROCEV2_MTU_256;    /* until INIT -> RTR sets it */
 	qp->mtu = rocev2_mtu_bytes(ROCEV2_MTU_256);
-	/* memset left heap_idx 0, which reads as armed: set both timers idle
-	 * before anything may cancel them (comp_reset installs callbacks). */
+	/* memset left heap_idx 0, which reads as armed: set every timer idle
+	 * before anything may cancel them (comp_reset and mig_reset install
+	 * the callbacks). */
 	fw_timer_setup(&qp->comp.retrans_timer, NULL, NULL);
 	fw_timer_setup(&qp->comp.rnr_timer, NULL, NULL);
+	fw_timer_setup(&qp->mig.pause_timer, NULL, NULL);
+	fw_timer_setup(&qp->mig.resume_timer, NULL, NULL);
 	qp->in_use = 1;
 	qp_reset_state(e, qp);
+	rocev2_mig_reset(e, qp);
 
 	pd->refcnt++;
 	scq->refcnt++;
@@ -243,6 +251,7 @@ int rocev2_destroy_qp(struct rocev2 *e, uint32_t qpn)
 	if (!qp)
 		return -HAL_EINVAL;
 	qp_stop_timers(e, qp);
+	rocev2_mig_reset(e, qp);        /* the migration key goes with the QP */
 	qp_unschedule(e, qp);
 	e->pds[qp->pd].refcnt--;
 	e->cqs[qp->scq].refcnt--;
@@ -349,8 +358,13 @@ int rocev2_modify_qp(struct rocev2 *e, uint32_t qpn, const struct rocev2_qp_attr
 	/* Nothing has changed so far: from here on the modify succeeds. */
 	switch ((enum qp_action)t->action) {
 	case QP_ACT_INIT:
-	case QP_ACT_RESET:
 		qp_reset_state(e, qp);
+		break;
+	case QP_ACT_RESET:
+		/* A new connection may follow: its migration key is set anew
+		 * (one set between create and INIT survives RESET -> INIT). */
+		qp_reset_state(e, qp);
+		rocev2_mig_reset(e, qp);
 		break;
 	case QP_ACT_ERROR:
 		/* IBA 10.3.1: a user-requested move to Error flushes like any

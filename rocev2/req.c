@@ -147,12 +147,14 @@ static uint32_t wqe_psns(const struct req_wr_info *wi, uint64_t len, uint32_t mt
 
 /* The QP may send requests: RTS, or SQD while finishing a message (IBA
  * 10.3.1; checked per WQE in NEXT_WQE).  Not while MigrOS has it stopped
- * (checkpoint) or paused (its peer is stopped), nor during an RNR wait. */
+ * (checkpoint) or paused (its peer is stopped), nor before the peer has
+ * ACKed our RESUME (migrate.c sends it, and the ACK rewinds us to
+ * comp.psn), nor during an RNR wait. */
 static int req_may_send(const struct rocev2_qp *qp)
 {
 	if (qp->state != ROCEV2_QPS_RTS && qp->state != ROCEV2_QPS_SQD)
 		return 0;
-	return !qp->stopped && !qp->paused && !qp->comp.rnr_wait;
+	return !qp->stopped && !qp->paused && !qp->mig.resume_pending && !qp->comp.rnr_wait;
 }
 
 /* First run after the QP reached RTS: the PSNs as modify_qp set them and

@@ -916,8 +916,11 @@ static enum rocev2_resp_state resp_duplicate(struct resp_ctx *c, enum rocev2_res
 }
 
 /* MigrOS RESUME (reference 1(c), receiver side): the peer QP was restored
- * elsewhere.  Take its new address from the packet, un-pause, ACK with the
- * RESUME's own PSN (the peer's comp.psn) and let the requester resend. */
+ * elsewhere (or its dump was aborted).  Check its MAC when the connection
+ * has a migration key, take its new address from the packet, un-pause, ACK
+ * with the RESUME's own PSN (the peer's comp.psn) and let the requester
+ * resend at once (rocev2_mig_resumed).  A stopped QP answers it too: the
+ * peer then sends, gets NAK_STOPPED and waits for our own RESUME. */
 static enum rocev2_resp_state resp_resume(struct resp_ctx *c, enum rocev2_resp_state s)
 {
 	struct rocev2_qp *qp = c->qp;
@@ -928,9 +931,13 @@ static enum rocev2_resp_state resp_resume(struct resp_ctx *c, enum rocev2_resp_s
 		c->e->cnt.resp_bad_packet++;
 		return RESPST_DONE;
 	}
+	/* Before anything moves: a forged RESUME would redirect the QP's
+	 * traffic (dropped, counted, no ACK; a paused QP stays paused). */
+	if (rocev2_mig_check_resume(c->e, qp, pkt) < 0)
+		return RESPST_DONE;
 	memcpy(qp->attr.av.dmac, eth_src((const struct eth_hdr *)pkt->frame), 6);
 	qp->attr.av.dip = ipv4_saddr(pkt->ip);
-	qp->paused = 0;
+	rocev2_mig_resumed(c->e, qp);
 	qp->resp.sent_psn_nak = 0;
 	/* Replies under way went to the old address; the restored requester
 	 * asks again for what it misses. */

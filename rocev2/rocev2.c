@@ -71,6 +71,10 @@ int rocev2_poll(struct rocev2 *e, unsigned budget)
 			sent = rocev2_resp_run(e, qp, slice);
 			if (sent < slice)
 				sent += rocev2_req_run(e, qp, slice - sent);
+			else
+				/* Read replies used the whole slice: the requester
+				 * has had no turn, so the QP goes back in line. */
+				rocev2_sched(e, qp);
 			budget -= sent < budget ? sent : budget;
 			if (e->cnt.tx_busy && sent == 0 && qp->scheduled)
 				break;   /* TX ring full: try again next iteration */

@@ -1,0 +1,1783 @@
+/* rocev2 migrate.c (MigrOS in the NIC) and its hooks in req.c, comp.c,
+ * resp.c, recv.c, opcode.c and qp.c.  Two real engines, A and B, each with
+ * its own host memory, queues and timer heap, talk over a fake wire that
+ * can lose chosen frames and route by destination MAC (a host that moved is
+ * reached at its new MAC only).  A side is "stopped" as rocev2_dump_context
+ * leaves it (every QP's stopped flag and ctx_stopped), which lets every
+ * transition be tested without dump.c; the restore test at the end uses
+ * the real dump and restore when dump.c is linked.
+ *
+ * SipHash and the MAC layout are static in migrate.c: this test compiles
+ * migrate.c itself (as test_icrc does icrc.c) and links the rest of the
+ * engine (unit.mk filters migrate.c out of its sources). */
+#include "cmocka_main.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "migrate.c"
+
+/* rocev2_dump_context / rocev2_restore_image live in dump.c, written at
+ * the same time as migrate.c: referenced weakly, the restore test skips
+ * itself when they are absent. */
+#pragma weak rocev2_dump_context
+#pragma weak rocev2_restore_image
+
+/* ---- host memory of each node ---------------------------------------------- */
+#define WIN (1u << 20)
+#define SQ_RING 0x00000u
+#define SQ_SIZE 64u
+#define SQ_DB 0x08000u
+#define RQ_RING 0x10000u
+#define RQ_SIZE 64u
+#define RQ_DB 0x18000u
+#define CQ_RING 0x20000u
+#define CQ_SIZE 256u
+#define CQ_DB 0x22000u
+#define DATA 0x40000u                   /* one MR, every access */
+#define DATA_LEN 0x80000u
+
+#define TIMEOUT 10u                     /* 4.096 us * 2^10 = 4.2 ms */
+#define T_RETRANS ROCEV2_RETRANS_NS(TIMEOUT)
+#define RETRY_CNT 3u
+#define IMM 0x5eed1234u
+
+struct node {
+	const char *name;
+	struct rocev2 eng;
+	struct fw_timers timers;
+	struct hal_dma dma;
+	uint8_t mem[WIN];
+	uint32_t pd, cq, qpn, lkey, rkey;
+	struct rocev2_qp *qp;
+	uint32_t sq_pi, rq_pi, cq_ci;
+	int up;                         /* on the wire */
+	unsigned tx_busy;               /* refuse this many transmits (-HAL_EAGAIN) */
+	struct mnic_cqe cqes[256];      /* every CQE polled, in order */
+	unsigned ncqes;
+};
+
+static struct node node_a, node_b, node_c;
+static struct node *const A = &node_a, *const B = &node_b, *const C = &node_c;
+static struct node *const nodes[] = { &node_a, &node_b, &node_c };
+#define NNODES (sizeof(nodes) / sizeof(nodes[0]))
+static uint64_t now;
+static uint8_t retry_cnt = RETRY_CNT;   /* of the QPs node_connect makes */
+
+#define IP_A 0x0a000001u
+#define IP_B 0x0a000002u
+#define IP_C 0x0a000103u                /* B restored on another host */
+#define MAC_A 0x0a
+#define MAC_B 0x0b
+#define MAC_C 0x0c
+#define PSN_A 0xffffe0u                 /* A's PSNs wrap around 2^24 */
+#define PSN_B 0x000100u
+
+static const uint8_t key16[16] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
+
+/* ---- the wire ------------------------------------------------------------------ */
+#define WIRE_MAX 8192u
+#define FRAME_MAX 512u
+struct wire_frame {
+	const struct node *from;
+	size_t len;
+	uint8_t lost;
+	uint8_t b[FRAME_MAX];
+};
+static struct wire_frame wire[WIRE_MAX];
+static unsigned wire_n, wire_rd;
+static unsigned delivered;
+/* Non-zero: the wire loses this frame. */
+static int (*wire_loses)(const struct wire_frame *f);
+
+static int node_tx(void *ctx, const void *frame, size_t len)
+{
+	struct node *n = ctx;
+	struct wire_frame *f;
+
+	if (n->tx_busy) {
+		n->tx_busy--;
+		return -HAL_EAGAIN;
+	}
+	assert_true(wire_n < WIRE_MAX);
+	assert_true(len <= FRAME_MAX);
+	f = &wire[wire_n++];
+	f->from = n;
+	f->len = len;
+	f->lost = 0;
+	memcpy(f->b, frame, len);
+	return 0;
+}
+
+static uint64_t fake_now(void *ctx)
+{
+	(void)ctx;
+	return now;
+}
+
+/* Frame i to whoever has its destination MAC. */
+static void deliver_one(void)
+{
+	struct wire_frame *f = &wire[wire_rd++];
+	unsigned i;
+
+	delivered++;
+	if (wire_loses && wire_loses(f)) {
+		f->lost = 1;
+		return;
+	}
+	for (i = 0; i < NNODES; i++) {
+		struct node *n = nodes[i];
+
+		if (n->up && n != f->from && !memcmp(f->b, n->eng.env.mac, 6)) {
+			rocev2_rx(&n->eng, f->b, f->len);
+			return;
+		}
+	}
+	f->lost = 1;                    /* nobody there (a host that moved) */
+}
+
+/* Deliver and poll until nothing moves without time passing, or until
+ * max_deliveries frames were delivered. */
+static void run_limit(unsigned max_deliveries)
+{
+	unsigned i, k;
+
+	for (i = 0; i < 1000000u; i++) {
+		int busy = 0;
+
+		if (delivered >= max_deliveries)
+			return;
+		if (wire_rd < wire_n) {
+			deliver_one();
+			continue;
+		}
+		for (k = 0; k < NNODES; k++)
+			if (nodes[k]->up && rocev2_has_work(&nodes[k]->eng)) {
+				rocev2_poll(&nodes[k]->eng, 64);
+				busy = 1;
+			}
+		if (!busy)
+			return;
+	}
+	fail_msg("the network never settled");
+}
+
+static void run(void)
+{
+	run_limit(UINT32_MAX);
+}
+
+/* Let ns pass, firing every timer on time; stops early once done()
+ * (when given) holds. */
+static void advance_until(uint64_t ns, int (*done)(void))
+{
+	uint64_t end = now + ns;
+	unsigned i, k;
+
+	run();
+	for (i = 0; i < 1000000u; i++) {
+		uint64_t next = FW_TIMER_NEVER;
+
+		if (done && done())
+			return;
+		for (k = 0; k < NNODES; k++)
+			if (nodes[k]->up && fw_timers_next(&nodes[k]->timers) < next)
+				next = fw_timers_next(&nodes[k]->timers);
+		if (next > end)
+			break;
+		if (next > now)
+			now = next;
+		for (k = 0; k < NNODES; k++)
+			if (nodes[k]->up)
+				fw_timers_run(&nodes[k]->timers, now);
+		run();
+	}
+	assert_true(i < 1000000u);
+	now = end;
+}
+
+static void advance(uint64_t ns)
+{
+	advance_until(ns, NULL);
+}
+
+/* A frame as sent, every field a test looks at. */
+struct pk {
+	const struct node *from;
+	uint8_t opcode, se, pad, ackreq, syndrome;
+	uint32_t dqpn, psn, msn, paylen, sip, dip, len;
+	const uint8_t *dmac, *smac, *aeth, *payload;
+};
+
+static struct pk pk_of(unsigned i)
+{
+	const struct wire_frame *f = &wire[i];
+	const uint8_t *ip = f->b + ETH_HLEN, *bth = f->b + ROCEV2_HDR_OFFSET;
+	const struct rocev2_opcode_info *info = rocev2_opcode(bth[0]);
+	uint32_t ip_len = get_be16(ip + 2);
+	struct pk p;
+
+	assert_true(i < wire_n);
+	assert_true(info->mask & OPM_VALID);
+	memset(&p, 0, sizeof(p));
+	assert_int_equal(f->len, ETH_HLEN + ip_len);
+	assert_int_equal(get_le32(ip + ip_len - ICRC_LEN), rocev2_icrc(ip, ip_len - ICRC_LEN));
+	p.from = f->from;
+	p.len = (uint32_t)f->len;
+	p.dmac = f->b;
+	p.smac = f->b + 6;
+	p.sip = get_be32(ip + 12);
+	p.dip = get_be32(ip + 16);
+	p.opcode = bth[0];
+	p.se = !!(bth[1] & BTH_SE);
+	p.pad = (bth[1] & BTH_PAD_MASK) >> 4;
+	p.dqpn = get_be24(bth + 5);
+	p.ackreq = !!(bth[8] & BTH_ACKREQ);
+	p.psn = get_be24(bth + 9);
+	if (info->mask & OPM_AETH) {
+		p.aeth = bth + info->aeth;
+		p.syndrome = p.aeth[0];
+		p.msn = get_be24(p.aeth + 1);
+	}
+	p.paylen = ip_len - IPV4_HLEN - UDP_HLEN - info->hdr_len - p.pad - ICRC_LEN;
+	p.payload = bth + info->hdr_len;
+	return p;
+}
+
+/* Frames from n since index mark with this opcode (0x100: any request). */
+#define ANY_REQUEST 0x100u
+static unsigned count_from(const struct node *n, unsigned mark, unsigned opcode)
+{
+	unsigned i, c = 0;
+
+	for (i = mark; i < wire_n; i++) {
+		if (wire[i].from != n)
+			continue;
+		if (opcode == ANY_REQUEST ? (rocev2_opcode(wire[i].b[ROCEV2_HDR_OFFSET])->mask & OPM_REQ) &&
+						    wire[i].b[ROCEV2_HDR_OFFSET] != OP_RESUME
+					  : wire[i].b[ROCEV2_HDR_OFFSET] == opcode)
+			c++;
+	}
+	return c;
+}
+
+/* Index of the first frame from n at or after mark with this opcode. */
+static unsigned find_from(const struct node *n, unsigned mark, uint8_t opcode)
+{
+	unsigned i;
+
+	for (i = mark; i < wire_n; i++)
+		if (wire[i].from == n && wire[i].b[ROCEV2_HDR_OFFSET] == opcode)
+			return i;
+	fail_msg("no %s from %s", rocev2_opcode(opcode)->name, n->name);
+	return 0;
+}
+
+/* Put a copy of frame i on the wire again (a duplicate, a replay). */
+static void resend(unsigned i)
+{
+	assert_true(wire_n < WIRE_MAX);
+	wire[wire_n] = wire[i];
+	wire[wire_n].lost = 0;
+	wire_n++;
+}
+
+/* ---- nodes ------------------------------------------------------------------- */
+#define M(a) ROCEV2_QP_##a
+#define ACCESS_ALL (ROCEV2_ACCESS_LOCAL_WRITE | ROCEV2_ACCESS_REMOTE_WRITE | \
+		    ROCEV2_ACCESS_REMOTE_READ | ROCEV2_ACCESS_REMOTE_ATOMIC)
+
+static void node_env(struct node *n, struct rocev2_env *env, uint8_t mac, uint32_t ip)
+{
+	memset(env, 0, sizeof(*env));
+	env->ctx = n;
+	env->tx = node_tx;
+	env->now_ns = fake_now;
+	env->timers = &n->timers;
+	env->dma = &n->dma;
+	env->mac[0] = 0x02;
+	env->mac[5] = mac;
+	env->ipv4 = ip;
+}
+
+/* An engine with a PD, one MR over DATA, one CQ and, if make_qp, one QP
+ * in RESET. */
+static void node_init(struct node *n, const char *name, uint8_t mac, uint32_t ip, int make_qp)
+{
+	struct rocev2_env env;
+	struct rocev2_queue_attr cqa = { CQ_RING, CQ_DB, CQ_SIZE };
+	struct rocev2_qp_init_attr ia = {
+		.srq = ROCEV2_NO_SRQ, .sq = { SQ_RING, SQ_DB, SQ_SIZE },
+		.rq = { RQ_RING, RQ_DB, RQ_SIZE }, .max_send_sge = 4, .max_recv_sge = 4,
+	};
+
+	n->name = name;
+	node_env(n, &env, mac, ip);
+	memset(n->mem, 0, sizeof(n->mem));
+	hal_dma_window_init(&n->dma, n->mem, sizeof(n->mem));
+	fw_timers_init(&n->timers);
+	n->sq_pi = n->rq_pi = n->cq_ci = 0;
+	n->ncqes = 0;
+	n->tx_busy = 0;
+	n->qp = NULL;
+	n->up = 1;
+	assert_int_equal(rocev2_init(&n->eng, &env), 0);
+	if (!make_qp)
+		return;
+	assert_int_equal(rocev2_alloc_pd(&n->eng, &n->pd), 0);
+	assert_int_equal(rocev2_reg_mr(&n->eng, n->pd, DATA, DATA_LEN, ACCESS_ALL, &n->lkey,
+				       &n->rkey), 0);
+	assert_int_equal(rocev2_create_cq(&n->eng, &cqa, &n->cq), 0);
+	ia.pd = n->pd;
+	ia.send_cq = ia.recv_cq = n->cq;
+	/* Different QPNs on the two sides (the MAC binds their order): the
+	 * slot's generation moves on with a QP made and destroyed first. */
+	if (mac != MAC_A) {
+		assert_int_equal(rocev2_create_qp(&n->eng, &ia, &n->qpn), 0);
+		assert_int_equal(rocev2_destroy_qp(&n->eng, n->qpn), 0);
+	}
+	assert_int_equal(rocev2_create_qp(&n->eng, &ia, &n->qpn), 0);
+	n->qp = rocev2_qp_lookup(&n->eng, n->qpn);
+	assert_non_null(n->qp);
+}
+
+/* RESET -> INIT -> RTR -> RTS towards peer. */
+static void node_connect(struct node *n, const struct node *peer, uint32_t sq_psn, uint32_t rq_psn)
+{
+	struct rocev2_qp_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = ROCEV2_QPS_INIT;
+	a.qp_access_flags = ACCESS_ALL;
+	assert_int_equal(rocev2_modify_qp(&n->eng, n->qpn, &a, M(STATE) | M(ACCESS_FLAGS) |
+								     M(PKEY_INDEX) | M(PORT)), 0);
+	a.qp_state = ROCEV2_QPS_RTR;
+	memcpy(a.av.dmac, peer->eng.env.mac, 6);
+	a.av.dip = peer->eng.env.ipv4;
+	a.av.ttl = 64;
+	a.path_mtu = ROCEV2_MTU_256;
+	a.dest_qp_num = peer->qpn;
+	a.rq_psn = rq_psn;
+	a.max_dest_rd_atomic = 4;
+	a.min_rnr_timer = 1;
+	assert_int_equal(rocev2_modify_qp(&n->eng, n->qpn, &a, M(STATE) | M(AV) | M(PATH_MTU) |
+								     M(DEST_QPN) | M(RQ_PSN) |
+								     M(MAX_DEST_RD_ATOMIC) |
+								     M(MIN_RNR_TIMER)), 0);
+	a.qp_state = ROCEV2_QPS_RTS;
+	a.sq_psn = sq_psn;
+	a.timeout = TIMEOUT;
+	a.retry_cnt = retry_cnt;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 4;
+	assert_int_equal(rocev2_modify_qp(&n->eng, n->qpn, &a, M(STATE) | M(SQ_PSN) | M(TIMEOUT) |
+								     M(RETRY_CNT) | M(RNR_RETRY) |
+								     M(MAX_QP_RD_ATOMIC)), 0);
+}
+
+/* A and B connected, C down (the host B may move to). */
+static void pair_init_retry(uint8_t retries)
+{
+	retry_cnt = retries;
+	now = 1000000;
+	wire_n = wire_rd = delivered = 0;
+	wire_loses = NULL;
+	node_init(A, "A", MAC_A, IP_A, 1);
+	node_init(B, "B", MAC_B, IP_B, 1);
+	C->up = 0;
+	node_connect(A, B, PSN_A, PSN_B);
+	node_connect(B, A, PSN_B, PSN_A);
+}
+
+static void pair_init(void)
+{
+	pair_init_retry(RETRY_CNT);
+}
+
+/* What rocev2_dump_context does to a context before it writes the image
+ * (dump.c dump_stop): every QP stopped, in one step. */
+static void stop(struct node *n)
+{
+	unsigned i;
+
+	for (i = 0; i < ROCEV2_MAX_QP; i++)
+		if (n->eng.qps[i].in_use)
+			n->eng.qps[i].stopped = 1;
+	n->eng.ctx_stopped = 1;
+}
+
+/* ---- work requests ------------------------------------------------------------- */
+static uint32_t post_wqe(struct node *n, const struct mnic_send_wqe *w)
+{
+	struct mnic_dbrec rec = { 0, 0 };
+	uint32_t index = n->sq_pi++;
+
+	memcpy(n->mem + SQ_RING + (index % SQ_SIZE) * MNIC_WQE_SIZE, w, sizeof(*w));
+	rec.index = n->sq_pi;
+	memcpy(n->mem + SQ_DB, &rec, sizeof(rec));
+	assert_int_equal(rocev2_sq_doorbell(&n->eng, n->qpn), 0);
+	return index;
+}
+
+static void post_op(struct node *n, uint8_t opcode, uint64_t wr_id, uint64_t laddr, uint32_t len,
+		    uint64_t raddr, uint64_t compare_add, uint64_t swap)
+{
+	const struct node *peer = n == A ? B : A;
+	struct mnic_send_wqe w;
+
+	memset(&w, 0, sizeof(w));
+	w.wr_id = wr_id;
+	w.opcode = opcode;
+	w.send_flags = MNIC_SEND_SIGNALED;
+	w.num_sge = 1;
+	w.imm_data = IMM;
+	w.remote_addr = raddr;
+	w.rkey = peer->rkey;            /* B restored on C keeps B's keys */
+	w.compare_add = compare_add;
+	w.swap = swap;
+	w.sge[0].addr = laddr;
+	w.sge[0].length = len;
+	w.sge[0].lkey = n->lkey;
+	post_wqe(n, &w);
+}
+
+static void post_send(struct node *n, uint64_t wr_id, uint64_t laddr, uint32_t len)
+{
+	post_op(n, MNIC_WR_SEND, wr_id, laddr, len, 0, 0, 0);
+}
+
+static void post_recv(struct node *n, uint64_t wr_id, uint64_t addr, uint32_t len)
+{
+	struct mnic_recv_wqe w;
+	struct mnic_dbrec db = { 0, 0 };
+
+	memset(&w, 0, sizeof(w));
+	w.wr_id = wr_id;
+	w.num_sge = 1;
+	w.sge[0].addr = addr;
+	w.sge[0].length = len;
+	w.sge[0].lkey = n->lkey;
+	memcpy(n->mem + RQ_RING + (n->rq_pi % RQ_SIZE) * MNIC_WQE_SIZE, &w, sizeof(w));
+	db.index = ++n->rq_pi;
+	memcpy(n->mem + RQ_DB, &db, sizeof(db));
+	assert_int_equal(rocev2_rq_doorbell(&n->eng, n->qpn), 0);
+}
+
+/* Move every new CQE of n into n->cqes[]. */
+static unsigned collect(struct node *n)
+{
+	struct mnic_dbrec db = { 0, 0 };
+	struct mnic_cqe c;
+	unsigned got = 0;
+
+	for (;;) {
+		memcpy(&c, n->mem + CQ_RING + (n->cq_ci % CQ_SIZE) * MNIC_CQE_SIZE, sizeof(c));
+		if (c.owner != MNIC_CQE_OWNER(n->cq_ci, CQ_SIZE))
+			break;
+		assert_true(n->ncqes < sizeof(n->cqes) / sizeof(n->cqes[0]));
+		n->cqes[n->ncqes++] = c;
+		db.index = ++n->cq_ci;
+		memcpy(n->mem + CQ_DB, &db, sizeof(db));
+		got++;
+	}
+	return got;
+}
+
+static const struct mnic_cqe *cqe_of(struct node *n, uint64_t wr_id)
+{
+	unsigned i;
+
+	collect(n);
+	for (i = 0; i < n->ncqes; i++)
+		if (n->cqes[i].wr_id == wr_id)
+			return &n->cqes[i];
+	return NULL;
+}
+
+static void expect_cqe(struct node *n, uint64_t wr_id, uint8_t status, uint8_t opcode,
+		       uint32_t byte_len)
+{
+	const struct mnic_cqe *c = cqe_of(n, wr_id);
+
+	if (!c)
+		fail_msg("%s: no CQE for wr_id %#llx", n->name, (unsigned long long)wr_id);
+	assert_int_equal(c->status, status);
+	if (status == MNIC_WC_SUCCESS) {
+		assert_int_equal(c->opcode, opcode);
+		assert_int_equal(c->byte_len, byte_len);
+	}
+}
+
+static void no_error_cqes(struct node *n)
+{
+	unsigned i;
+
+	collect(n);
+	for (i = 0; i < n->ncqes; i++)
+		if (n->cqes[i].status != MNIC_WC_SUCCESS)
+			fail_msg("%s: wr_id %#llx completed with status %u", n->name,
+				 (unsigned long long)n->cqes[i].wr_id, n->cqes[i].status);
+}
+
+static void fill(uint8_t *p, size_t len, unsigned seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (uint8_t)(seed * 31u + i * 7u + (i >> 8));
+}
+
+static uint64_t get_mem64(const struct node *n, uint64_t a)
+{
+	return (uint64_t)get_le32(n->mem + a) | (uint64_t)get_le32(n->mem + a + 4) << 32;
+}
+
+static void put_mem64(struct node *n, uint64_t a, uint64_t v)
+{
+	put_le32(n->mem + a, (uint32_t)v);
+	put_le32(n->mem + a + 4, (uint32_t)(v >> 32));
+}
+
+/* The SQ is empty: every posted WQE has completed. */
+static int sq_done(const struct node *n)
+{
+	return n->qp->sq.ci == n->sq_pi;
+}
+
+static int both_done(void)
+{
+	return sq_done(A) && sq_done(B);
+}
+
+/* Craft a RESUME to `to` as `from`'s QP would send it, with a chosen PSN,
+ * source address and payload (the MAC, or anything else). */
+static void inject_resume(struct node *from, uint32_t psn, uint32_t src_ip, const void *payload,
+			  uint32_t paylen)
+{
+	uint32_t ip = from->eng.env.ipv4;
+	struct rocev2_tx t;
+
+	from->eng.env.ipv4 = src_ip;
+	rocev2_tx_prepare(&from->eng, from->qp, &t, OP_RESUME, psn, 1, 0, paylen);
+	if (paylen)
+		memcpy(t.payload, payload, paylen);
+	assert_int_equal(rocev2_tx_send(&from->eng, &t), 0);
+	from->eng.env.ipv4 = ip;
+}
+
+/* A response from `from`'s QP to its peer: opcode, PSN, AETH syndrome
+ * (and 4 bytes of payload for a read response). */
+static void inject_response(struct node *from, uint8_t opcode, uint32_t psn, uint8_t syndrome)
+{
+	const struct rocev2_opcode_info *info = rocev2_opcode(opcode);
+	uint32_t paylen = (info->mask & OPM_PAYLOAD) ? 4u : 0u;
+	struct rocev2_tx t;
+
+	rocev2_tx_prepare(&from->eng, from->qp, &t, opcode, psn, 0, 0, paylen);
+	if (info->mask & OPM_AETH)
+		aeth_init((struct aeth *)(t.bth + info->aeth), syndrome, 0);
+	memset(t.payload, 0x77, paylen);
+	assert_int_equal(rocev2_tx_send(&from->eng, &t), 0);
+}
+
+static void inject_ack(struct node *from, uint32_t psn)
+{
+	inject_response(from, OP_ACKNOWLEDGE, psn, AETH_ACK_UNLIMITED);
+}
+
+/* The RESUME frame i as the brief pins it (reference 1(b)/1(c)). */
+static void expect_resume(unsigned i, const struct node *from, const struct node *to, uint32_t psn,
+			  int keyed)
+{
+	struct pk p = pk_of(i);
+	uint8_t mac[MIG_MAC_LEN];
+
+	assert_ptr_equal(p.from, from);
+	assert_int_equal(p.opcode, 0x19);
+	assert_int_equal(p.dqpn, to->qpn);
+	assert_int_equal(p.psn, psn);
+	assert_int_equal(p.ackreq, 1);
+	assert_int_equal(p.se, 0);
+	assert_int_equal(p.pad, 0);
+	assert_non_null(p.aeth);
+	assert_int_equal(get_be32(p.aeth), 0);          /* AETH present, all zero */
+	assert_memory_equal(p.dmac, to->eng.env.mac, 6);
+	assert_memory_equal(p.smac, from->eng.env.mac, 6);
+	assert_int_equal(p.sip, from->eng.env.ipv4);
+	assert_int_equal(p.dip, to->eng.env.ipv4);
+	if (!keyed) {
+		assert_int_equal(p.paylen, 0);
+		assert_int_equal(p.len, ETH_HLEN + IPV4_HLEN + UDP_HLEN + BTH_LEN + AETH_LEN + ICRC_LEN);
+		return;
+	}
+	assert_int_equal(p.paylen, 8);
+	assert_int_equal(p.len, ETH_HLEN + IPV4_HLEN + UDP_HLEN + BTH_LEN + AETH_LEN + 8 + ICRC_LEN);
+	mig_mac(key16, from->qpn, to->qpn, psn, from->eng.env.ipv4, mac);
+	assert_memory_equal(p.payload, mac, 8);
+}
+
+/* ---- SipHash-2-4 and the MAC layout ----------------------------------------------- */
+
+/* Vectors of the SipHash paper (key 00..0f, message 00..len-1), and one
+ * RESUME MAC whose bytes an independent implementation computed from the
+ * documented layout: big-endian {src QPN, dst QPN, PSN, src IPv4}, the
+ * 64-bit result little-endian. */
+static void test_siphash_vectors(void **state)
+{
+	static const uint8_t want_mac[8] = { 0x36, 0x1c, 0x54, 0xaa, 0x6b, 0x5c, 0x1c, 0x05 };
+	uint8_t msg[64], out[8];
+	unsigned i;
+
+	(void)state;
+	for (i = 0; i < sizeof(msg); i++)
+		msg[i] = (uint8_t)i;
+	assert_int_equal(siphash24(key16, msg, 15), 0xa129ca6149be45e5ull);
+	assert_int_equal(siphash24(key16, msg, 0), 0x726fdb47dd0e0e31ull);
+	assert_int_equal(siphash24(key16, msg, 16), 0x3f2acc7f57c29bdbull);
+	assert_int_equal(siphash24(key16, msg, 63), 0x958a324ceb064572ull);
+	mig_mac(key16, 0x001002, 0x000456, 0x000123, 0x0a000001, out);
+	assert_memory_equal(out, want_mac, 8);
+	/* 24-bit fields: bits above them do not enter. */
+	mig_mac(key16, 0xff001002, 0x7f000456, 0x01000123, 0x0a000001, out);
+	assert_memory_equal(out, want_mac, 8);
+}
+
+/* ---- Stopped ----------------------------------------------------------------- */
+
+/* A stopped QP sends no request, NAKs the request at resp.psn with 0x65
+ * (PSN = resp.psn) and drops it, and still acknowledges a duplicate. */
+static void test_stopped_side(void **state)
+{
+	unsigned mark, first, nak;
+	struct pk p;
+
+	(void)state;
+	pair_init();
+	post_recv(B, 0xb1, DATA, 64);
+	post_recv(B, 0xb2, DATA + 64, 64);
+	fill(A->mem + DATA + 0x1000, 64, 1);
+	post_send(A, 1, DATA + 0x1000, 40);
+	run();
+	first = find_from(A, 0, OP_SEND_ONLY);
+	expect_cqe(A, 1, MNIC_WC_SUCCESS, MNIC_WC_SEND, 40);
+	expect_cqe(B, 0xb1, MNIC_WC_SUCCESS, MNIC_WC_RECV, 40);
+
+	stop(B);
+	mark = wire_n;
+	post_send(B, 0xb9, DATA + 0x2000, 16);  /* B's requester: nothing goes out */
+	post_send(A, 2, DATA + 0x1000, 30);
+	run();
+	assert_int_equal(count_from(B, mark, ANY_REQUEST), 0);
+	assert_int_equal(count_from(B, mark, OP_RESUME), 0);
+	nak = find_from(B, mark, OP_ACKNOWLEDGE);
+	p = pk_of(nak);
+	assert_int_equal(p.syndrome, AETH_NAK_STOPPED);
+	assert_int_equal(p.psn, psn_add(PSN_A, 1));
+	assert_int_equal(p.psn, B->qp->resp.psn);
+	assert_int_equal(p.msn, 1);
+	assert_int_equal(B->eng.cnt.resp_stopped_naks, 1);
+	assert_null(cqe_of(B, 0xb2));           /* not executed */
+	assert_int_equal(B->qp->rq.ci, 1);
+	/* The peer pauses. */
+	assert_int_equal(A->qp->paused, 1);
+	assert_int_equal(A->eng.cnt.comp_naks_stopped, 1);
+	assert_int_equal(A->eng.cnt.mig_pauses, 1);
+	assert_true(fw_timer_armed(&A->qp->mig.pause_timer));
+	assert_int_equal(A->qp->mig.pause_timer.deadline, now + ROCEV2_PAUSE_TIMEOUT_DEFAULT_NS);
+	assert_null(cqe_of(A, 2));
+
+	/* A duplicate of the first SEND is acknowledged again, not executed. */
+	mark = wire_n;
+	resend(first);
+	run();
+	assert_int_equal(count_from(B, mark, OP_ACKNOWLEDGE), 1);
+	p = pk_of(find_from(B, mark, OP_ACKNOWLEDGE));
+	assert_int_equal(p.syndrome, AETH_ACK_UNLIMITED);
+	assert_int_equal(p.psn, PSN_A);
+	assert_int_equal(B->eng.cnt.resp_dup_requests, 1);
+	assert_null(cqe_of(B, 0xb2));
+	/* Stopped: no host memory written, no timer spent. */
+	advance(10 * T_RETRANS);
+	assert_int_equal(count_from(B, mark, ANY_REQUEST), 0);
+	assert_int_equal(collect(B), 0);
+	assert_int_equal(B->ncqes, 1);
+	assert_int_equal(B->qp->state, ROCEV2_QPS_RTS);
+}
+
+/* ---- Paused ------------------------------------------------------------------ */
+
+/* NAK_STOPPED -> Paused: nothing is sent again over many retransmit
+ * timeouts, no retry is spent, the WQEs stay (no CQE), later WQEs wait. */
+static void test_paused_holds(void **state)
+{
+	unsigned mark;
+
+	(void)state;
+	pair_init();
+	post_recv(B, 0xb1, DATA, 1024);
+	post_recv(B, 0xb2, DATA + 1024, 1024);
+	stop(B);
+	post_send(A, 1, DATA + 0x1000, 600);    /* 3 packets */
+	post_op(A, MNIC_WR_RDMA_WRITE, 2, DATA + 0x2000, 100, DATA + 0x8000, 0, 0);
+	run();
+	assert_int_equal(A->qp->paused, 1);
+	/* The first packet got NAK_STOPPED, the next ones a sequence NAK,
+	 * dropped by the paused completer. */
+	assert_int_equal(B->eng.cnt.resp_stopped_naks, 1);
+	assert_true(A->eng.cnt.comp_paused_drops >= 1);
+	post_send(A, 3, DATA + 0x3000, 10);     /* posted while paused */
+	mark = wire_n;
+	advance(50 * T_RETRANS);
+	assert_int_equal(count_from(A, mark, ANY_REQUEST), 0);
+	assert_int_equal(A->eng.cnt.req_retransmits, 0);
+	assert_int_equal(A->eng.cnt.comp_retry_timeouts, 0);
+	assert_int_equal(A->qp->comp.retry_cnt, RETRY_CNT);
+	assert_true(fw_timer_armed(&A->qp->comp.retrans_timer));
+	assert_int_equal(A->qp->state, ROCEV2_QPS_RTS);
+	assert_int_equal(collect(A), 0);
+	assert_int_equal(A->qp->comp.wqe_index, 0);
+	assert_int_equal(A->qp->sq.ci, 0);
+	assert_int_equal(A->qp->comp.psn, PSN_A);
+}
+
+/* IBA 9.7.5.1.1 as for a sequence NAK: NAK_STOPPED carries the PSN the
+ * responder expects, so everything before it is acknowledged; after the
+ * RESUME only the rest of the message is sent again. */
+static void test_nak_stopped_acks_before(void **state)
+{
+	(void)state;
+	pair_init();
+	post_recv(B, 0xb1, DATA, 1024);
+	fill(A->mem + DATA + 0x1000, 1024, 3);
+	post_send(A, 1, DATA + 0x1000, 1024);   /* 4 packets, all sent at once */
+	run_limit(2);                           /* B executes FIRST and MIDDLE */
+	assert_int_equal(B->qp->resp.psn, psn_add(PSN_A, 2));
+	stop(B);
+	run();
+	assert_int_equal(A->qp->paused, 1);
+	assert_int_equal(A->qp->comp.psn, psn_add(PSN_A, 2));
+	assert_int_equal(rocev2_abort_dump(&B->eng), 0);
+	run();
+	assert_int_equal(A->eng.cnt.req_retransmits, 2);
+	expect_cqe(A, 1, MNIC_WC_SUCCESS, MNIC_WC_SEND, 1024);
+	expect_cqe(B, 0xb1, MNIC_WC_SUCCESS, MNIC_WC_RECV, 1024);
+	assert_memory_equal(B->mem + DATA, A->mem + DATA + 0x1000, 1024);
+}
+
+/* ---- RESUME ------------------------------------------------------------------ */
+
+/* B stopped with requests of both sides in flight, then resumed in place
+ * (abort): its RESUME is byte-exact, A ACKs it with its PSN, un-pauses and
+ * sends its gap at once (no timer), B rewinds on the ACK, everything
+ * completes without an error CQE. */
+static void test_resume_in_place(void **state)
+{
+	unsigned mark, resume, ack;
+	uint32_t b_comp_psn;
+	struct pk p;
+
+	(void)state;
+	pair_init();
+	post_recv(A, 0xa1, DATA, 256);
+	post_recv(B, 0xb1, DATA, 256);
+	post_recv(B, 0xb2, DATA + 256, 256);
+	fill(A->mem + DATA + 0x1000, 256, 5);
+	fill(B->mem + DATA + 0x1000, 256, 6);
+	post_send(B, 0xb10, DATA + 0x1000, 200);
+	run_limit(1);                           /* A executed B's SEND; its ACK is in flight */
+	stop(B);
+	post_send(A, 1, DATA + 0x1000, 100);
+	post_send(A, 2, DATA + 0x1000 + 100, 100);
+	run();
+	assert_int_equal(A->qp->paused, 1);
+	assert_int_equal(B->eng.cnt.comp_paused_drops, 1);      /* the ACK of B's SEND */
+	b_comp_psn = B->qp->comp.psn;
+	assert_int_equal(b_comp_psn, PSN_B);
+	assert_false(sq_done(B));
+
+	mark = wire_n;
+	assert_int_equal(rocev2_abort_dump(&B->eng), 0);
+	assert_int_equal(B->eng.ctx_stopped, 0);
+	assert_int_equal(B->qp->stopped, 0);
+	assert_int_equal(B->qp->mig.resume_pending, 1);
+	assert_int_equal(B->eng.cnt.mig_aborts, 1);
+	/* The RESUME leaves at once, before anything else of B. */
+	assert_int_equal(wire_n, mark + 1);
+	resume = mark;
+	expect_resume(resume, B, A, b_comp_psn, 0);
+	assert_int_equal(B->qp->req.psn, psn_add(PSN_B, 1));    /* not moved by the RESUME */
+	assert_int_equal(B->qp->mig.resume_psn, b_comp_psn);
+	assert_int_equal(B->eng.cnt.mig_resumes_sent, 1);
+	assert_true(fw_timer_armed(&B->qp->mig.resume_timer));
+
+	run();                                  /* no time passes */
+	ack = find_from(A, mark, OP_ACKNOWLEDGE);
+	p = pk_of(ack);
+	assert_int_equal(p.syndrome, AETH_ACK_UNLIMITED);
+	assert_int_equal(p.psn, b_comp_psn);
+	assert_int_equal(p.dqpn, B->qpn);
+	assert_int_equal(A->eng.cnt.resp_resumes, 1);
+	assert_int_equal(A->qp->paused, 0);
+	assert_false(fw_timer_armed(&A->qp->mig.pause_timer));
+	/* A's gap went out right after its ACK of the RESUME. */
+	assert_true(count_from(A, ack, ANY_REQUEST) >= 2);
+	assert_int_equal(B->qp->mig.resume_pending, 0);
+	assert_false(fw_timer_armed(&B->qp->mig.resume_timer));
+	assert_int_equal(B->eng.cnt.mig_resumes_acked, 1);
+	assert_true(both_done());
+	expect_cqe(A, 1, MNIC_WC_SUCCESS, MNIC_WC_SEND, 100);
+	expect_cqe(A, 2, MNIC_WC_SUCCESS, MNIC_WC_SEND, 100);
+	expect_cqe(B, 0xb10, MNIC_WC_SUCCESS, MNIC_WC_SEND, 200);
+	expect_cqe(B, 0xb1, MNIC_WC_SUCCESS, MNIC_WC_RECV, 100);
+	expect_cqe(B, 0xb2, MNIC_WC_SUCCESS, MNIC_WC_RECV, 100);
+	expect_cqe(A, 0xa1, MNIC_WC_SUCCESS, MNIC_WC_RECV, 200);
+	assert_memory_equal(B->mem + DATA, A->mem + DATA + 0x1000, 100);
+	assert_memory_equal(B->mem + DATA + 256, A->mem + DATA + 0x1000 + 100, 100);
+	assert_memory_equal(A->mem + DATA, B->mem + DATA + 0x1000, 200);
+	no_error_cqes(A);
+	no_error_cqes(B);
+	assert_int_equal(A->eng.cnt.mig_pause_timeouts + B->eng.cnt.mig_pause_timeouts, 0);
+	assert_int_equal(A->qp->comp.retry_cnt + B->qp->comp.retry_cnt, 2 * RETRY_CNT);
+}
+
+/* B comes back at a new MAC and IPv4 address (as a restore on another
+ * host): the RESUME passes A's source check, A adopts the new dmac/dip
+ * and from then on talks to the new address only. */
+static void test_resume_new_address(void **state)
+{
+	static const uint8_t new_mac[6] = { 0x02, 0, 0, 0, 0, MAC_C };
+	unsigned mark;
+
+	(void)state;
+	pair_init();
+	post_recv(B, 0xb1, DATA, 256);
+	post_recv(A, 0xa1, DATA, 256);
+	stop(B);
+	post_send(A, 1, DATA + 0x1000, 100);
+	run();
+	assert_int_equal(A->qp->paused, 1);
+	/* The port B's context is on now. */
+	memcpy(B->eng.env.mac, new_mac, 6);
+	B->eng.env.ipv4 = IP_C;
+	mark = wire_n;
+	assert_int_equal(rocev2_resume_context(&B->eng), 0);
+	expect_resume(mark, B, A, PSN_B, 0);
+	assert_int_equal(pk_of(mark).sip, IP_C);
+	run();
+	assert_int_equal(A->eng.cnt.rx_bad_src, 0);
+	assert_memory_equal(A->qp->attr.av.dmac, new_mac, 6);
+	assert_int_equal(A->qp->attr.av.dip, IP_C);
+	assert_memory_equal(pk_of(find_from(A, mark, OP_ACKNOWLEDGE)).dmac, new_mac, 6);
+	assert_int_equal(pk_of(find_from(A, mark, OP_ACKNOWLEDGE)).dip, IP_C);
+	expect_cqe(A, 1, MNIC_WC_SUCCESS, MNIC_WC_SEND, 100);
+	expect_cqe(B, 0xb1, MNIC_WC_SUCCESS, MNIC_WC_RECV, 100);
+	/* B's requests from its new address are accepted; nothing is sent to
+	 * the old one any more. */
+	post_send(B, 0xb2, DATA + 0x1000, 50);
+	run();
+	expect_cqe(B, 0xb2, MNIC_WC_SUCCESS, MNIC_WC_SEND, 50);
+	expect_cqe(A, 0xa1, MNIC_WC_SUCCESS, MNIC_WC_RECV, 50);
+	assert_int_equal(A->eng.cnt.rx_bad_src, 0);
+	for (; mark < wire_n; mark++)
+		if (wire[mark].from == A)
+			assert_memory_equal(wire[mark].b, new_mac, 6);
+}
+
+/* The ACK of the RESUME is lost: B sends the RESUME again on its timer
+ * (the retransmit timeout), the same bytes, counted, without spending a
+ * retry, as often as it takes; meanwhile B sends nothing else and takes no
+ * other response, and its responder serves A (un-paused by the first
+ * RESUME). */
+static uint32_t lost_ack_psn = PSN_B;
+
+static int lose_acks_to_b(const struct wire_frame *f)
+{
+	return f->from == A && f->b[ROCEV2_HDR_OFFSET] == OP_ACKNOWLEDGE &&
+	       (f->b[ROCEV2_HDR_OFFSET + BTH_LEN] & AETH_TYPE_MASK) == AETH_ACK &&
+	       get_be24(f->b + ROCEV2_HDR_OFFSET + 9) == lost_ack_psn;
+}
+
+static void test_resume_retransmitted(void **state)
+{
+	unsigned mark, first, i;
+
+	(void)state;
+	pair_init();
+	lost_ack_psn = PSN_B;
+	post_recv(B, 0xb1, DATA, 256);
+	post_recv(A, 0xa0, DATA, 256);
+	post_recv(A, 0xa1, DATA + 256, 256);
+	wire_loses = lose_acks_to_b;
+	post_send(B, 0xb0, DATA + 0x1000, 40);  /* executed; its ACK is lost */
+	run();
+	expect_cqe(A, 0xa0, MNIC_WC_SUCCESS, MNIC_WC_RECV, 40);
+	assert_true(fw_timer_armed(&B->qp->comp.retrans_timer));
+	stop(B);
+	post_send(A, 1, DATA + 0x1000, 100);
+	run();
+	assert_int_equal(A->qp->paused, 1);
+	mark = wire_n;
+	assert_int_equal(rocev2_abort_dump(&B->eng), 0);
+	first = mark;
+	post_send(B, 0xb2, DATA + 0x1000, 60);  /* waits for the RESUME's ACK */
+	run();
+	/* A is resumed (first RESUME) and its SEND is served by B, whose own
+	 * RESUME is not ACKed yet. */
+	assert_int_equal(A->qp->paused, 0);
+	expect_cqe(A, 1, MNIC_WC_SUCCESS, MNIC_WC_SEND, 100);
+	expect_cqe(B, 0xb1, MNIC_WC_SUCCESS, MNIC_WC_RECV, 100);
+	assert_int_equal(B->qp->mig.resume_pending, 1);
+	assert_int_equal(count_from(B, mark, ANY_REQUEST), 0);
+	/* A response that is not the RESUME's ACK is dropped meanwhile: an
+	 * ACK at another PSN, a NAK or a read response at the RESUME's. */
+	inject_ack(A, psn_add(PSN_B, 1));
+	inject_response(A, OP_ACKNOWLEDGE, PSN_B, AETH_NAK_PSN_SEQ_ERROR);
+	inject_response(A, OP_ACKNOWLEDGE, PSN_B, AETH_RNR_NAK | 1);
+	inject_response(A, OP_READ_RESPONSE_ONLY, PSN_B, AETH_ACK_UNLIMITED);
+	inject_response(A, OP_ATOMIC_ACKNOWLEDGE, PSN_B, AETH_ACK_UNLIMITED);
+	run();
+	assert_int_equal(B->eng.cnt.mig_resume_wait_drops, 5);
+	assert_int_equal(B->qp->mig.resume_pending, 1);
+	assert_null(cqe_of(B, 0xb0));
+
+	/* RESUME and retransmit timers fire five times: RESUMEs go again,
+	 * the outstanding SEND does not, and no retry is spent. */
+	for (i = 1; i <= 5; i++) {
+		advance(T_RETRANS);
+		assert_int_equal(count_from(B, mark, OP_RESUME), i + 1);
+		assert_int_equal(B->eng.cnt.mig_resume_retransmits, i);
+		assert_int_equal(B->qp->mig.resume_retries, i);
+	}
+	assert_int_equal(B->eng.cnt.mig_resumes_sent, 1);
+	for (i = mark + 1; i < wire_n; i++)
+		if (wire[i].from == B && wire[i].b[ROCEV2_HDR_OFFSET] == OP_RESUME) {
+			assert_int_equal(wire[i].len, wire[first].len);
+			assert_memory_equal(wire[i].b, wire[first].b, wire[first].len);
+		}
+	assert_int_equal(count_from(B, mark, ANY_REQUEST), 0);
+	assert_int_equal(B->qp->state, ROCEV2_QPS_RTS);
+	assert_true(fw_timer_armed(&B->qp->comp.retrans_timer));
+	assert_int_equal(B->qp->comp.retry_cnt, RETRY_CNT);
+	assert_int_equal(B->eng.cnt.comp_retry_timeouts, 0);
+	assert_null(cqe_of(B, 0xb0));
+	assert_null(cqe_of(B, 0xb2));
+	/* A answered every RESUME (it was paused only for the first). */
+	assert_int_equal(A->eng.cnt.resp_resumes, 6);
+
+	wire_loses = NULL;
+	advance_until(T_RETRANS, both_done);
+	assert_int_equal(B->qp->mig.resume_pending, 0);
+	assert_int_equal(B->eng.cnt.mig_resume_retransmits, 6);
+	expect_cqe(B, 0xb0, MNIC_WC_SUCCESS, MNIC_WC_SEND, 40);
+	expect_cqe(B, 0xb2, MNIC_WC_SUCCESS, MNIC_WC_SEND, 60);
+	expect_cqe(A, 0xa1, MNIC_WC_SUCCESS, MNIC_WC_RECV, 60);
+	assert_int_equal(A->ncqes, 3);          /* 0xb0 executed once */
+	no_error_cqes(A);
+	no_error_cqes(B);
+	/* Dumped again while its RESUME is unACKed: nothing is sent while
+	 * stopped; the next resume starts over and counts from zero. */
+	lost_ack_psn = B->qp->comp.psn;
+	wire_loses = lose_acks_to_b;
+	stop(B);
+	assert_int_equal(rocev2_abort_dump(&B->eng), 0);
+	advance(T_RETRANS);
+	assert_int_equal(B->qp->mig.resume_retries, 1);
+	stop(B);
+	mark = wire_n;
+	advance(3 * T_RETRANS);
+	assert_int_equal(count_from(B, mark, OP_RESUME), 0);
+	assert_int_equal(B->qp->mig.resume_pending, 1);
+	wire_loses = NULL;
+	assert_int_equal(rocev2_abort_dump(&B->eng), 0);
+	assert_int_equal(B->qp->mig.resume_retries, 0);
+	assert_int_equal(count_from(B, mark, OP_RESUME), 1);
+	run();
+	assert_int_equal(B->qp->mig.resume_pending, 0);
+}
+
+/* A full TX ring delays the RESUME: tried again shortly, not counted as
+ * a retransmission. */
+static void test_resume_tx_busy(void **state)
+{
+	unsigned mark;
+
+	(void)state;
+	pair_init();
+	stop(B);
+	B->tx_busy = 1;
+	mark = wire_n;
+	assert_int_equal(rocev2_resume_context(&B->eng), 0);
+	assert_int_equal(wire_n, mark);
+	assert_int_equal(B->eng.cnt.tx_busy, 1);
+	assert_int_equal(B->eng.cnt.mig_resumes_sent, 0);
+	assert_int_equal(B->qp->mig.resume_psn, MIG_NO_PSN);
+	/* An ACK at comp.psn before our RESUME went out is not its ACK. */
+	inject_ack(A, PSN_B);
+	run();
+	assert_int_equal(B->qp->mig.resume_pending, 1);
+	assert_int_equal(B->eng.cnt.mig_resume_wait_drops, 1);
+	rocev2_mig_resume_acked(&B->eng, B->qp);        /* whatever the caller thinks */
+	assert_int_equal(B->qp->mig.resume_pending, 1);
+	assert_int_equal(B->eng.cnt.mig_resumes_acked, 0);
+	advance(MIG_TX_BUSY_NS);
+	expect_resume(find_from(B, mark, OP_RESUME), B, A, PSN_B, 0);
+	assert_int_equal(B->eng.cnt.mig_resumes_sent, 1);
+	assert_int_equal(B->eng.cnt.mig_resume_retransmits, 0);
+	run();
+	assert_int_equal(B->qp->mig.resume_pending, 0);
+}
+
+/* ---- pause timeout ---------------------------------------------------------- */
+
+/* The stopped peer never comes back: after the pause timeout A's QP goes
+ * to ERR, the head WQE completes with RETRY_EXC_ERR (vendor_err 0x65),
+ * every other WQE flushed, QP_FATAL posted: the application never hangs. */
+static void test_pause_timeout(void **state)
+{
+	const uint64_t timeout = 100000000;     /* 100 ms */
+	const struct mnic_cqe *c;
+	struct rocev2_event ev;
+
+	(void)state;
+	pair_init();
+	rocev2_set_pause_timeout(&A->eng, timeout);
+	post_recv(A, 0xa1, DATA, 64);
+	stop(B);
+	post_send(A, 1, DATA + 0x1000, 100);
+	post_op(A, MNIC_WR_RDMA_WRITE, 2, DATA + 0x2000, 300, DATA + 0x8000, 0, 0);
+	run();
+	assert_int_equal(A->qp->paused, 1);
+	post_op(A, MNIC_WR_RDMA_READ, 3, DATA + 0x3000, 100, DATA + 0x9000, 0, 0);
+	advance(timeout - 1000);
+	assert_int_equal(A->qp->state, ROCEV2_QPS_RTS);
+	assert_int_equal(collect(A), 0);
+	assert_int_equal(rocev2_get_event(&A->eng, &ev), -HAL_EAGAIN);
+	advance(2000);
+	assert_int_equal(A->qp->state, ROCEV2_QPS_ERR);
+	assert_int_equal(A->eng.cnt.mig_pause_timeouts, 1);
+	assert_int_equal(A->qp->paused, 0);
+	assert_int_equal(collect(A), 4);
+	c = &A->cqes[0];
+	assert_int_equal(c->wr_id, 1);
+	assert_int_equal(c->status, MNIC_WC_RETRY_EXC_ERR);
+	assert_int_equal(c->vendor_err, AETH_NAK_STOPPED);
+	assert_int_equal(A->cqes[1].wr_id, 2);
+	assert_int_equal(A->cqes[1].status, MNIC_WC_WR_FLUSH_ERR);
+	assert_int_equal(A->cqes[2].wr_id, 3);
+	assert_int_equal(A->cqes[2].status, MNIC_WC_WR_FLUSH_ERR);
+	assert_int_equal(A->cqes[3].wr_id, 0xa1);
+	assert_int_equal(A->cqes[3].status, MNIC_WC_WR_FLUSH_ERR);
+	assert_int_equal(rocev2_get_event(&A->eng, &ev), 0);
+	assert_int_equal(ev.type, ROCEV2_EVENT_QP_FATAL);
+	assert_int_equal(ev.handle, A->qpn);
+	assert_int_equal(rocev2_get_event(&A->eng, &ev), -HAL_EAGAIN);
+	assert_int_equal(A->timers.n, 0);       /* no timer of the QP left */
+}
+
+/* Timeout 0 waits forever; a new value applies at once to a QP paused
+ * now; the timer never fires while our own context is stopped (no CQE
+ * behind a checkpoint's back) and starts again on resume. */
+static void test_pause_timeout_settings(void **state)
+{
+	(void)state;
+	pair_init();
+	rocev2_set_pause_timeout(&A->eng, 0);
+	stop(B);
+	post_send(A, 1, DATA + 0x1000, 100);
+	run();
+	assert_int_equal(A->qp->paused, 1);
+	assert_int_equal(A->eng.cnt.mig_pauses, 1);
+	assert_false(fw_timer_armed(&A->qp->mig.pause_timer));
+	advance(2 * ROCEV2_PAUSE_TIMEOUT_DEFAULT_NS);
+	assert_int_equal(A->qp->state, ROCEV2_QPS_RTS);
+	assert_int_equal(A->qp->paused, 1);
+	rocev2_set_pause_timeout(&A->eng, 50000000);
+	assert_true(fw_timer_armed(&A->qp->mig.pause_timer));
+	assert_int_equal(A->qp->mig.pause_timer.deadline, now + 50000000);
+	advance(1000);
+	rocev2_set_pause_timeout(&A->eng, 60000000);          /* the wait starts over */
+	assert_int_equal(A->qp->mig.pause_timer.deadline, now + 60000000);
+	rocev2_set_pause_timeout(&A->eng, 0);
+	assert_false(fw_timer_armed(&A->qp->mig.pause_timer));
+	assert_int_equal(A->eng.cnt.mig_pauses, 1);
+	/* The largest value does not wrap around into "now". */
+	rocev2_set_pause_timeout(&A->eng, UINT64_MAX);
+	assert_int_equal(A->qp->mig.pause_timer.deadline, FW_TIMER_NEVER);
+	advance(T_RETRANS);
+	assert_int_equal(A->qp->state, ROCEV2_QPS_RTS);
+
+	/* Paused, with a deadline, then our own context is dumped too. */
+	pair_init();
+	rocev2_set_pause_timeout(&A->eng, 50000000);
+	stop(B);
+	post_send(A, 1, DATA + 0x1000, 100);
+	run();
+	assert_true(fw_timer_armed(&A->qp->mig.pause_timer));
+	stop(A);
+	advance(60000000);
+	assert_int_equal(A->qp->state, ROCEV2_QPS_RTS);
+	assert_int_equal(collect(A), 0);
+	assert_false(fw_timer_armed(&A->qp->mig.pause_timer));
+	assert_int_equal(A->eng.cnt.mig_pause_timeouts, 0);
+	rocev2_set_pause_timeout(&A->eng, 50000000);          /* stopped: not yet */
+	assert_false(fw_timer_armed(&A->qp->mig.pause_timer));
+	/* A resumed (its own RESUME goes to B, which is stopped and answers
+	 * it), still paused: the wait starts again. */
+	assert_int_equal(rocev2_resume_context(&A->eng), 0);
+	assert_int_equal(A->qp->mig.pause_timer.deadline, now + 50000000);
+	run();
+	assert_int_equal(A->qp->mig.resume_pending, 0);
+	assert_int_equal(A->qp->paused, 1);
+	advance(50000000 + 1);
+	assert_int_equal(A->qp->state, ROCEV2_QPS_ERR);
+	assert_int_equal(A->eng.cnt.mig_pause_timeouts, 1);
+	expect_cqe(A, 1, MNIC_WC_RETRY_EXC_ERR, 0, 0);
+}
+
+/* ---- authentication ------------------------------------------------------------ */
+
+/* With a migration key, a RESUME without the right MAC is dropped and
+ * counted, and changes nothing: no ACK, no new address, still paused.  The
+ * MAC binds both QPNs, the PSN and the source address. */
+static void test_forged_resume(void **state)
+{
+	static const uint8_t other_key[16] = { 0xff };
+	uint8_t mac[8], junk[8];
+	uint32_t psn = PSN_B;
+	unsigned mark;
+	uint64_t forged = 0;
+
+	(void)state;
+	pair_init();
+	assert_int_equal(rocev2_set_mig_key(&A->eng, A->qpn, key16), 0);
+	assert_int_equal(rocev2_set_mig_key(&B->eng, B->qpn, key16), 0);
+	post_recv(B, 0xb1, DATA, 256);
+	stop(B);
+	post_send(A, 1, DATA + 0x1000, 100);
+	run();
+	assert_int_equal(A->qp->paused, 1);
+	mark = wire_n;
+
+	memset(junk, 0x5a, sizeof(junk));
+	inject_resume(B, psn, IP_B, junk, 8);                   /* wrong MAC */
+	inject_resume(B, psn, IP_B, NULL, 0);                   /* no MAC */
+	mig_mac(key16, B->qpn, A->qpn, psn_add(psn, 1), IP_B, mac);
+	inject_resume(B, psn, IP_B, mac, 8);                    /* MAC for another PSN */
+	mig_mac(key16, B->qpn, A->qpn, psn, IP_B, mac);
+	inject_resume(B, psn, IP_B, mac, 4);                    /* cut short */
+	mig_mac(other_key, B->qpn, A->qpn, psn, IP_B, mac);
+	inject_resume(B, psn, IP_B, mac, 8);                    /* another key */
+	mig_mac(key16, A->qpn, B->qpn, psn, IP_B, mac);
+	inject_resume(B, psn, IP_B, mac, 8);                    /* the other direction's */
+	mig_mac(key16, B->qpn, A->qpn, psn, IP_B, mac);
+	mac[7] ^= 0x80;
+	inject_resume(B, psn, IP_B, mac, 8);                    /* one bit off, at the end */
+	mac[7] ^= 0x80;
+	inject_resume(B, psn, 0x0a0000eeu, mac, 8);             /* B's MAC, another address */
+	forged = 8;
+	run();
+	assert_int_equal(A->eng.cnt.mig_resume_forged, forged);
+	assert_int_equal(A->eng.cnt.rx_req_packets, forged);    /* all reached the responder */
+	assert_int_equal(A->eng.cnt.resp_resumes, 0);
+	assert_int_equal(count_from(A, mark, OP_ACKNOWLEDGE), 0);
+	assert_int_equal(count_from(A, mark, ANY_REQUEST), 0);
+	assert_int_equal(A->qp->paused, 1);
+	assert_true(fw_timer_armed(&A->qp->mig.pause_timer));
+	assert_int_equal(A->qp->attr.av.dip, IP_B);
+
+	/* B's own RESUME carries the MAC and is accepted. */
+	mark = wire_n;
+	assert_int_equal(rocev2_abort_dump(&B->eng), 0);
+	expect_resume(mark, B, A, PSN_B, 1);
+	run();
+	assert_int_equal(A->eng.cnt.mig_resume_forged, forged);
+	assert_int_equal(A->eng.cnt.resp_resumes, 1);
+	assert_int_equal(A->qp->paused, 0);
+	expect_cqe(A, 1, MNIC_WC_SUCCESS, MNIC_WC_SEND, 100);
+	assert_int_equal(B->qp->mig.resume_pending, 0);
+
+	/* A QP without a key takes MigrOS's bare RESUME, and ignores a MAC. */
+	assert_int_equal(rocev2_set_mig_key(&A->eng, A->qpn, NULL), 0);
+	assert_int_equal(A->qp->mig.has_key, 0);
+	inject_resume(B, psn, IP_B, junk, 8);
+	inject_resume(B, psn, IP_B, NULL, 0);
+	run();
+	assert_int_equal(A->eng.cnt.resp_resumes, 3);
+	assert_int_equal(A->eng.cnt.mig_resume_forged, forged);
+}
+
+/* A keyed RESUME from the peer's new address: the MAC covers the new
+ * source IPv4, so the receiver checks it against the frame's. */
+static void test_keyed_resume_new_address(void **state)
+{
+	static const uint8_t new_mac[6] = { 0x02, 0, 0, 0, 0, MAC_C };
+	unsigned mark;
+
+	(void)state;
+	pair_init();
+	assert_int_equal(rocev2_set_mig_key(&A->eng, A->qpn, key16), 0);
+	assert_int_equal(rocev2_set_mig_key(&B->eng, B->qpn, key16), 0);
+	stop(B);
+	post_recv(B, 0xb1, DATA, 256);
+	post_send(A, 1, DATA + 0x1000, 100);
+	run();
+	memcpy(B->eng.env.mac, new_mac, 6);
+	B->eng.env.ipv4 = IP_C;
+	mark = wire_n;
+	assert_int_equal(rocev2_resume_context(&B->eng), 0);
+	expect_resume(mark, B, A, PSN_B, 1);
+	run();
+	assert_int_equal(A->eng.cnt.mig_resume_forged, 0);
+	assert_int_equal(A->qp->attr.av.dip, IP_C);
+	expect_cqe(A, 1, MNIC_WC_SUCCESS, MNIC_WC_SEND, 100);
+	expect_cqe(B, 0xb1, MNIC_WC_SUCCESS, MNIC_WC_RECV, 100);
+}
+
+/* ---- object life cycle (qp.c hooks) --------------------------------------------- */
+
+static void test_mig_lifecycle(void **state)
+{
+	struct rocev2_qp_attr a = { .qp_state = ROCEV2_QPS_RESET };
+	uint32_t qpn;
+
+	(void)state;
+	pair_init();
+	assert_int_equal(rocev2_set_mig_key(&A->eng, A->qpn + 1, key16), -HAL_EINVAL);
+	assert_int_equal(rocev2_set_mig_key(&A->eng, A->qpn ^ (1u << ROCEV2_QPN_IDX_BITS), key16),
+			 -HAL_EINVAL);
+	assert_int_equal(rocev2_set_mig_key(&A->eng, A->qpn, key16), 0);
+	assert_int_equal(A->qp->mig.has_key, 1);
+	assert_memory_equal(A->qp->mig.key, key16, 16);
+
+	/* Both timers armed (paused, and resuming), then ERR: both stop. */
+	stop(B);
+	post_send(A, 1, DATA + 0x1000, 100);
+	run();
+	stop(A);
+	assert_int_equal(rocev2_resume_context(&A->eng), 0);
+	assert_true(fw_timer_armed(&A->qp->mig.pause_timer));
+	assert_true(fw_timer_armed(&A->qp->mig.resume_timer));
+	a.qp_state = ROCEV2_QPS_ERR;
+	assert_int_equal(rocev2_modify_qp(&A->eng, A->qpn, &a, M(STATE)), 0);
+	assert_false(fw_timer_armed(&A->qp->mig.pause_timer));
+	assert_false(fw_timer_armed(&A->qp->mig.resume_timer));
+	assert_int_equal(A->timers.n, 0);
+	/* RESET forgets everything, the key too. */
+	a.qp_state = ROCEV2_QPS_RESET;
+	assert_int_equal(rocev2_modify_qp(&A->eng, A->qpn, &a, M(STATE)), 0);
+	assert_int_equal(A->qp->mig.has_key, 0);
+	assert_int_equal(A->qp->mig.resume_pending, 0);
+	assert_int_equal(A->qp->mig.resume_psn, MIG_NO_PSN);
+	assert_int_equal(A->qp->stopped + A->qp->paused, 0);
+	/* A key set in RESET survives RESET -> INIT -> RTR -> RTS.  (The old
+	 * connection's frames still on the wire are gone with it.) */
+	wire_rd = wire_n;
+	assert_int_equal(rocev2_set_mig_key(&A->eng, A->qpn, key16), 0);
+	A->sq_pi = 0;
+	memset(A->mem + SQ_DB, 0, 8);
+	node_connect(A, B, PSN_A, PSN_B);
+	assert_int_equal(A->qp->mig.has_key, 1);
+
+	/* Destroy with both timers armed: they leave the heap, nothing fires. */
+	post_send(A, 2, DATA + 0x1000, 100);    /* B still stopped: NAK_STOPPED */
+	run();
+	assert_int_equal(A->qp->paused, 1);
+	stop(A);
+	assert_int_equal(rocev2_resume_context(&A->eng), 0);
+	assert_true(fw_timer_armed(&A->qp->mig.resume_timer));
+	assert_true(fw_timer_armed(&A->qp->mig.pause_timer));
+	qpn = A->qpn;
+	assert_int_equal(rocev2_destroy_qp(&A->eng, qpn), 0);
+	assert_int_equal(A->timers.n, 0);
+	{
+		static const uint8_t zero[16];
+
+		/* The key does not outlive its QP in the engine's memory. */
+		assert_int_equal(A->qp->mig.has_key, 0);
+		assert_memory_equal(A->qp->mig.key, zero, 16);
+	}
+	wire_rd = wire_n;
+	advance(ROCEV2_PAUSE_TIMEOUT_DEFAULT_NS + 1);
+	assert_int_equal(A->eng.cnt.mig_pause_timeouts + A->eng.cnt.mig_resume_retransmits, 0);
+	assert_int_equal(rocev2_set_mig_key(&A->eng, qpn, key16), -HAL_EINVAL);
+	/* A new QP in the slot starts without key or migration state. */
+	{
+		struct rocev2_qp_init_attr ia = {
+			.pd = A->pd, .send_cq = A->cq, .recv_cq = A->cq, .srq = ROCEV2_NO_SRQ,
+			.sq = { SQ_RING, SQ_DB, SQ_SIZE }, .rq = { RQ_RING, RQ_DB, RQ_SIZE },
+		};
+
+		assert_int_equal(rocev2_create_qp(&A->eng, &ia, &qpn), 0);
+		A->qp = rocev2_qp_lookup(&A->eng, qpn);
+		assert_int_equal(A->qp->mig.has_key, 0);
+		assert_int_equal(A->qp->mig.resume_psn, MIG_NO_PSN);
+		assert_false(fw_timer_armed(&A->qp->mig.pause_timer));
+		assert_ptr_equal(A->qp->mig.pause_timer.fn, mig_pause_timeout);
+		assert_ptr_equal(A->qp->mig.resume_timer.fn, mig_resume_timeout);
+	}
+	/* Abort undoes a stop once; without one it does nothing. */
+	assert_int_equal(rocev2_abort_dump(&B->eng), 0);
+	assert_int_equal(B->eng.cnt.mig_aborts, 1);
+	assert_int_equal(B->eng.cnt.mig_resumes_sent, 1);
+	assert_int_equal(B->qp->stopped, 0);
+	assert_int_equal(rocev2_abort_dump(&B->eng), 0);
+	assert_int_equal(B->eng.cnt.mig_aborts, 1);
+	assert_int_equal(B->eng.cnt.mig_resumes_sent, 1);
+}
+
+/* A restored QP whose dump held an RNR wait has no RNR timer: resume
+ * ends the wait and re-arms the retransmit timer of its outstanding
+ * requests (dump.c leaves both to rocev2_resume_context). */
+static void test_resume_restarts_waits(void **state)
+{
+	(void)state;
+	pair_init();
+	post_send(A, 1, DATA + 0x1000, 100);    /* B has no receive WQE: RNR NAK */
+	run();
+	assert_int_equal(A->qp->comp.rnr_wait, 1);
+	stop(A);
+	fw_timer_cancel(&A->timers, &A->qp->comp.rnr_timer);    /* as restored */
+	fw_timer_cancel(&A->timers, &A->qp->comp.retrans_timer);
+	post_recv(B, 0xb1, DATA, 256);
+	assert_int_equal(rocev2_resume_context(&A->eng), 0);
+	assert_int_equal(A->qp->comp.rnr_wait, 0);
+	assert_true(fw_timer_armed(&A->qp->comp.retrans_timer));
+	run();
+	expect_cqe(A, 1, MNIC_WC_SUCCESS, MNIC_WC_SEND, 100);
+	expect_cqe(B, 0xb1, MNIC_WC_SUCCESS, MNIC_WC_RECV, 100);
+}
+
+/* A QP in SQD (IBA 10.3.1: finishing what it sent) resumes like one in
+ * RTS: its RESUME goes out, and once its peer is back it completes the
+ * outstanding WQE, reports the drained SQ and starts nothing new. */
+static void test_resume_sqd(void **state)
+{
+	struct rocev2_qp_attr a = { .qp_state = ROCEV2_QPS_SQD };
+	struct rocev2_event ev;
+	unsigned mark;
+
+	(void)state;
+	pair_init();
+	post_recv(B, 0xb1, DATA, 256);
+	stop(B);
+	post_send(A, 1, DATA + 0x1000, 100);
+	run();
+	assert_int_equal(A->qp->paused, 1);
+	assert_int_equal(rocev2_modify_qp(&A->eng, A->qpn, &a, M(STATE)), 0);
+	post_send(A, 2, DATA + 0x1000, 10);     /* not started in SQD */
+	stop(A);
+	mark = wire_n;
+	assert_int_equal(rocev2_resume_context(&A->eng), 0);
+	expect_resume(mark, A, B, PSN_A, 0);
+	run();                                  /* B, stopped, answers A's RESUME */
+	assert_int_equal(A->qp->mig.resume_pending, 0);
+	assert_int_equal(A->qp->paused, 1);
+	/* A's RESUME timer works in SQD too. */
+	stop(A);
+	assert_int_equal(rocev2_resume_context(&A->eng), 0);
+	wire_rd = wire_n;                       /* that RESUME is lost */
+	advance(T_RETRANS);
+	assert_int_equal(A->eng.cnt.mig_resume_retransmits, 1);
+	run();
+	assert_int_equal(A->qp->mig.resume_pending, 0);
+	assert_int_equal(rocev2_abort_dump(&B->eng), 0);
+	run();
+	expect_cqe(A, 1, MNIC_WC_SUCCESS, MNIC_WC_SEND, 100);
+	assert_null(cqe_of(A, 2));
+	assert_int_equal(rocev2_get_event(&A->eng, &ev), 0);
+	assert_int_equal(ev.type, ROCEV2_EVENT_SQ_DRAINED);
+	assert_int_equal(A->qp->state, ROCEV2_QPS_SQD);
+}
+
+/* A restored context has nothing scheduled (dump.c): resume schedules
+ * every QP that can have responder work, an RTR one (which sends no
+ * RESUME) included, so a READ reply cut short by the dump goes on. */
+static void test_resume_schedules_responders(void **state)
+{
+	struct rocev2_qp_attr a = { .qp_state = ROCEV2_QPS_RESET };
+	unsigned mark;
+
+	(void)state;
+	pair_init();
+	/* B only receives: RESET, then up to RTR. */
+	assert_int_equal(rocev2_modify_qp(&B->eng, B->qpn, &a, M(STATE)), 0);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = ROCEV2_QPS_INIT;
+	a.qp_access_flags = ACCESS_ALL;
+	assert_int_equal(rocev2_modify_qp(&B->eng, B->qpn, &a, M(STATE) | M(ACCESS_FLAGS) |
+								     M(PKEY_INDEX) | M(PORT)), 0);
+	a.qp_state = ROCEV2_QPS_RTR;
+	memcpy(a.av.dmac, A->eng.env.mac, 6);
+	a.av.dip = IP_A;
+	a.path_mtu = ROCEV2_MTU_256;
+	a.dest_qp_num = A->qpn;
+	a.rq_psn = PSN_A;
+	a.max_dest_rd_atomic = 4;
+	assert_int_equal(rocev2_modify_qp(&B->eng, B->qpn, &a, M(STATE) | M(AV) | M(PATH_MTU) |
+								     M(DEST_QPN) | M(RQ_PSN) |
+								     M(MAX_DEST_RD_ATOMIC) |
+								     M(MIN_RNR_TIMER)), 0);
+	fill(B->mem + DATA + 0x4000, 4096, 9);
+	post_op(A, MNIC_WR_RDMA_READ, 1, DATA + 0x8000, 4096, DATA + 0x4000, 0, 0);
+	rocev2_poll(&A->eng, 64);
+	deliver_one();                          /* B accepts, sends the first replies */
+	assert_true(B->qp->resp.res_pending != 0);
+	stop(B);
+	/* As restored: nothing scheduled. */
+	B->eng.sched_head = B->eng.sched_tail = NULL;
+	B->qp->scheduled = 0;
+	B->qp->sched_next = NULL;
+	mark = wire_n;
+	assert_int_equal(rocev2_resume_context(&B->eng), 0);
+	assert_int_equal(count_from(B, mark, OP_RESUME), 0);  /* RTR: no send queue */
+	assert_true(rocev2_has_work(&B->eng));
+	run();                                  /* no timer */
+	expect_cqe(A, 1, MNIC_WC_SUCCESS, MNIC_WC_RDMA_READ, 4096);
+	assert_memory_equal(A->mem + DATA + 0x8000, B->mem + DATA + 0x4000, 4096);
+}
+
+/* ---- both sides, full traffic ------------------------------------------------------ */
+
+/* Each side's work to the other: SENDs (multi-packet and empty), WRITEs,
+ * a WRITE with immediate, a READ, three atomics on one word. */
+#define SRC_OFF 0x10000u
+#define RECV_OFF 0x00000u
+#define WRITE_OFF 0x20000u
+#define READ_SRC_OFF 0x30000u
+#define READ_DST_OFF 0x38000u
+#define ATOMIC_OFF 0x60000u
+#define RESULT_OFF 0x70000u
+
+static void traffic_post(struct node *n, unsigned seed)
+{
+	struct node *peer = n == A ? B : A;
+	uint64_t base = (uint64_t)seed << 8;
+	unsigned i;
+
+	fill(n->mem + DATA + SRC_OFF, 0x8000, seed);
+	fill(n->mem + DATA + READ_SRC_OFF, 0x1000, seed + 100);
+	put_mem64(n, DATA + ATOMIC_OFF, 1000u * seed);
+	put_mem64(n, DATA + ATOMIC_OFF + 8, 0x1111);
+	for (i = 0; i < 4; i++)
+		post_recv(peer, base + 0x80 + i, DATA + RECV_OFF + 0x1000 * i, 0x1000);
+	post_send(n, base + 1, DATA + SRC_OFF, 700);                            /* 3 packets */
+	post_op(n, MNIC_WR_RDMA_WRITE, base + 2, DATA + SRC_OFF + 0x1000, 1000,
+		DATA + WRITE_OFF, 0, 0);
+	post_op(n, MNIC_WR_ATOMIC_FETCH_AND_ADD, base + 3, DATA + RESULT_OFF, 8,
+		DATA + ATOMIC_OFF, 5, 0);
+	post_op(n, MNIC_WR_RDMA_READ, base + 4, DATA + READ_DST_OFF, 900, DATA + READ_SRC_OFF, 0, 0);
+	post_send(n, base + 5, DATA + SRC_OFF + 0x2000, 0);
+	post_op(n, MNIC_WR_ATOMIC_CMP_AND_SWP, base + 6, DATA + RESULT_OFF + 8, 8,
+		DATA + ATOMIC_OFF + 8, 0x1111, 0x2222);
+	post_send(n, base + 7, DATA + SRC_OFF + 0x3000, 256);
+	post_op(n, MNIC_WR_RDMA_WRITE_WITH_IMM, base + 8, DATA + SRC_OFF + 0x4000, 300,
+		DATA + WRITE_OFF + 0x1000, 0, 0);
+	post_op(n, MNIC_WR_ATOMIC_FETCH_AND_ADD, base + 9, DATA + RESULT_OFF + 16, 8,
+		DATA + ATOMIC_OFF, 7, 0);
+}
+
+/* Everything of traffic_post(n) completed once, successfully, with the
+ * data where it belongs and each atomic executed exactly once. */
+static void traffic_check(struct node *n, struct node *peer, unsigned seed)
+{
+	uint64_t base = (uint64_t)seed << 8;
+	const struct mnic_cqe *c;
+
+	expect_cqe(n, base + 1, MNIC_WC_SUCCESS, MNIC_WC_SEND, 700);
+	expect_cqe(n, base + 2, MNIC_WC_SUCCESS, MNIC_WC_RDMA_WRITE, 1000);
+	expect_cqe(n, base + 3, MNIC_WC_SUCCESS, MNIC_WC_FETCH_ADD, 8);
+	expect_cqe(n, base + 4, MNIC_WC_SUCCESS, MNIC_WC_RDMA_READ, 900);
+	expect_cqe(n, base + 5, MNIC_WC_SUCCESS, MNIC_WC_SEND, 0);
+	expect_cqe(n, base + 6, MNIC_WC_SUCCESS, MNIC_WC_COMP_SWAP, 8);
+	expect_cqe(n, base + 7, MNIC_WC_SUCCESS, MNIC_WC_SEND, 256);
+	expect_cqe(n, base + 8, MNIC_WC_SUCCESS, MNIC_WC_RDMA_WRITE, 300);
+	expect_cqe(n, base + 9, MNIC_WC_SUCCESS, MNIC_WC_FETCH_ADD, 8);
+	expect_cqe(peer, base + 0x80, MNIC_WC_SUCCESS, MNIC_WC_RECV, 700);
+	expect_cqe(peer, base + 0x81, MNIC_WC_SUCCESS, MNIC_WC_RECV, 0);
+	expect_cqe(peer, base + 0x82, MNIC_WC_SUCCESS, MNIC_WC_RECV, 256);
+	expect_cqe(peer, base + 0x83, MNIC_WC_SUCCESS, MNIC_WC_RECV_RDMA_WITH_IMM, 300);
+	c = cqe_of(peer, base + 0x83);
+	assert_int_equal(c->imm_data, IMM);
+	assert_memory_equal(peer->mem + DATA + RECV_OFF, n->mem + DATA + SRC_OFF, 700);
+	assert_memory_equal(peer->mem + DATA + RECV_OFF + 0x2000, n->mem + DATA + SRC_OFF + 0x3000,
+			    256);
+	assert_memory_equal(peer->mem + DATA + WRITE_OFF, n->mem + DATA + SRC_OFF + 0x1000, 1000);
+	assert_memory_equal(peer->mem + DATA + WRITE_OFF + 0x1000,
+			    n->mem + DATA + SRC_OFF + 0x4000, 300);
+	assert_memory_equal(n->mem + DATA + READ_DST_OFF, peer->mem + DATA + READ_SRC_OFF, 900);
+	/* Atomics at the peer, each once: 1000*s + 5 + 7, the swap done, and
+	 * the values before each operation returned. */
+	assert_int_equal(get_mem64(peer, DATA + ATOMIC_OFF), 1000u * (seed ^ 3u) + 12u);
+	assert_int_equal(get_mem64(peer, DATA + ATOMIC_OFF + 8), 0x2222);
+	assert_int_equal(get_mem64(n, DATA + RESULT_OFF), 1000u * (seed ^ 3u));
+	assert_int_equal(get_mem64(n, DATA + RESULT_OFF + 8), 0x1111);
+	assert_int_equal(get_mem64(n, DATA + RESULT_OFF + 16), 1000u * (seed ^ 3u) + 5u);
+}
+
+/* Seeds 1 (A) and 2 (B): the peer's seed is seed ^ 3. */
+static void traffic_start(void)
+{
+	traffic_post(A, 1);
+	traffic_post(B, 2);
+}
+
+/* x ran traffic_post seed 1, y seed 2 (y: B, or C restored from B). */
+static void traffic_verify_pair(struct node *x, struct node *y)
+{
+	assert_true(sq_done(x) && sq_done(y));
+	no_error_cqes(x);
+	no_error_cqes(y);
+	assert_int_equal(x->ncqes, 9 + 4);
+	assert_int_equal(y->ncqes, 9 + 4);
+	traffic_check(x, y, 1);
+	traffic_check(y, x, 2);
+}
+
+static void traffic_verify(void)
+{
+	traffic_verify_pair(A, B);
+}
+
+/* The reference run: no migration. */
+static unsigned traffic_frames(void)
+{
+	pair_init();
+	traffic_start();
+	run();
+	traffic_verify();
+	return delivered;
+}
+
+static struct {
+	uint64_t stopped_naks, pauses, atomic_replays, read_replays, dup_requests, resumes;
+} sweep;
+
+/* The strongest single test.  Both sides run the full mix at once; one
+ * side is stopped (as by a dump) after exactly k frames were delivered,
+ * for every k from the first frame to the last, A or B, kept stopped for
+ * a while (requests in flight get NAK_STOPPED, the peer pauses, its timer
+ * spends nothing), then resumed in place by rocev2_abort_dump.  Every WQE
+ * completes successfully, once, the data is intact, no atomic runs twice,
+ * no pause times out, no retry is lost. */
+static void stop_and_abort(struct node *victim, unsigned k, uint64_t stopped_for)
+{
+	struct node *peer = victim == A ? B : A;
+	unsigned mark;
+
+	pair_init();
+	traffic_start();
+	run_limit(k);
+	stop(victim);
+	mark = wire_n;
+	advance(stopped_for);
+	/* Stopped: not one request (nor a RESUME) from the victim. */
+	assert_int_equal(count_from(victim, mark, ANY_REQUEST), 0);
+	assert_int_equal(count_from(victim, mark, OP_RESUME), 0);
+	assert_int_equal(peer->eng.cnt.comp_retry_timeouts, 0);
+	assert_int_equal(rocev2_abort_dump(&victim->eng), 0);
+	advance_until(2000000000ull, both_done);
+	if (!both_done())
+		fail_msg("stop %s at frame %u for %llu ns: A %u/%u B %u/%u", victim->name, k,
+			 (unsigned long long)stopped_for, A->qp->sq.ci, A->sq_pi, B->qp->sq.ci,
+			 B->sq_pi);
+	advance(10 * T_RETRANS);                /* late duplicates change nothing */
+	traffic_verify();
+	assert_int_equal(A->qp->paused + B->qp->paused, 0);
+	assert_int_equal(A->qp->mig.resume_pending + B->qp->mig.resume_pending, 0);
+	assert_false(fw_timer_armed(&A->qp->mig.pause_timer));
+	assert_false(fw_timer_armed(&B->qp->mig.pause_timer));
+	assert_int_equal(A->eng.cnt.mig_pause_timeouts + B->eng.cnt.mig_pause_timeouts, 0);
+	assert_int_equal(victim->eng.cnt.mig_resumes_acked, 1);
+	assert_int_equal(A->qp->state, ROCEV2_QPS_RTS);
+	assert_int_equal(B->qp->state, ROCEV2_QPS_RTS);
+	sweep.stopped_naks += victim->eng.cnt.resp_stopped_naks;
+	sweep.pauses += peer->eng.cnt.mig_pauses;
+	sweep.atomic_replays += peer->eng.cnt.resp_atomic_replays;
+	sweep.read_replays += peer->eng.cnt.resp_read_replays;
+	sweep.dup_requests += peer->eng.cnt.resp_dup_requests;
+	sweep.resumes += peer->eng.cnt.resp_resumes;
+}
+
+static void test_stop_abort_every_frame(void **state)
+{
+	static const uint64_t stop_times[] = { 0, 3 * T_RETRANS / 2, 7 * T_RETRANS };
+	unsigned total, k, v;
+
+	(void)state;
+	total = traffic_frames();
+	assert_true(total > 40);
+	memset(&sweep, 0, sizeof(sweep));
+	for (k = 0; k <= total; k++)
+		for (v = 0; v < 2; v++)
+			stop_and_abort(v ? B : A, k, stop_times[(k + v) % 3]);
+	/* The sweep went through every path it is meant to. */
+	assert_true(sweep.stopped_naks > 0);
+	assert_true(sweep.pauses > 0);
+	assert_true(sweep.atomic_replays > 0);
+	assert_true(sweep.read_replays > 0);
+	assert_true(sweep.dup_requests > 0);
+	assert_int_equal(sweep.resumes, 2 * (total + 1));
+}
+
+/* Both sides stopped at once (two dumps), aborted one after the other:
+ * the first RESUME reaches a stopped peer, which answers it; the first
+ * side's requests then get NAK_STOPPED and it pauses until the second
+ * RESUME.  Every frame position, both orders. */
+static void test_both_stopped_every_frame(void **state)
+{
+	unsigned total, k;
+
+	(void)state;
+	total = traffic_frames();
+	for (k = 0; k <= total; k++) {
+		struct node *first = k & 1 ? A : B, *second = k & 1 ? B : A;
+
+		pair_init();
+		traffic_start();
+		run_limit(k);
+		stop(A);
+		stop(B);
+		advance(2 * T_RETRANS);
+		assert_int_equal(rocev2_abort_dump(&first->eng), 0);
+		advance(3 * T_RETRANS);
+		assert_int_equal(first->qp->mig.resume_pending, 0);
+		assert_int_equal(count_from(second, 0, OP_RESUME), 0);
+		assert_int_equal(rocev2_abort_dump(&second->eng), 0);
+		advance_until(2000000000ull, both_done);
+		traffic_verify();
+		assert_int_equal(A->qp->paused + B->qp->paused, 0);
+		assert_int_equal(A->eng.cnt.mig_pause_timeouts + B->eng.cnt.mig_pause_timeouts, 0);
+	}
+}
+
+/* The same with a lossy wire: every frame, RESUMEs and their ACKs and
+ * NAK_STOPPED included, is lost with probability 1/8 (a fixed
+ * pseudo-random sequence per run); retries are unlimited so that only
+ * the migration can fail.  Still every WQE completes once, data intact. */
+static uint32_t lcg;
+
+static int lose_one_in_8(const struct wire_frame *f)
+{
+	(void)f;
+	lcg = lcg * 1103515245u + 12345u;
+	return ((lcg >> 16) & 7u) == 0;
+}
+
+static void test_lossy_stop_abort(void **state)
+{
+	unsigned seed, k;
+	uint64_t resume_retransmits = 0, lost = 0;
+
+	(void)state;
+	for (seed = 1; seed <= 200; seed++) {
+		struct node *victim = seed & 1 ? A : B;
+
+		pair_init_retry(7);
+		lcg = seed * 2654435761u;
+		wire_loses = lose_one_in_8;
+		traffic_start();
+		k = (seed * 7u) % 60u;
+		run_limit(k);
+		stop(victim);
+		advance((seed % 5u) * T_RETRANS);
+		assert_int_equal(rocev2_abort_dump(&victim->eng), 0);
+		advance_until(20000000000ull, both_done);
+		if (!both_done())
+			fail_msg("seed %u: A %u/%u B %u/%u", seed, A->qp->sq.ci, A->sq_pi, B->qp->sq.ci,
+				 B->sq_pi);
+		traffic_verify();
+		assert_int_equal(A->eng.cnt.mig_pause_timeouts + B->eng.cnt.mig_pause_timeouts, 0);
+		resume_retransmits += victim->eng.cnt.mig_resume_retransmits;
+		for (k = 0; k < wire_n; k++)
+			lost += wire[k].lost;
+	}
+	assert_true(resume_retransmits > 0);
+	assert_true(lost > 0);
+}
+
+/* ---- the real dump and restore, when dump.c is there ------------------------------ */
+
+static uint8_t image[1u << 16];
+
+/* B is dumped mid-stream, restored on C (a new MAC and IPv4 address, B's
+ * host memory copied as a process checkpoint would carry it), B goes
+ * away, C resumes: A follows it to the new address and every WQE of both
+ * sides completes once. */
+static void restore_on_c(unsigned k)
+{
+	struct rocev2_dump_stats st;
+	size_t len = 0;
+	unsigned mark;
+
+	pair_init();
+	traffic_start();
+	run_limit(k);
+	assert_int_equal(rocev2_dump_context(&B->eng, image, sizeof(image), &len, &st), 0);
+	assert_int_equal(B->eng.ctx_stopped, 1);
+	assert_int_equal(B->qp->stopped, 1);
+	advance(2 * T_RETRANS);
+	/* The checkpointed process moves with its memory, taken after the NIC
+	 * image (a stopped context writes none); C is the new host's port. */
+	node_init(C, "C", MAC_C, IP_C, 0);
+	memcpy(C->mem, B->mem, WIN);
+	assert_int_equal(rocev2_restore_image(&C->eng, image, len, NULL), 0);
+	C->qpn = B->qpn;
+	C->qp = rocev2_qp_lookup(&C->eng, C->qpn);
+	assert_non_null(C->qp);
+	assert_int_equal(C->qp->stopped, 1);
+	C->lkey = B->lkey;
+	C->rkey = B->rkey;
+	C->sq_pi = B->sq_pi;
+	C->rq_pi = B->rq_pi;
+	B->up = 0;
+	mark = wire_n;
+	assert_int_equal(rocev2_resume_context(&C->eng), 0);
+	expect_resume(mark, C, A, C->qp->comp.psn, 0);
+	advance_until(2000000000ull, NULL);
+	assert_int_equal(A->qp->attr.av.dip, IP_C);
+	assert_memory_equal(A->qp->attr.av.dmac, C->eng.env.mac, 6);
+	assert_int_equal(C->qp->mig.resume_pending, 0);
+	assert_int_equal(A->qp->paused, 0);
+	traffic_verify_pair(A, C);
+}
+
+static void test_dump_restore_resume(void **state)
+{
+	unsigned total, k;
+
+	(void)state;
+	if (!rocev2_dump_context || !rocev2_restore_image)
+		skip();
+	total = traffic_frames();
+	for (k = 0; k <= total; k += 3)
+		restore_on_c(k);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_siphash_vectors),
+		cmocka_unit_test(test_stopped_side),
+		cmocka_unit_test(test_paused_holds),
+		cmocka_unit_test(test_nak_stopped_acks_before),
+		cmocka_unit_test(test_resume_in_place),
+		cmocka_unit_test(test_resume_new_address),
+		cmocka_unit_test(test_resume_retransmitted),
+		cmocka_unit_test(test_resume_tx_busy),
+		cmocka_unit_test(test_pause_timeout),
+		cmocka_unit_test(test_pause_timeout_settings),
+		cmocka_unit_test(test_forged_resume),
+		cmocka_unit_test(test_keyed_resume_new_address),
+		cmocka_unit_test(test_mig_lifecycle),
+		cmocka_unit_test(test_resume_restarts_waits),
+		cmocka_unit_test(test_resume_sqd),
+		cmocka_unit_test(test_resume_schedules_responders),
+		cmocka_unit_test(test_stop_abort_every_frame),
+		cmocka_unit_test(test_both_stopped_every_frame),
+		cmocka_unit_test(test_lossy_stop_abort),
+		cmocka_unit_test(test_dump_restore_resume),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

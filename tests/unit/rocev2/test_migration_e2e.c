@@ -1,0 +1,472 @@
+/* Live migration end to end, in one process: engines A and B stream SENDs
+ * (sequence-numbered, pattern-checked) and FETCH_ADDs (A on a word in B's
+ * memory) both ways on several QPs through an in-process switch that
+ * drops frames at a fixed rate.  Mid-stream B's context is dumped, its host
+ * memory copied to C (as CRIU moves a container's memory), the image
+ * restored on C, which has another MAC and IPv4 address, and resumed.  B
+ * disappears from the wire.  The traffic must finish with nothing lost,
+ * duplicated or reordered, no error completion anywhere, and every atomic
+ * executed exactly once (the final counter equals the sum of the adds).
+ *
+ * Variants: abort instead of migrate (B continues in place), and a restore
+ * that never happens (A's QPs must error out after the pause timeout). */
+#include "cmocka_main.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define NQP       4u
+#define MSGS      400u         /* per QP per direction */
+#define WIN       (2u << 20)
+#define SSLOTS    16u          /* send buffers per QP (< 8 in flight) */
+#define RSLOTS    32u          /* receive buffers per QP (RING / 2 posted) */
+#define RING      64u
+#define MAXLEN    3000u
+#define DROP_PPM  20000u       /* 2 % */
+
+/* Host memory layout (same on every engine; C inherits B's by copy). */
+#define CQ_RING   0x00000u
+#define CQ_DB     0x08000u
+#define SQ_RING(q) (0x10000u + (q) * 0x10000u)
+#define RQ_RING(q) (0x10000u + (q) * 0x10000u + 0x8000u)
+#define SQ_DB(q)  (0x08100u + (q) * 16u)
+#define RQ_DB(q)  (0x08108u + (q) * 16u)
+#define BUF(q, i) (0x60000u + ((q) * SSLOTS + (i) % SSLOTS) * 4096u)
+#define RBUF(q, i) (0xa0000u + ((q) * RSLOTS + (i) % RSLOTS) * 4096u)
+#define WORD(q)   (0x08200u + (q) * 8u)
+
+#define INBOX 512u
+
+struct node {
+	struct rocev2 e;
+	uint8_t (*inbox)[ROCEV2_TX_MAX];
+	uint32_t inbox_len[INBOX], in_head, in_tail;
+	struct hal_dma dma;
+	uint8_t mem[WIN];
+	uint8_t mac[6];
+	uint32_t ip;
+	int alive;
+};
+
+/* The "application" of each side: it moves with the host memory, so it
+ * is kept per side (A, or B-then-C), not per engine. */
+struct app {
+	struct node *n;
+	uint32_t pd, cq, lkey, qpn[NQP];
+	uint32_t sq_pi[NQP], rq_pi[NQP], cq_ci;
+	uint32_t sent[NQP], done[NQP], recvd[NQP];
+	uint64_t fadd_expect[NQP], fadd_total[NQP];
+	uint32_t errors, errs[NQP];
+};
+
+static struct node A, B, C;
+static struct app appA, appB;
+static struct fw_timers timers;
+static uint64_t now = 1000000;
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint32_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (uint32_t)(rng >> 16);
+}
+
+static struct node *const nodes[] = { &A, &B, &C };
+
+static uint64_t t_now(void *ctx)
+{
+	(void)ctx;
+	return now;
+}
+
+/* In-process L2 switch: queue by destination MAC (delivered later by
+ * run(), never re-entering an engine from its own transmit), drop
+ * DROP_PPM, and a full inbox pushes back like a full TX ring. */
+static int t_tx(void *ctx, const void *frame, size_t len)
+{
+	unsigned i;
+
+	(void)ctx;
+	for (i = 0; i < 3; i++) {
+		struct node *n = nodes[i];
+
+		if (!n->alive || memcmp(frame, n->mac, 6) != 0)
+			continue;
+		if (n->in_head - n->in_tail >= INBOX)
+			return -HAL_EAGAIN;
+		if (rnd() % 1000000u < DROP_PPM)
+			return 0;
+		assert_true(len <= ROCEV2_TX_MAX);
+		memcpy(n->inbox[n->in_head % INBOX], frame, len);
+		n->inbox_len[n->in_head % INBOX] = (uint32_t)len;
+		n->in_head++;
+	}
+	return 0;
+}
+
+static void deliver(struct node *n)
+{
+	while (n->in_tail != n->in_head) {
+		uint32_t i = n->in_tail++ % INBOX;
+
+		if (n->alive)
+			rocev2_rx(&n->e, n->inbox[i], n->inbox_len[i]);
+	}
+}
+
+static void node_init(struct node *n, uint8_t last)
+{
+	struct rocev2_env env;
+
+	memset(n->mem, 0, sizeof(n->mem));
+	if (!n->inbox)
+		n->inbox = calloc(INBOX, ROCEV2_TX_MAX);
+	n->in_head = n->in_tail = 0;
+	hal_dma_window_init(&n->dma, n->mem, WIN);
+	memset(&env, 0, sizeof(env));
+	env.ctx = n;
+	env.tx = t_tx;
+	env.now_ns = t_now;
+	env.timers = &timers;
+	env.dma = &n->dma;
+	n->mac[0] = 0x52; n->mac[1] = 0x54; n->mac[5] = last;
+	n->ip = 0x0a000000u | last;
+	memcpy(env.mac, n->mac, 6);
+	env.ipv4 = n->ip;
+	assert_int_equal(rocev2_init(&n->e, &env), 0);
+	n->alive = 1;
+}
+
+static void app_setup(struct app *a, struct node *n)
+{
+	struct rocev2_queue_attr cq = { CQ_RING, CQ_DB, 1024 };
+	uint32_t rkey, q;
+
+	a->n = n;
+	assert_int_equal(rocev2_alloc_pd(&n->e, &a->pd), 0);
+	assert_int_equal(rocev2_reg_mr(&n->e, a->pd, 0, WIN, 15, &a->lkey, &rkey), 0);
+	assert_int_equal(rocev2_create_cq(&n->e, &cq, &a->cq), 0);
+	for (q = 0; q < NQP; q++) {
+		struct rocev2_qp_init_attr ia = {
+			.pd = a->pd, .send_cq = a->cq, .recv_cq = a->cq, .srq = ROCEV2_NO_SRQ,
+			.sq = { SQ_RING(q), SQ_DB(q), RING }, .rq = { RQ_RING(q), RQ_DB(q), RING },
+			.max_send_sge = 1, .max_recv_sge = 1,
+		};
+		assert_int_equal(rocev2_create_qp(&n->e, &ia, &a->qpn[q]), 0);
+	}
+}
+
+static void qp_connect(struct app *a, const struct node *peer, const struct app *pa)
+{
+	uint32_t q;
+
+	for (q = 0; q < NQP; q++) {
+		struct rocev2_qp_attr at;
+
+		memset(&at, 0, sizeof(at));
+		at.qp_state = ROCEV2_QPS_INIT;
+		at.qp_access_flags = 14;
+		assert_int_equal(rocev2_modify_qp(&a->n->e, a->qpn[q], &at,
+						  ROCEV2_QP_STATE | ROCEV2_QP_PKEY_INDEX |
+							  ROCEV2_QP_PORT | ROCEV2_QP_ACCESS_FLAGS), 0);
+		at.qp_state = ROCEV2_QPS_RTR;
+		at.path_mtu = ROCEV2_MTU_1024;
+		at.dest_qp_num = pa->qpn[q];
+		at.rq_psn = 0xfffff0u + q;          /* wraps during the run */
+		at.max_dest_rd_atomic = 4;
+		at.min_rnr_timer = 1;
+		memcpy(at.av.dmac, peer->mac, 6);
+		at.av.dip = peer->ip;
+		at.av.ttl = 64;
+		assert_int_equal(rocev2_modify_qp(&a->n->e, a->qpn[q], &at,
+						  ROCEV2_QP_STATE | ROCEV2_QP_AV | ROCEV2_QP_PATH_MTU |
+							  ROCEV2_QP_DEST_QPN | ROCEV2_QP_RQ_PSN |
+							  ROCEV2_QP_MAX_DEST_RD_ATOMIC |
+							  ROCEV2_QP_MIN_RNR_TIMER), 0);
+		at.qp_state = ROCEV2_QPS_RTS;
+		at.sq_psn = 0xfffff0u + q;
+		at.timeout = 8;                     /* ~1 ms */
+		at.retry_cnt = 7;
+		at.rnr_retry = 7;
+		at.max_rd_atomic = 4;
+		assert_int_equal(rocev2_modify_qp(&a->n->e, a->qpn[q], &at,
+						  ROCEV2_QP_STATE | ROCEV2_QP_SQ_PSN | ROCEV2_QP_TIMEOUT |
+							  ROCEV2_QP_RETRY_CNT | ROCEV2_QP_RNR_RETRY |
+							  ROCEV2_QP_MAX_QP_RD_ATOMIC), 0);
+	}
+}
+
+static uint8_t pat(uint32_t side, uint32_t q, uint32_t seq, uint32_t i)
+{
+	return (uint8_t)(side * 131u + q * 17u + seq * 7u + i * 3u + (i >> 8));
+}
+
+static uint32_t msg_len(uint32_t side, uint32_t q, uint32_t seq)
+{
+	return (side * 977u + q * 131u + seq * 2654435761u) % MAXLEN;
+}
+
+static void put32(struct app *a, uint32_t off, uint32_t v)
+{
+	memcpy(a->n->mem + off, &v, 4);
+}
+
+/* Post receives and the next operations (SEND, every fourth a FETCH_ADD
+ * from A) within the ring. */
+static void app_post(struct app *a, uint32_t side, struct app *peer)
+{
+	uint32_t q;
+
+	for (q = 0; q < NQP; q++) {
+		while (a->rq_pi[q] - a->recvd[q] < RING / 2) {
+			struct mnic_recv_wqe *w = (void *)(a->n->mem + RQ_RING(q) +
+							   (a->rq_pi[q] % RING) * MNIC_WQE_SIZE);
+
+			memset(w, 0, sizeof(*w));
+			w->wr_id = a->rq_pi[q];
+			w->num_sge = 1;
+			w->sge[0] = (struct mnic_sge){ RBUF(q, a->rq_pi[q]), 4096, a->lkey };
+			a->rq_pi[q]++;
+		}
+		put32(a, RQ_DB(q), a->rq_pi[q]);
+		rocev2_rq_doorbell(&a->n->e, a->qpn[q]);
+		while (a->sent[q] < MSGS && a->sent[q] - a->done[q] < 8) {
+			uint32_t seq = a->sent[q], len = msg_len(side, q, seq), i;
+			struct mnic_send_wqe *w = (void *)(a->n->mem + SQ_RING(q) +
+							   (a->sq_pi[q] % RING) * MNIC_WQE_SIZE);
+
+			memset(w, 0, sizeof(*w));
+			w->wr_id = seq;
+			w->send_flags = MNIC_SEND_SIGNALED;
+			w->num_sge = 1;
+			if (side == 0 && seq % 4 == 3) {
+				w->opcode = MNIC_WR_ATOMIC_FETCH_AND_ADD;
+				w->remote_addr = WORD(q);
+				w->rkey = peer->lkey;
+				w->compare_add = seq;
+				w->sge[0] = (struct mnic_sge){ BUF(q, seq), 8, a->lkey };
+			} else {
+				w->opcode = MNIC_WR_SEND;
+				for (i = 0; i < len; i++)
+					a->n->mem[BUF(q, seq) + i] = pat(side, q, seq, i);
+				w->sge[0] = (struct mnic_sge){ BUF(q, seq), len, a->lkey };
+			}
+			a->sq_pi[q]++;
+			a->sent[q]++;
+		}
+		put32(a, SQ_DB(q), a->sq_pi[q]);
+		rocev2_sq_doorbell(&a->n->e, a->qpn[q]);
+	}
+}
+
+/* The number of SENDs the peer's sequence has produced up to seq. */
+static int consumes_recv(uint32_t peer_side, uint32_t seq)
+{
+	return !(peer_side == 0 && seq % 4 == 3);
+}
+
+static void app_poll(struct app *a, uint32_t side)
+{
+	for (;;) {
+		struct mnic_cqe c;
+		uint32_t at = CQ_RING + (a->cq_ci % 1024) * MNIC_CQE_SIZE, q;
+
+		memcpy(&c, a->n->mem + at, sizeof(c));
+		if (c.owner != MNIC_CQE_OWNER(a->cq_ci, 1024))
+			break;
+		a->cq_ci++;
+		put32(a, CQ_DB, a->cq_ci);
+		for (q = 0; q < NQP && a->qpn[q] != c.qp_num; q++)
+			;
+		if (q == NQP || c.status != MNIC_WC_SUCCESS) {
+			a->errors++;
+			/* Send-side error completions (flushed receives say RECV). */
+			if (q < NQP && c.opcode < MNIC_WC_RECV)
+				a->errs[q]++;
+			continue;
+		}
+		if (c.opcode == MNIC_WC_RECV) {
+			/* The next SEND of the peer's sequence, in order, intact. */
+			uint32_t seq = a->recvd[q], i, len;
+
+			while (!consumes_recv(1 - side, seq))
+				seq++;
+			len = msg_len(1 - side, q, seq);
+			if (c.byte_len != len)
+				a->errors++;
+			for (i = 0; i < len; i++)
+				if (a->n->mem[RBUF(q, c.wr_id) + i] != pat(1 - side, q, seq, i)) {
+					a->errors++;
+					break;
+				}
+			a->recvd[q] = seq + 1;
+		} else {
+			if (c.wr_id != a->done[q])
+				a->errors++;   /* completions out of order */
+			if (c.opcode == MNIC_WC_FETCH_ADD) {
+				uint64_t orig;
+
+				memcpy(&orig, a->n->mem + BUF(q, c.wr_id), 8);
+				if (orig != a->fadd_expect[q])
+					a->errors++;
+				a->fadd_expect[q] += c.wr_id;
+				a->fadd_total[q] += c.wr_id;
+			}
+			a->done[q]++;
+		}
+	}
+}
+
+static int app_finished(const struct app *a, uint32_t side)
+{
+	uint32_t q, expect = 0, s;
+
+	for (s = 0; s < MSGS; s++)
+		expect += consumes_recv(1 - side, s);
+	for (q = 0; q < NQP; q++) {
+		uint32_t r = 0;
+
+		for (s = 0; s < a->recvd[q]; s++)
+			r += consumes_recv(1 - side, s);
+		if (a->done[q] < MSGS || r < expect)
+			return 0;
+	}
+	return 1;
+}
+
+/* Run the world until `until` or both apps finish. */
+static void run(uint64_t until)
+{
+	while (now < until && !(app_finished(&appA, 0) && app_finished(&appB, 1))) {
+		unsigned i;
+
+		app_post(&appA, 0, &appB);
+		app_post(&appB, 1, &appA);
+		for (i = 0; i < 3; i++) {
+			unsigned rounds;
+
+			if (!nodes[i]->alive)
+				continue;
+			for (rounds = 0; rounds < 64 && rocev2_poll(&nodes[i]->e, 256); rounds++)
+				;
+		}
+		for (i = 0; i < 3; i++)
+			deliver(nodes[i]);
+		app_poll(&appA, 0);
+		app_poll(&appB, 1);
+		fw_timers_run(&timers, now);
+		now += 20000;   /* 20 us per round */
+	}
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	fw_timers_init(&timers);
+	node_init(&A, 1);
+	node_init(&B, 2);
+	node_init(&C, 3);
+	C.alive = 0;
+	memset(&appA, 0, sizeof(appA));
+	memset(&appB, 0, sizeof(appB));
+	app_setup(&appA, &A);
+	app_setup(&appB, &B);
+	qp_connect(&appA, &B, &appB);
+	qp_connect(&appB, &A, &appA);
+	return 0;
+}
+
+static void check_all_delivered(void)
+{
+	uint32_t q;
+	uint64_t word;
+
+	assert_true(app_finished(&appA, 0));
+	assert_true(app_finished(&appB, 1));
+	assert_int_equal(appA.errors, 0);
+	assert_int_equal(appB.errors, 0);
+	/* Every FETCH_ADD executed exactly once: B's words hold the sums. */
+	for (q = 0; q < NQP; q++) {
+		memcpy(&word, appB.n->mem + WORD(q), 8);
+		assert_int_equal(word, appA.fadd_total[q]);
+	}
+}
+
+/* B -> C mid-stream. */
+static void test_migrate_mid_stream(void **state)
+{
+	static uint8_t img[256 * 1024];
+	size_t len = 0;
+	struct rocev2_dump_stats st;
+
+	(void)state;
+	run(now + 1000000);   /* part of the traffic */
+	assert_false(app_finished(&appA, 0));
+	assert_int_equal(rocev2_dump_context(&B.e, img, sizeof(img), &len, &st), 0);
+	assert_true(len > 0);
+	run(now + 2000000);   /* A gets NAK_STOPPED and pauses; B sends nothing */
+	/* Checkpoint tool: the host memory of B's application moves to C. */
+	memcpy(C.mem, B.mem, WIN);
+	B.alive = 0;
+	C.alive = 1;
+	assert_int_equal(rocev2_restore_image(&C.e, img, len, NULL), 0);
+	appB.n = &C;
+	assert_int_equal(rocev2_resume_context(&C.e), 0);
+	run(now + 400000000);
+	check_all_delivered();
+	/* A now talks to C's address. */
+	assert_memory_equal(rocev2_qp_lookup(&A.e, appA.qpn[0])->attr.av.dmac, C.mac, 6);
+	assert_int_equal(rocev2_qp_lookup(&A.e, appA.qpn[0])->attr.av.dip, C.ip);
+}
+
+/* Dump, then abort: B continues in place. */
+static void test_abort_continues_in_place(void **state)
+{
+	static uint8_t img[256 * 1024];
+	size_t len = 0;
+
+	(void)state;
+	run(now + 1000000);
+	assert_false(app_finished(&appA, 0));
+	assert_int_equal(rocev2_dump_context(&B.e, img, sizeof(img), &len, NULL), 0);
+	run(now + 2000000);
+	assert_int_equal(rocev2_abort_dump(&B.e), 0);
+	run(now + 400000000);
+	check_all_delivered();
+}
+
+/* Dump, and no restore ever: A's QPs must not hang. */
+static void test_no_restore_pause_timeout(void **state)
+{
+	static uint8_t img[256 * 1024];
+	size_t len = 0;
+	uint32_t q;
+
+	(void)state;
+	rocev2_set_pause_timeout(&A.e, 50000000);   /* 50 ms */
+	run(now + 1000000);
+	assert_false(app_finished(&appA, 0));
+	assert_int_equal(rocev2_dump_context(&B.e, img, sizeof(img), &len, NULL), 0);
+	run(now + 200000000);
+	for (q = 0; q < NQP; q++)
+		assert_int_equal(rocev2_qp_lookup(&A.e, appA.qpn[q])->state, ROCEV2_QPS_ERR);
+	/* Every send WQE A posted completed: successfully before the stop, with
+	 * an error status after it. Nothing hangs. */
+	assert_true(appA.errors > 0);
+	for (q = 0; q < NQP; q++)
+		assert_int_equal(appA.done[q] + appA.errs[q], appA.sent[q]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_migrate_mid_stream, setup),
+		cmocka_unit_test_setup(test_abort_continues_in_place, setup),
+		cmocka_unit_test_setup(test_no_restore_pause_timeout, setup),
+	};
+	return cmocka_run_group_tests_name("rocev2/migration end to end", tests, NULL, NULL);
+}
