@@ -15,6 +15,9 @@
 #   raw_frame_rate_posix rawx frames/s between two POSIX NICs (the switch limit)
 #   msg_rate_64B         64 B SENDs/s one way between two POSIX NICs (4 QPs)
 #   goodput_1MiB_gbps    1 MiB RDMA WRITE goodput one way, two POSIX NICs
+# Live migration (issue #4), bench/dump_bench.c:
+#   dump_bytes_{pd,mr,cq,srq,qp,qp_srq}  image record bytes per object
+#   dump_restore_1000qp_ms  dump + restore of a 1,000-QP context, median of 5
 set -euo pipefail
 . "$(dirname "$0")/../qemu-board/lib.sh"
 mnic_init
@@ -48,6 +51,11 @@ for w in send64B write4KiB; do
   echo "rx_instr_per_pkt_$w: $(instr_per_pkt $arg rx) instructions"
 done
 "$ep" crc 1024 | sed 's/Gbit\/s/Gbit\/s/'
+gcc -std=c11 -O2 -g -D_GNU_SOURCE -I"$MNIC_ROOT"/hal/include -I"$MNIC_ROOT"/firmware \
+  -I"$MNIC_ROOT"/mgmt/include -I"$MNIC_ROOT" -I"$MNIC_ROOT"/rocev2 "$MNIC_ROOT"/bench/dump_bench.c \
+  "$MNIC_ROOT"/rocev2/*.c "$MNIC_ROOT"/firmware/timer.c "$MNIC_ROOT"/hal/common/dma_window.c \
+  -o "$out/dump_bench"
+"$out/dump_bench" || mnic_die "dump_bench failed"
 
 # ---- RoCEv2 between two POSIX NICs --------------------------------------
 posix_pair() {   # name firmware-args... ; prints the slower NIC's RCX/RAWX line
