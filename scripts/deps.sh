@@ -9,7 +9,7 @@ PKGS=(
   gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi
   gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu picolibc-aarch64-linux-gnu
   libcmocka-dev libvdeplug-dev vdeplug
-  qemu-system-arm
+  qemu-system-arm        # every NIC runs with -nic none + explicit netdevs (qemu-board/)
   gnuplot-nox tshark
   clang libclang-rt-14-dev valgrind zlib1g-dev
 )

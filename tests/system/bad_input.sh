@@ -36,7 +36,8 @@ expect_fail "firmware: rawx without peers" "rawx needs peers=" \
   timeout 30 "$MNIC_ROOT/build/posix/mnic-fw" --vde "$out/sw" --mac 52:54:00:00:00:09 -- rawx
 expect_fail "POSIX NIC without its switch" "cannot join the switch" \
   timeout 30 "$MNIC_ROOT/build/posix/mnic-fw" --vde "$out/none" --mac 52:54:00:00:00:09 -- run
-# A QEMU that fails to start (its BAR cannot be mapped).
+# A QEMU that fails to start (its BAR cannot be mapped); nic.sh still passes
+# -nic none and only explicit netdevs.
 expect_fail "QEMU that cannot start" "qemu-system-arm: unable to map backing store" \
   timeout 30 "$MNIC_ROOT/qemu-board/nic.sh" --board qemu-virt-a15 --name x --selftest --bar /dev/null
 # A NIC that never reports ready: the wait gives up, the NIC is killed.
