@@ -8,8 +8,10 @@
  * duplicated or reordered, no error completion anywhere, and every atomic
  * executed exactly once (the final counter equals the sum of the adds).
  *
- * Variants: abort instead of migrate (B continues in place), and a restore
- * that never happens (A's QPs must error out after the pause timeout). */
+ * Variants: both ends at once (A -> D and B -> C, with peer-address
+ * overrides), abort instead of migrate (B continues in place), and a
+ * restore that never happens (A's QPs must error out after the pause
+ * timeout). */
 #include "cmocka_main.h"
 
 #include <stdlib.h>
@@ -61,7 +63,7 @@ struct app {
 	uint32_t errors, errs[NQP];
 };
 
-static struct node A, B, C;
+static struct node A, B, C, D;
 static struct app appA, appB;
 static struct fw_timers timers;
 static uint64_t now = 1000000;
@@ -75,7 +77,8 @@ static uint32_t rnd(void)
 	return (uint32_t)(rng >> 16);
 }
 
-static struct node *const nodes[] = { &A, &B, &C };
+static struct node *const nodes[] = { &A, &B, &C, &D };
+#define NNODES 4u
 
 static uint64_t t_now(void *ctx)
 {
@@ -91,7 +94,7 @@ static int t_tx(void *ctx, const void *frame, size_t len)
 	unsigned i;
 
 	(void)ctx;
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < NNODES; i++) {
 		struct node *n = nodes[i];
 
 		if (!n->alive || memcmp(frame, n->mac, 6) != 0)
@@ -346,7 +349,7 @@ static void run(uint64_t until)
 
 		app_post(&appA, 0, &appB);
 		app_post(&appB, 1, &appA);
-		for (i = 0; i < 3; i++) {
+		for (i = 0; i < NNODES; i++) {
 			unsigned rounds;
 
 			if (!nodes[i]->alive)
@@ -354,7 +357,7 @@ static void run(uint64_t until)
 			for (rounds = 0; rounds < 64 && rocev2_poll(&nodes[i]->e, 256); rounds++)
 				;
 		}
-		for (i = 0; i < 3; i++)
+		for (i = 0; i < NNODES; i++)
 			deliver(nodes[i]);
 		app_poll(&appA, 0);
 		app_poll(&appB, 1);
@@ -370,7 +373,9 @@ static int setup(void **state)
 	node_init(&A, 1);
 	node_init(&B, 2);
 	node_init(&C, 3);
+	node_init(&D, 4);
 	C.alive = 0;
+	D.alive = 0;
 	memset(&appA, 0, sizeof(appA));
 	memset(&appB, 0, sizeof(appB));
 	app_setup(&appA, &A);
@@ -423,6 +428,44 @@ static void test_migrate_mid_stream(void **state)
 	assert_int_equal(rocev2_qp_lookup(&A.e, appA.qpn[0])->attr.av.dip, C.ip);
 }
 
+/* Both ends at once (MigrOS forbids it): A -> D and B -> C in the same
+ * window; each restore overrides the peer's address with its new home. */
+static void test_both_ends_at_once(void **state)
+{
+	static uint8_t imgA[256 * 1024], imgB[256 * 1024];
+	size_t la = 0, lb = 0;
+	struct rocev2_restore_opts oa, ob;
+
+	(void)state;
+	run(now + 1000000);
+	assert_false(app_finished(&appA, 0));
+	assert_int_equal(rocev2_dump_context(&A.e, imgA, sizeof(imgA), &la, NULL), 0);
+	assert_int_equal(rocev2_dump_context(&B.e, imgB, sizeof(imgB), &lb, NULL), 0);
+	run(now + 2000000);
+	memcpy(D.mem, A.mem, WIN);
+	memcpy(C.mem, B.mem, WIN);
+	A.alive = B.alive = 0;
+	C.alive = D.alive = 1;
+	memset(&oa, 0, sizeof(oa));
+	oa.old_dip = B.ip;
+	oa.new_dip = C.ip;
+	memcpy(oa.new_dmac, C.mac, 6);
+	memset(&ob, 0, sizeof(ob));
+	ob.old_dip = A.ip;
+	ob.new_dip = D.ip;
+	memcpy(ob.new_dmac, D.mac, 6);
+	assert_int_equal(rocev2_restore_image(&D.e, imgA, la, &oa), 0);
+	assert_int_equal(rocev2_restore_image(&C.e, imgB, lb, &ob), 0);
+	appA.n = &D;
+	appB.n = &C;
+	assert_int_equal(rocev2_resume_context(&D.e), 0);
+	assert_int_equal(rocev2_resume_context(&C.e), 0);
+	run(now + 400000000);
+	check_all_delivered();
+	assert_int_equal(rocev2_qp_lookup(&D.e, appA.qpn[0])->attr.av.dip, C.ip);
+	assert_int_equal(rocev2_qp_lookup(&C.e, appB.qpn[0])->attr.av.dip, D.ip);
+}
+
 /* Dump, then abort: B continues in place. */
 static void test_abort_continues_in_place(void **state)
 {
@@ -465,6 +508,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_migrate_mid_stream, setup),
+		cmocka_unit_test_setup(test_both_ends_at_once, setup),
 		cmocka_unit_test_setup(test_abort_continues_in_place, setup),
 		cmocka_unit_test_setup(test_no_restore_pause_timeout, setup),
 	};
