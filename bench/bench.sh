@@ -18,6 +18,8 @@
 # Live migration (issue #4), bench/dump_bench.c:
 #   dump_bytes_{pd,mr,cq,srq,qp,qp_srq}  image record bytes per object
 #   dump_restore_1000qp_ms  dump + restore of a 1,000-QP context, median of 5
+#   mig_overhead_ratio   engine instructions per packet (64 B SEND, tx + rx)
+#                        with the migration extension / without it
 set -euo pipefail
 . "$(dirname "$0")/../qemu-board/lib.sh"
 mnic_init
@@ -34,10 +36,15 @@ ep=$out/engine_pair
 gcc -std=c11 -O2 -g -D_GNU_SOURCE -I"$MNIC_ROOT"/hal/include -I"$MNIC_ROOT"/firmware \
   -I"$MNIC_ROOT"/mgmt/include -I"$MNIC_ROOT" -I"$MNIC_ROOT"/rocev2 "$MNIC_ROOT"/bench/engine_pair.c \
   "$MNIC_ROOT"/rocev2/*.c "$MNIC_ROOT"/firmware/timer.c "$MNIC_ROOT"/hal/common/dma_window.c -lz -o "$ep"
+# The same engine without the migration extension (ROCEV2_MIGRATION=0).
+gcc -std=c11 -O2 -g -D_GNU_SOURCE -DROCEV2_MIGRATION=0 -I"$MNIC_ROOT"/hal/include -I"$MNIC_ROOT"/firmware \
+  -I"$MNIC_ROOT"/mgmt/include -I"$MNIC_ROOT" -I"$MNIC_ROOT"/rocev2 "$MNIC_ROOT"/bench/engine_pair.c \
+  $(ls "$MNIC_ROOT"/rocev2/*.c | grep -v -e /migrate.c -e /dump.c) "$MNIC_ROOT"/firmware/timer.c \
+  "$MNIC_ROOT"/hal/common/dma_window.c -lz -o "$ep.nomig"
 # Instructions per packet in one phase, without the ICRC and payload copies.
-instr_per_pkt() {   # workload phase
-  local f=$out/cg.$1.$2 n=1000
-  valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file="$f" "$ep" "$1" $n "$2" >/dev/null 2>&1 \
+instr_per_pkt() {   # workload phase [binary]
+  local f=$out/cg.$1.$2.$(basename "${3:-$ep}") n=1000
+  valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file="$f" "${3:-$ep}" "$1" $n "$2" >/dev/null 2>&1 \
     || mnic_die "engine_pair $1 $2 failed under callgrind"
   callgrind_annotate --inclusive=yes --threshold=100 "$f" 2>/dev/null | awk -v n=$n '
     /PROGRAM TOTALS/ { gsub(",", "", $1); total = $1 }
@@ -51,6 +58,11 @@ for w in send64B write4KiB; do
   echo "rx_instr_per_pkt_$w: $(instr_per_pkt $arg rx) instructions"
 done
 "$ep" crc 1024 | sed 's/Gbit\/s/Gbit\/s/'
+# Migration support's cost on the packet path: tx+rx instructions of a 64 B
+# SEND with the extension built in, over the same without it.
+with=$(( $(instr_per_pkt send64 tx) + $(instr_per_pkt send64 rx) ))
+without=$(( $(instr_per_pkt send64 tx "$ep.nomig") + $(instr_per_pkt send64 rx "$ep.nomig") ))
+echo "mig_overhead_ratio: $(awk -v a=$with -v b=$without 'BEGIN { printf "%.4f", a / b }') ratio"
 gcc -std=c11 -O2 -g -D_GNU_SOURCE -I"$MNIC_ROOT"/hal/include -I"$MNIC_ROOT"/firmware \
   -I"$MNIC_ROOT"/mgmt/include -I"$MNIC_ROOT" -I"$MNIC_ROOT"/rocev2 "$MNIC_ROOT"/bench/dump_bench.c \
   "$MNIC_ROOT"/rocev2/*.c "$MNIC_ROOT"/firmware/timer.c "$MNIC_ROOT"/hal/common/dma_window.c \

@@ -251,15 +251,15 @@ static enum comp_state st_get_ack(struct comp_ctx *c)
 	/* MigrOS: while stopped (checkpoint) the state must not move; while
 	 * paused the peer is stopped and everything will be retransmitted
 	 * after its RESUME (reference 1(e), check_psn). */
-	if (qp->stopped) {
+	if (MIG_STOPPED(qp)) {
 		c->e->cnt.comp_paused_drops++;
 		return COMPST_DONE;
 	}
 	/* Our RESUME is out (restored, or a dump aborted): its ACK and nothing
 	 * else.  Paused too (the peer stopped as well) still takes it. */
-	if (qp->mig.resume_pending)
+	if (MIG_RESUME_PENDING(qp))
 		return st_resume_ack(c);
-	if (qp->paused) {
+	if (MIG_PAUSED(qp)) {
 		c->e->cnt.comp_paused_drops++;
 		return COMPST_DONE;
 	}
@@ -660,7 +660,7 @@ static void comp_retrans_timeout(struct fw_timer *t, void *arg)
 
 	if (!qp->in_use || !comp_qp_state_ok(qp) || !comp_outstanding(qp) || qp->comp.rnr_wait)
 		return;
-	if (qp->stopped || qp->paused || qp->mig.resume_pending) {
+	if (MIG_STOPPED(qp) || MIG_PAUSED(qp) || MIG_RESUME_PENDING(qp)) {
 		/* MigrOS: the peer cannot answer while stopped, and nothing is
 		 * resent before our RESUME is ACKed (its own timer repeats it);
 		 * keep watching without spending retries. */

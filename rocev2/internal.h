@@ -255,6 +255,18 @@ void rocev2_req_flush(struct rocev2 *e, struct rocev2_qp *qp);
 void rocev2_resp_flush(struct rocev2 *e, struct rocev2_qp *qp);
 
 /* ---- migration (migrate.c) ---------------------------------------------- */
+/* Build switch: ROCEV2_MIGRATION=0 compiles the engine without the
+ * migration extension (no migrate.c/dump.c, the hooks below are no-ops and
+ * the Stopped/Paused/RESUME tests on the packet paths are constant false),
+ * so make bench can measure what migration support costs per packet
+ * (mig_overhead_ratio).  Firmware and tests always build with it. */
+#ifndef ROCEV2_MIGRATION
+#define ROCEV2_MIGRATION 1
+#endif
+#define MIG_STOPPED(qp) (ROCEV2_MIGRATION && (qp)->stopped)
+#define MIG_PAUSED(qp) (ROCEV2_MIGRATION && (qp)->paused)
+#define MIG_RESUME_PENDING(qp) (ROCEV2_MIGRATION && (qp)->mig.resume_pending)
+#if ROCEV2_MIGRATION
 /* The completer got NAK_STOPPED: qp->paused is set; start the pause timer. */
 void rocev2_mig_paused(struct rocev2 *e, struct rocev2_qp *qp);
 /* The responder accepted a RESUME (MAC checked by rocev2_mig_check_resume
@@ -266,6 +278,18 @@ int rocev2_mig_check_resume(struct rocev2 *e, struct rocev2_qp *qp, const struct
 /* The completer saw the ACK of our RESUME (PSN == mig.resume_psn). */
 void rocev2_mig_resume_acked(struct rocev2 *e, struct rocev2_qp *qp);
 void rocev2_mig_reset(struct rocev2 *e, struct rocev2_qp *qp);
+#else
+static inline void rocev2_mig_paused(struct rocev2 *e, struct rocev2_qp *qp) { (void)e; (void)qp; }
+static inline void rocev2_mig_resumed(struct rocev2 *e, struct rocev2_qp *qp) { (void)e; (void)qp; }
+static inline int rocev2_mig_check_resume(struct rocev2 *e, struct rocev2_qp *qp,
+					  const struct rocev2_pkt *pkt)
+{
+	(void)e; (void)qp; (void)pkt;
+	return -HAL_EACCES;   /* no migration support: RESUME is refused */
+}
+static inline void rocev2_mig_resume_acked(struct rocev2 *e, struct rocev2_qp *qp) { (void)e; (void)qp; }
+static inline void rocev2_mig_reset(struct rocev2 *e, struct rocev2_qp *qp) { (void)e; (void)qp; }
+#endif
 
 static inline uint64_t rocev2_now(const struct rocev2 *e)
 {

@@ -225,7 +225,7 @@ void rocev2_rx(struct rocev2 *e, const uint8_t *frame, size_t len)
 	/* rxe check_addr: only the QP's peer may talk to it.  MigrOS: a
 	 * paused QP's peer has moved and announces its new address with
 	 * RESUME, so neither is held to the old address (reference 1(c)). */
-	if (!qp->paused && !(mask & OPM_RESUME) && ipv4_saddr(pkt.ip) != qp->attr.av.dip) {
+	if (!MIG_PAUSED(qp) && !(mask & OPM_RESUME) && ipv4_saddr(pkt.ip) != qp->attr.av.dip) {
 		rx_discard(e, RX_BAD_SRC);
 		return;
 	}

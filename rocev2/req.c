@@ -154,7 +154,7 @@ static int req_may_send(const struct rocev2_qp *qp)
 {
 	if (qp->state != ROCEV2_QPS_RTS && qp->state != ROCEV2_QPS_SQD)
 		return 0;
-	return !qp->stopped && !qp->paused && !qp->mig.resume_pending && !qp->comp.rnr_wait;
+	return !MIG_STOPPED(qp) && !MIG_PAUSED(qp) && !MIG_RESUME_PENDING(qp) && !qp->comp.rnr_wait;
 }
 
 /* First run after the QP reached RTS: the PSNs as modify_qp set them and

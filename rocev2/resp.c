@@ -484,7 +484,7 @@ static enum rocev2_resp_state resp_chk_psn(struct resp_ctx *c, enum rocev2_resp_
 	}
 	/* MigrOS: while stopped (checkpoint) no new request executes; the
 	 * peer pauses on NAK_STOPPED.  Duplicates above still get answers. */
-	if (c->qp->stopped)
+	if (MIG_STOPPED(c->qp))
 		return RESPST_ERR_STOPPED;
 	r->sent_psn_nak = 0;
 	return RESPST_CHK_OP_SEQ;
