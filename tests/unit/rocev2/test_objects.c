@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "silent_env.h"
 #include "pool.h"
 
 #define WIN (4u << 20)
@@ -14,21 +15,6 @@ static struct hal_dma dma;
 static struct fw_timers timers;
 static struct rocev2 eng;
 static struct rocev2 *const e = &eng;
-static uint64_t now;
-
-static int fake_tx(void *ctx, const void *frame, size_t len)
-{
-	(void)ctx;
-	(void)frame;
-	(void)len;
-	return 0;
-}
-
-static uint64_t fake_now(void *ctx)
-{
-	(void)ctx;
-	return now;
-}
 
 /* DMA writes are logged so that the order of the CQE stores is visible. */
 #define LOG_MAX 64
@@ -56,10 +42,7 @@ static const struct hal_dma_ops log_ops = { log_read, log_write };
 
 static int setup(void **state)
 {
-	struct rocev2_env env = {
-		.tx = fake_tx, .now_ns = fake_now, .timers = &timers, .dma = &dma,
-		.mac = { 2, 0, 0, 0, 0, 1 }, .ipv4 = 0x0a000001,
-	};
+	struct rocev2_env env = silent_env(&timers, &dma);
 
 	(void)state;
 	memset(mem, 0, sizeof(mem));

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "silent_env.h"
 #include "pool.h"
 
 /* objects_doubles.c records the stage hook calls.  The same test also
@@ -45,29 +46,11 @@ static struct hal_dma dma;
 static struct fw_timers timers;
 static struct rocev2 eng;
 static struct rocev2 *const e = &eng;
-static uint64_t now;
 static uint32_t pd, cq, srq;
-
-static int fake_tx(void *ctx, const void *frame, size_t len)
-{
-	(void)ctx;
-	(void)frame;
-	(void)len;
-	return 0;
-}
-
-static uint64_t fake_now(void *ctx)
-{
-	(void)ctx;
-	return now;
-}
 
 static int setup(void **state)
 {
-	struct rocev2_env env = {
-		.tx = fake_tx, .now_ns = fake_now, .timers = &timers, .dma = &dma,
-		.mac = { 2, 0, 0, 0, 0, 1 }, .ipv4 = 0x0a000001,
-	};
+	struct rocev2_env env = silent_env(&timers, &dma);
 	struct rocev2_queue_attr cqa = { 0x1000, 0x100, 64 };
 	struct rocev2_srq_attr sa = { .q = { 0x40000, 0x140, 16 }, .max_sge = 4 };
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "silent_env.h"
 #include "pool.h"
 
 #define WIN (1u << 20)
@@ -14,7 +15,6 @@ static struct hal_dma dma;
 static struct fw_timers timers;
 static struct rocev2 eng;
 static struct rocev2 *const e = &eng;
-static uint64_t now;
 
 static uint32_t pd, pd2, cq, srq, qpn, sqpn;
 static uint32_t lk_a, lk_ro, lk_b;
@@ -31,26 +31,9 @@ static struct rocev2_qp *qp, *sqp;
 #define MR_B 0x14000u        /* PD2, LOCAL_WRITE */
 #define MR_LEN 0x1000u
 
-static int fake_tx(void *ctx, const void *frame, size_t len)
-{
-	(void)ctx;
-	(void)frame;
-	(void)len;
-	return 0;
-}
-
-static uint64_t fake_now(void *ctx)
-{
-	(void)ctx;
-	return now;
-}
-
 static int setup(void **state)
 {
-	struct rocev2_env env = {
-		.tx = fake_tx, .now_ns = fake_now, .timers = &timers, .dma = &dma,
-		.mac = { 2, 0, 0, 0, 0, 1 }, .ipv4 = 0x0a000001,
-	};
+	struct rocev2_env env = silent_env(&timers, &dma);
 	struct rocev2_queue_attr cqa = { 0x1000, 0x100, 64 };
 	struct rocev2_srq_attr sa = { .q = { SRQ_RING, SRQ_DB, 16 }, .max_sge = 2, .srq_limit = 3 };
 	struct rocev2_qp_init_attr qa = {

@@ -1,0 +1,35 @@
+/* An engine environment for object and queue tests that send nothing on
+ * purpose: transmit accepts and drops, the clock is `now` (the test moves
+ * it).  Shared by test_objects.c, test_qp.c and test_queue.c. */
+#ifndef SILENT_ENV_H
+#define SILENT_ENV_H
+
+#include "internal.h"
+
+static uint64_t now;
+
+static int fake_tx(void *ctx, const void *frame, size_t len)
+{
+	(void)ctx;
+	(void)frame;
+	(void)len;
+	return 0;
+}
+
+static uint64_t fake_now(void *ctx)
+{
+	(void)ctx;
+	return now;
+}
+
+static inline struct rocev2_env silent_env(struct fw_timers *timers, struct hal_dma *dma)
+{
+	struct rocev2_env env = {
+		.tx = fake_tx, .now_ns = fake_now, .timers = timers, .dma = dma,
+		.mac = { 2, 0, 0, 0, 0, 1 }, .ipv4 = 0x0a000001,
+	};
+
+	return env;
+}
+
+#endif
