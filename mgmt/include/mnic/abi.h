@@ -4,20 +4,59 @@
  * would swap).  Fixed-width fields, explicit padding, sizes pinned.
  *
  * BAR layout (offsets from the start of the BAR):
- *   0x0000  init segment (struct mnic_init_seg), device-owned
- *   0x1000  reserved for the command queue, mailboxes and doorbells (mgmt/)
- *   MNIC_DMA_WINDOW_OFFSET ..  end: host DMA window (rings, MR memory)
+ *   0x0000  init segment (struct mnic_init_seg): device-written identity,
+ *           state and health; host-written command-queue configuration,
+ *           command doorbell and data-path doorbell sequence
+ *   ..      device-owned, reserved
+ *   MNIC_DMA_WINDOW_OFFSET .. end: host DMA window ("host memory").  All
+ *           addresses the host hands the NIC are offsets into this window.
+ *
+ * Host DMA window layout (a convention between the host driver and the
+ * firmware; the firmware enforces it on every address it is given):
+ *   [0, MNIC_DRIVER_AREA_SIZE)   driver area: the command queue ring at 0
+ *                                (MNIC_CMDQ_MAX_ENTRIES x 64 B), mailbox
+ *                                blocks after it.  Owned by whoever drives
+ *                                the command queue (kernel module, or
+ *                                libmnic's direct backend under flock).
+ *   [MNIC_USER_AREA_OFFSET, end) user area: rings, doorbell records and MR
+ *                                memory of applications.  Rings, doorbell
+ *                                records and MRs outside it are refused.
+ *                                A live migration copies this area.
+ *
+ * Doorbells.  ivshmem-plain and the POSIX BAR file raise no interrupt, so
+ * the firmware polls the init segment:
+ *   command queue: the host writes an entry, gives it to the device
+ *     (ownership bit), then increments cmdq_pi; see mnic/cmd.h.
+ *   data path: the host updates a queue's doorbell record (mnic/queues.h)
+ *     in the user area, then increments db_seq (atomically: several host
+ *     threads may ring).  A change of db_seq makes the firmware re-read the
+ *     doorbell records of every live queue.
  */
 #ifndef MNIC_ABI_H
 #define MNIC_ABI_H
 
+#ifdef __KERNEL__
+#include <linux/types.h>   /* uint*_t for the kernel module */
+#else
 #include <stdint.h>
+#endif
 
 #define MNIC_INIT_MAGIC        0x43494e4du   /* "MNIC" read as little-endian u32 */
-#define MNIC_CMDIF_REV         1u
+#define MNIC_CMDIF_REV         2u   /* 2: command queue, mnic/cmd.h */
 #define MNIC_FW_VERSION(maj, min, patch) (((maj) << 24) | ((min) << 16) | (patch))
 #define MNIC_FW_VERSION_CUR    MNIC_FW_VERSION(0u, 1u, 0u)
 #define MNIC_DMA_WINDOW_OFFSET 0x00100000u   /* 1 MiB of device-owned pages */
+#define MNIC_DRIVER_AREA_SIZE  0x00200000u   /* window bytes owned by the cmdq driver */
+#define MNIC_USER_AREA_OFFSET  MNIC_DRIVER_AREA_SIZE
+
+/* init_seg.cmdq_ctrl (host-written) */
+#define MNIC_CMDQ_CTRL_ENABLE  1u
+/* init_seg.cmdq_status (device-written) */
+enum mnic_cmdq_status {
+	MNIC_CMDQ_OFF = 0,          /* not configured / disabled */
+	MNIC_CMDQ_RUNNING = 1,      /* configuration latched, entries served */
+	MNIC_CMDQ_BAD_CONFIG = 2,   /* address/size refused: see cmdq_syndrome */
+};
 
 enum mnic_dev_state {
 	MNIC_STATE_BOOTING = 1,
@@ -50,7 +89,18 @@ struct mnic_init_seg {
 	uint8_t reserved1[2];
 	char board_name[32];       /* NUL-terminated */
 	struct mnic_health health;
-	uint8_t reserved2[136];
+	/* ---- command queue (mlx5: cmdq_phy_addr, log_cmdq_size, cmd_dbell) */
+	uint64_t cmdq_addr;        /* host: window address of the ring, 4 KiB aligned */
+	uint32_t cmdq_log_size;    /* host: ring entries = 1 << log_size, <= 6 */
+	uint32_t cmdq_ctrl;        /* host: MNIC_CMDQ_CTRL_ENABLE (0 disables) */
+	uint32_t cmdq_pi;          /* host: command doorbell, free-running producer index */
+	uint32_t cmdq_ci;          /* device: entries completed, free-running */
+	uint32_t cmdq_status;      /* device: enum mnic_cmdq_status */
+	uint32_t cmdq_syndrome;    /* device: why BAD_CONFIG */
+	/* ---- data-path doorbell */
+	uint32_t db_seq;           /* host: incremented after any doorbell-record update */
+	uint32_t db_seen;          /* device: last db_seq acted on */
+	uint8_t reserved2[96];
 };
 _Static_assert(sizeof(struct mnic_init_seg) == 272, "mnic_init_seg layout");
 

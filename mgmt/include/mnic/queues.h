@@ -21,7 +21,11 @@
 #ifndef MNIC_QUEUES_H
 #define MNIC_QUEUES_H
 
+#ifdef __KERNEL__
+#include <linux/types.h>   /* uint*_t for the kernel module */
+#else
 #include <stdint.h>
+#endif
 
 #define MNIC_MAX_SGE   28u
 #define MNIC_WQE_SIZE  512u

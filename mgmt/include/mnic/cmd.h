@@ -1,0 +1,411 @@
+/* The command interface ABI: command queue entries, mailbox blocks, opcodes,
+ * statuses and the input/output layout of every command.  Shared by the
+ * firmware (mgmt/), the Linux kernel module (hostdrv/kernel) and libmnic.
+ * Modelled on the mlx5 command interface (PRM "Command Interface";
+ * drivers/net/ethernet/mellanox/mlx5/core/cmd.c); documented in
+ * docs/host-interface.md.  Little-endian, fixed-width, explicit padding,
+ * every size pinned.
+ *
+ * ---- Transport ----------------------------------------------------------
+ * The ring: 1 << init_seg.cmdq_log_size entries of 64 bytes at
+ * init_seg.cmdq_addr (host DMA window).  To issue a command the host
+ *   1. fills entry pi & (size - 1): type, token, in_len/out_len, the first
+ *      16 bytes of input inline, mailbox chains for the rest of the input
+ *      and for the output beyond 16 bytes;
+ *   2. write barrier, sets status_own = MNIC_CMD_OWNER_HW;
+ *   3. write barrier, increments init_seg.cmdq_pi.
+ * The firmware serves entries in ring order from its consumer index while
+ * cmdq_pi differs from it and the entry is hardware-owned, writes the output
+ * (inline + output mailboxes), then, after a write barrier, writes
+ * status_own = delivery_status << 1 (ownership back to software) and
+ * increments init_seg.cmdq_ci.  The host polls status_own.
+ *
+ * Logical input/output: a command's input is in_len bytes: bytes [0, 16)
+ * are in_inline, bytes [16, in_len) are the data of the input mailbox
+ * chain, 512 bytes per block, in block order.  Output likewise with
+ * out_inline and the output chain.  Both start with an 8-byte header
+ * (struct mnic_cmd_in_hdr / mnic_cmd_out_hdr); the command's fields follow.
+ *
+ * Mailbox chain: blocks of 576 bytes, 8-byte aligned, in the host window;
+ * block i has block_num == i and token == the entry's token; next is the
+ * window address of block i + 1 (0 ends the chain).  A chain must hold
+ * exactly ceil((len - 16) / 512) blocks; a short chain, a wrong number, a
+ * wrong token or an address outside the driver area is a delivery error
+ * (this also ends any loop in a chain).
+ *
+ * Two error layers:
+ *   delivery status (status_own bits 7:1, enum mnic_cmd_delivery): the
+ *     entry itself could not be read or answered; the command did not run.
+ *   command status (out header, enum mnic_cmd_status) + syndrome: the
+ *     command ran and was refused or failed; the syndrome names the check
+ *     (MNIC_SYND(errno, site)).  Engine state is unchanged on any error.
+ */
+#ifndef MNIC_CMD_H
+#define MNIC_CMD_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>   /* uint*_t for the kernel module */
+#else
+#include <stdint.h>
+#endif
+
+#define MNIC_CMDQ_ENTRY_SIZE   64u
+#define MNIC_CMDQ_MAX_LOG_SIZE 6u              /* 64 entries */
+#define MNIC_CMDQ_MAX_ENTRIES  (1u << MNIC_CMDQ_MAX_LOG_SIZE)
+#define MNIC_CMD_INLINE_LEN    16u
+#define MNIC_CMD_MBOX_DATA     512u
+#define MNIC_CMD_MBOX_SIZE     576u
+#define MNIC_CMD_TYPE_PCIE     0x7u            /* entry type (mlx5 value) */
+#define MNIC_CMD_OWNER_HW      0x1u            /* status_own bit 0 */
+/* Where mailboxes may live: the driver area after the ring. */
+#define MNIC_CMD_MBOX_AREA     (MNIC_CMDQ_MAX_ENTRIES * MNIC_CMDQ_ENTRY_SIZE)
+/* Largest logical input or output of one command (a context image). */
+#define MNIC_CMD_MAX_LEN       (1u << 20)
+
+struct mnic_cmdq_entry {
+	uint8_t type;              /* MNIC_CMD_TYPE_PCIE */
+	uint8_t reserved0[3];
+	uint32_t in_len;           /* logical input bytes, >= 8 */
+	uint64_t in_mbox;          /* first input block, 0 if in_len <= 16 */
+	uint8_t in_inline[MNIC_CMD_INLINE_LEN];
+	uint8_t out_inline[MNIC_CMD_INLINE_LEN];
+	uint64_t out_mbox;         /* first output block, 0 if out_len <= 16 */
+	uint32_t out_len;          /* logical output bytes the host can take, >= 8 */
+	uint8_t token;             /* host's choice; must match every mailbox */
+	uint8_t signature;         /* 0 (not checked in this revision) */
+	uint8_t reserved1;
+	uint8_t status_own;        /* delivery status << 1 | owner */
+};
+_Static_assert(sizeof(struct mnic_cmdq_entry) == MNIC_CMDQ_ENTRY_SIZE, "cmdq entry layout");
+
+struct mnic_cmd_mailbox {
+	uint8_t data[MNIC_CMD_MBOX_DATA];
+	uint8_t reserved0[48];
+	uint64_t next;             /* window address of the next block, 0 = last */
+	uint32_t block_num;        /* 0, 1, 2, ... */
+	uint8_t reserved1;
+	uint8_t token;
+	uint8_t ctrl_signature;    /* 0 */
+	uint8_t signature;         /* 0 */
+};
+_Static_assert(sizeof(struct mnic_cmd_mailbox) == MNIC_CMD_MBOX_SIZE, "mailbox layout");
+
+/* Delivery status (mlx5 values). */
+#define MNIC_CMD_DELIVERY_LIST(X)                 \
+	X(MNIC_CMD_DELIV_OK, 0x00)                \
+	X(MNIC_CMD_DELIV_SIGNATURE_ERR, 0x01)     \
+	X(MNIC_CMD_DELIV_TOKEN_ERR, 0x02)         \
+	X(MNIC_CMD_DELIV_BAD_BLOCK_NUMBER, 0x03)  \
+	X(MNIC_CMD_DELIV_BAD_OUTPUT_POINTER, 0x04) \
+	X(MNIC_CMD_DELIV_BAD_INPUT_POINTER, 0x05) \
+	X(MNIC_CMD_DELIV_INTERNAL_ERR, 0x06)      \
+	X(MNIC_CMD_DELIV_INPUT_LEN_ERR, 0x07)     \
+	X(MNIC_CMD_DELIV_OUTPUT_LEN_ERR, 0x08)    \
+	X(MNIC_CMD_DELIV_RES_NOT_ZERO, 0x09)      \
+	X(MNIC_CMD_DELIV_BAD_CMD_TYPE, 0x10)
+
+/* Command status (out header byte 0; mlx5 values). */
+#define MNIC_CMD_STATUS_LIST(X)                   \
+	X(MNIC_CMD_STAT_OK, 0x00)                 \
+	X(MNIC_CMD_STAT_INT_ERR, 0x01)            \
+	X(MNIC_CMD_STAT_BAD_OP, 0x02)             \
+	X(MNIC_CMD_STAT_BAD_PARAM, 0x03)          \
+	X(MNIC_CMD_STAT_BAD_SYS_STATE, 0x04)      \
+	X(MNIC_CMD_STAT_BAD_RES, 0x05)            \
+	X(MNIC_CMD_STAT_RES_BUSY, 0x06)           \
+	X(MNIC_CMD_STAT_EXCEED_LIM, 0x08)         \
+	X(MNIC_CMD_STAT_BAD_RES_STATE, 0x09)      \
+	X(MNIC_CMD_STAT_BAD_INDEX, 0x0a)          \
+	X(MNIC_CMD_STAT_NO_RESOURCES, 0x0f)       \
+	X(MNIC_CMD_STAT_BAD_INPUT_LEN, 0x50)      \
+	X(MNIC_CMD_STAT_BAD_OUTPUT_LEN, 0x51)
+
+/* Opcodes (mlx5 values where mlx5 has the command; 0xb00.. migration). */
+#define MNIC_CMD_OPCODE_LIST(X)                   \
+	X(MNIC_CMD_QUERY_DEVICE, 0x100)           \
+	X(MNIC_CMD_FW_QUERY, 0x101)               \
+	X(MNIC_CMD_QUERY_COUNTERS, 0x102)         \
+	X(MNIC_CMD_GET_EVENTS, 0x103)             \
+	X(MNIC_CMD_NOP, 0x10d)                    \
+	X(MNIC_CMD_CREATE_CQ, 0x400)              \
+	X(MNIC_CMD_DESTROY_CQ, 0x401)             \
+	X(MNIC_CMD_CREATE_QP, 0x500)              \
+	X(MNIC_CMD_MODIFY_QP, 0x501)              \
+	X(MNIC_CMD_QUERY_QP, 0x502)               \
+	X(MNIC_CMD_DESTROY_QP, 0x503)             \
+	X(MNIC_CMD_SET_QP_MIG_KEY, 0x504)         \
+	X(MNIC_CMD_CREATE_SRQ, 0x700)             \
+	X(MNIC_CMD_DESTROY_SRQ, 0x701)            \
+	X(MNIC_CMD_MODIFY_SRQ, 0x702)             \
+	X(MNIC_CMD_ALLOC_PD, 0x800)               \
+	X(MNIC_CMD_DEALLOC_PD, 0x801)             \
+	X(MNIC_CMD_REG_MR, 0x802)                 \
+	X(MNIC_CMD_DEREG_MR, 0x803)               \
+	X(MNIC_CMD_DUMP_CONTEXT, 0xb00)           \
+	X(MNIC_CMD_RESTORE_OBJECT, 0xb01)         \
+	X(MNIC_CMD_RESUME_CONTEXT, 0xb02)         \
+	X(MNIC_CMD_ABORT_DUMP, 0xb03)             \
+	X(MNIC_CMD_MIG_CONFIG, 0xb04)
+
+#define MNIC_CMD_ENUM_(name, value) name = value,
+enum mnic_cmd_delivery { MNIC_CMD_DELIVERY_LIST(MNIC_CMD_ENUM_) };
+enum mnic_cmd_status { MNIC_CMD_STATUS_LIST(MNIC_CMD_ENUM_) };
+enum mnic_cmd_opcode { MNIC_CMD_OPCODE_LIST(MNIC_CMD_ENUM_) };
+#undef MNIC_CMD_ENUM_
+
+/* Syndrome: which check refused the command.  errno is the positive
+ * HAL_E* value behind it (hal/errno.h), site a number unique within the
+ * handler (docs/host-interface.md lists them). */
+#define MNIC_SYND(err, site) (((uint32_t)(err) << 16) | ((uint32_t)(site) & 0xffffu))
+#define MNIC_SYND_ERRNO(s)   ((s) >> 16)
+#define MNIC_SYND_SITE(s)    ((s) & 0xffffu)
+
+struct mnic_cmd_in_hdr {
+	uint16_t opcode;           /* enum mnic_cmd_opcode */
+	uint16_t op_mod;
+	uint32_t reserved;         /* 0 */
+};
+_Static_assert(sizeof(struct mnic_cmd_in_hdr) == 8, "in header");
+
+struct mnic_cmd_out_hdr {
+	uint8_t status;            /* enum mnic_cmd_status */
+	uint8_t reserved[3];
+	uint32_t syndrome;
+};
+_Static_assert(sizeof(struct mnic_cmd_out_hdr) == 8, "out header");
+
+/* ---- command layouts: *_in is the whole logical input, *_out the whole
+ * logical output (headers included).  A command's in_len must be at least
+ * sizeof(its _in) and its out_len at least sizeof(its _out), except where a
+ * variable part is described.  Reserved fields must be zero. */
+
+struct mnic_cmd_simple_in {           /* NOP, QUERY_DEVICE, FW_QUERY, ALLOC_PD,
+					 RESUME_CONTEXT, ABORT_DUMP, QUERY_COUNTERS */
+	struct mnic_cmd_in_hdr hdr;
+};
+_Static_assert(sizeof(struct mnic_cmd_simple_in) == 8, "simple in");
+
+struct mnic_cmd_handle_in {           /* DEALLOC_PD, DEREG_MR (lkey), DESTROY_CQ,
+					 DESTROY_SRQ, DESTROY_QP, QUERY_QP (qpn) */
+	struct mnic_cmd_in_hdr hdr;
+	uint32_t handle;
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct mnic_cmd_handle_in) == 16, "handle in");
+
+struct mnic_cmd_simple_out {
+	struct mnic_cmd_out_hdr hdr;
+};
+_Static_assert(sizeof(struct mnic_cmd_simple_out) == 8, "simple out");
+
+struct mnic_cmd_handle_out {          /* ALLOC_PD, CREATE_CQ/SRQ/QP */
+	struct mnic_cmd_out_hdr hdr;
+	uint32_t handle;               /* PD/CQ/SRQ handle, or QPN */
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct mnic_cmd_handle_out) == 16, "handle out");
+
+struct mnic_cmd_query_device_out {
+	struct mnic_cmd_out_hdr hdr;
+	uint32_t fw_version;
+	uint32_t cmdif_rev;
+	uint32_t board_id;
+	uint32_t max_qp, max_mr, max_pd, max_cq, max_srq;
+	uint32_t max_sge, max_qp_wr, max_cqe, max_rd_atomic;
+	uint32_t max_msg;
+	uint32_t ipv4;                 /* the port's address (host order) */
+	uint8_t mac[6];
+	uint8_t reserved0[2];
+	uint64_t window_size;          /* host DMA window bytes */
+	uint64_t user_area_offset;     /* MNIC_USER_AREA_OFFSET */
+	uint32_t image_max;            /* largest context image the firmware holds */
+	uint32_t pause_timeout_ms;
+	uint32_t n_pd, n_mr, n_cq, n_srq, n_qp;   /* objects in use */
+	uint32_t flags;                /* MNIC_DEV_F_* */
+};
+_Static_assert(sizeof(struct mnic_cmd_query_device_out) == 120, "query device out");
+#define MNIC_DEV_F_STOPPED  1u        /* a dump stopped the context */
+#define MNIC_DEV_F_MIGRATION 2u       /* built with the migration extension */
+
+struct mnic_cmd_fw_query_out {
+	struct mnic_cmd_out_hdr hdr;
+	uint32_t fw_version;
+	uint32_t board_id;
+	char board_name[32];
+	char build[32];                /* build description, NUL-terminated */
+	uint64_t uptime_ns;
+};
+_Static_assert(sizeof(struct mnic_cmd_fw_query_out) == 88, "fw query out");
+
+/* QUERY_COUNTERS: self-describing list, so tools print names without
+ * sharing the firmware's list. */
+struct mnic_counter {
+	char name[24];                 /* NUL-terminated */
+	uint64_t value;
+};
+_Static_assert(sizeof(struct mnic_counter) == 32, "counter");
+struct mnic_cmd_query_counters_out {
+	struct mnic_cmd_out_hdr hdr;
+	uint32_t count;                /* counters that follow (fit in out_len) */
+	uint32_t total;                /* counters the firmware has */
+	/* struct mnic_counter counter[count]; */
+};
+_Static_assert(sizeof(struct mnic_cmd_query_counters_out) == 16, "counters out");
+/* op_mod of QUERY_COUNTERS */
+#define MNIC_COUNTERS_ENGINE 0u       /* RoCEv2 engine counters */
+#define MNIC_COUNTERS_MGMT   1u       /* command interface counters */
+#define MNIC_COUNTERS_PORT   2u       /* Ethernet port and DMA counters */
+
+struct mnic_event {
+	uint32_t type;                 /* ibv_event_type values */
+	uint32_t handle;
+};
+struct mnic_cmd_get_events_out {
+	struct mnic_cmd_out_hdr hdr;
+	uint32_t count;
+	uint32_t reserved;
+	/* struct mnic_event event[count]; as many as out_len holds */
+};
+_Static_assert(sizeof(struct mnic_cmd_get_events_out) == 16, "events out");
+
+struct mnic_cmd_reg_mr_in {
+	struct mnic_cmd_in_hdr hdr;
+	uint32_t pd;
+	uint32_t access;               /* ibv_access_flags values */
+	uint64_t addr;                 /* window address */
+	uint64_t length;
+};
+_Static_assert(sizeof(struct mnic_cmd_reg_mr_in) == 32, "reg mr in");
+struct mnic_cmd_reg_mr_out {
+	struct mnic_cmd_out_hdr hdr;
+	uint32_t lkey, rkey;
+};
+_Static_assert(sizeof(struct mnic_cmd_reg_mr_out) == 16, "reg mr out");
+
+struct mnic_queue_desc {
+	uint64_t ring_addr;            /* window address of entry 0 */
+	uint64_t dbrec_addr;           /* window address of struct mnic_dbrec */
+	uint32_t size;                 /* entries, power of two; 0 = no queue */
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct mnic_queue_desc) == 24, "queue desc");
+
+struct mnic_cmd_create_cq_in {
+	struct mnic_cmd_in_hdr hdr;
+	struct mnic_queue_desc q;
+};
+_Static_assert(sizeof(struct mnic_cmd_create_cq_in) == 32, "create cq in");
+
+struct mnic_cmd_create_srq_in {
+	struct mnic_cmd_in_hdr hdr;
+	uint32_t pd;
+	uint32_t max_sge;
+	uint32_t srq_limit;
+	uint32_t reserved;
+	struct mnic_queue_desc q;
+};
+_Static_assert(sizeof(struct mnic_cmd_create_srq_in) == 48, "create srq in");
+
+struct mnic_cmd_modify_srq_in {
+	struct mnic_cmd_in_hdr hdr;
+	uint32_t srq;
+	uint32_t srq_limit;
+};
+_Static_assert(sizeof(struct mnic_cmd_modify_srq_in) == 16, "modify srq in");
+
+#define MNIC_NO_SRQ 0xffffffffu
+struct mnic_cmd_create_qp_in {
+	struct mnic_cmd_in_hdr hdr;
+	uint32_t pd, send_cq, recv_cq;
+	uint32_t srq;                  /* MNIC_NO_SRQ: the QP has its own RQ */
+	uint32_t max_send_sge, max_recv_sge;
+	uint32_t sq_sig_all;
+	uint32_t reserved;
+	struct mnic_queue_desc sq, rq;
+};
+_Static_assert(sizeof(struct mnic_cmd_create_qp_in) == 88, "create qp in");
+
+/* QP attributes on the wire of the command interface (values as verbs). */
+struct mnic_qp_attr {
+	uint32_t qp_state;             /* ibv_qp_state */
+	uint32_t cur_qp_state;         /* query only */
+	uint32_t path_mtu;             /* ibv_mtu */
+	uint32_t qp_access_flags;
+	uint32_t rq_psn, sq_psn;
+	uint32_t dest_qp_num;
+	uint32_t dip;                  /* peer IPv4, host order */
+	uint8_t dmac[6];               /* peer MAC (the host resolved it) */
+	uint8_t ttl, tos;
+	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
+	uint8_t max_rd_atomic, max_dest_rd_atomic;
+	uint16_t pkey_index;
+};
+_Static_assert(sizeof(struct mnic_qp_attr) == 48, "qp attr");
+
+struct mnic_cmd_modify_qp_in {
+	struct mnic_cmd_in_hdr hdr;
+	uint32_t qpn;
+	uint32_t attr_mask;            /* ibv_qp_attr_mask values */
+	struct mnic_qp_attr attr;
+};
+_Static_assert(sizeof(struct mnic_cmd_modify_qp_in) == 64, "modify qp in");
+
+struct mnic_cmd_query_qp_out {
+	struct mnic_cmd_out_hdr hdr;
+	struct mnic_qp_attr attr;
+	uint32_t mig_flags;            /* MNIC_QP_F_* */
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct mnic_cmd_query_qp_out) == 64, "query qp out");
+#define MNIC_QP_F_STOPPED 1u
+#define MNIC_QP_F_PAUSED  2u
+#define MNIC_QP_F_HAS_KEY 4u
+
+struct mnic_cmd_set_qp_mig_key_in {
+	struct mnic_cmd_in_hdr hdr;
+	uint32_t qpn;
+	uint32_t reserved;
+	uint8_t key[16];
+};
+_Static_assert(sizeof(struct mnic_cmd_set_qp_mig_key_in) == 32, "mig key in");
+
+/* DUMP_CONTEXT: stop every QP and return the context image
+ * (docs/migration-image.md) after the fixed part.  If out_len cannot hold
+ * the image the dump is rolled back (QPs resume in place), status is
+ * BAD_OUTPUT_LEN and image_len tells the size needed. */
+struct mnic_cmd_dump_out {
+	struct mnic_cmd_out_hdr hdr;
+	uint32_t image_len;
+	uint32_t reserved;
+	uint32_t objects[6];           /* per rocev2_obj_type: PD MR CQ SRQ QP QP_SRQ */
+	uint32_t bytes[6];
+	/* uint8_t image[image_len]; */
+};
+_Static_assert(sizeof(struct mnic_cmd_dump_out) == 64, "dump out");
+
+/* RESTORE_OBJECT op_mod */
+#define MNIC_RESTORE_CREATE  0u    /* one record: PD, CQ, SRQ or QP (QP left in RESET) */
+#define MNIC_RESTORE_REFILL  1u    /* one QP record: attributes and internal state */
+#define MNIC_RESTORE_MR_KEYS 2u    /* one MR record: MR with its MRN, lkey, rkey */
+#define MNIC_RESTORE_IMAGE   3u    /* a whole image, records in dependency order */
+struct mnic_cmd_restore_in {
+	struct mnic_cmd_in_hdr hdr;
+	uint32_t data_len;             /* bytes of record/image after this struct */
+	uint32_t old_dip;              /* IMAGE: peer-address override (0 = none) */
+	uint32_t new_dip;
+	uint8_t new_dmac[6];
+	uint8_t reserved[6];
+	/* uint8_t data[data_len]; one record (8-byte record header + payload)
+	 * or a whole image */
+};
+_Static_assert(sizeof(struct mnic_cmd_restore_in) == 32, "restore in");
+
+/* MIG_CONFIG: the pause timeout (ms; 0 = never time out). */
+struct mnic_cmd_mig_config_in {
+	struct mnic_cmd_in_hdr hdr;
+	uint32_t pause_timeout_ms;
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct mnic_cmd_mig_config_in) == 16, "mig config in");
+
+#endif

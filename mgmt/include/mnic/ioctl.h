@@ -1,0 +1,71 @@
+/* /dev/mnicN ioctl ABI between the kernel module (hostdrv/kernel) and
+ * libmnic.  Every argument struct starts with size + version: the module
+ * refuses (-EINVAL) a size it does not know and a version newer than its
+ * own, so old binaries keep working and new ones fail clearly.
+ *
+ *   MNIC_IOC_INFO    copy of the init segment identity + BAR geometry
+ *   MNIC_IOC_CMD     execute one command (mnic/cmd.h): the module checks
+ *                    the opcode against its list and the lengths, copies
+ *                    the input from user memory into mailboxes, rings the
+ *                    doorbell, waits for completion and copies the output
+ *                    back.  Delivery errors come back in `delivery`; the
+ *                    command status is in the output header.
+ *   mmap             offset 0 of /dev/mnicN maps the user area of the host
+ *                    DMA window (window offset MNIC_USER_AREA_OFFSET..end):
+ *                    rings, doorbell records and MR memory.  Offset
+ *                    MNIC_MMAP_INITSEG maps the init segment page read-only
+ *                    except db_seq (the data-path doorbell).
+ */
+#ifndef MNIC_IOCTL_H
+#define MNIC_IOCTL_H
+
+#ifdef __KERNEL__
+#include <linux/ioctl.h>
+#include <linux/types.h>
+#else
+#include <stdint.h>
+#include <sys/ioctl.h>
+#endif
+
+#define MNIC_IOC_VERSION 1u
+#define MNIC_IOC_MAGIC 'M'
+
+#define MNIC_MMAP_USER     0x0ull          /* user area of the DMA window */
+#define MNIC_MMAP_INITSEG  0x80000000ull   /* the init-segment page */
+
+struct mnic_ioc_info {
+	uint32_t size;                 /* sizeof(struct mnic_ioc_info) */
+	uint32_t version;              /* MNIC_IOC_VERSION */
+	uint32_t fw_version;
+	uint32_t cmdif_rev;
+	uint32_t board_id;
+	uint32_t state;                /* enum mnic_dev_state */
+	uint8_t mac[6];
+	uint8_t reserved0[2];
+	char board_name[32];
+	uint64_t bar_size;
+	uint64_t window_offset;        /* MNIC_DMA_WINDOW_OFFSET */
+	uint64_t user_area_offset;     /* window address of mmap offset 0 */
+	uint64_t user_area_size;
+	uint32_t minor;                /* N of /dev/mnicN */
+	uint32_t reserved1;
+};
+_Static_assert(sizeof(struct mnic_ioc_info) == 104, "ioc info layout");
+
+struct mnic_ioc_cmd {
+	uint32_t size;                 /* sizeof(struct mnic_ioc_cmd) */
+	uint32_t version;              /* MNIC_IOC_VERSION */
+	uint64_t in_ptr;               /* user pointer to the logical input */
+	uint64_t out_ptr;              /* user pointer to the logical output */
+	uint32_t in_len;               /* <= MNIC_CMD_MAX_LEN */
+	uint32_t out_len;              /* <= MNIC_CMD_MAX_LEN */
+	uint32_t timeout_ms;           /* 0 = the module's default (60 s) */
+	uint8_t delivery;              /* out: enum mnic_cmd_delivery */
+	uint8_t reserved[3];
+};
+_Static_assert(sizeof(struct mnic_ioc_cmd) == 40, "ioc cmd layout");
+
+#define MNIC_IOC_INFO _IOR(MNIC_IOC_MAGIC, 1, struct mnic_ioc_info)
+#define MNIC_IOC_CMD  _IOWR(MNIC_IOC_MAGIC, 2, struct mnic_ioc_cmd)
+
+#endif
