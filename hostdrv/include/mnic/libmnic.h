@@ -1,0 +1,461 @@
+/* libmnic: the host library of the mnic SmartNIC, a small verbs-like API.
+ *
+ * Two backends behind one handle (docs/libmnic.md):
+ *   "/dev/mnicN"   the kernel module (hostdrv/kernel, mnic/ioctl.h): commands
+ *                  through MNIC_IOC_CMD, the user area and the init-segment
+ *                  page (db_seq) through mmap.
+ *   any other path a BAR file (a POSIX NIC's --bar file, or the file behind a
+ *                  QEMU NIC's ivshmem BAR): the library maps it and drives
+ *                  the command queue itself (mnic/cmd.h), serialising every
+ *                  command across processes with flock() on the file, and
+ *                  enables the command queue on first use.
+ *
+ * Addresses.  Everything the NIC is given (rings, doorbell records, MR
+ * memory, SGEs) is a *window address*: an offset in the host DMA window of
+ * the BAR (mnic/abi.h).  Applications get memory in the user area with
+ * mnic_alloc(), which returns both the window address and a host pointer;
+ * mnic_window_ptr() turns any window address of the user area back into a
+ * pointer.  The allocator's state lives in the user area itself (struct
+ * mnic_user_hdr at MNIC_USER_AREA_OFFSET), so copying the user area to
+ * another NIC carries the application's memory layout, as CRIU carries a
+ * process's memory.
+ *
+ * Objects are small structs owned by the library (create/destroy); their
+ * public fields are plain data (handles, window addresses, sizes) and the
+ * device they belong to.  After a live migration, mnic_reopen() points the
+ * same device handle at the target NIC and every object follows.
+ *
+ * Errors: every function returns 0 (or a count, where said) or a negative
+ * errno and never crashes on a bad reply.  A command the device refused
+ * returns the errno its syndrome carries (MNIC_SYND_ERRNO), or one derived
+ * from its status; mnic_last_error() gives the whole story (which layer,
+ * opcode, delivery status, command status, syndrome) and mnic_strerror_last()
+ * prints it.  Thread safety: one mnic_dev may be used by several threads
+ * for commands (serialised inside); posting to one queue or polling one CQ
+ * from several threads needs the caller's lock, as in verbs.
+ */
+#ifndef MNIC_LIBMNIC_H
+#define MNIC_LIBMNIC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mnic/abi.h"
+#include "mnic/cmd.h"
+#include "mnic/queues.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LIBMNIC_VERSION 1u
+
+/* ---- device ----------------------------------------------------------- */
+
+struct mnic_dev;   /* opaque */
+
+enum mnic_backend {
+	MNIC_BACKEND_BAR = 1,      /* BAR file mapped directly */
+	MNIC_BACKEND_KERNEL = 2,   /* /dev/mnicN */
+};
+
+/* Open a device: "/dev/mnic..." (kernel) or the path of a BAR file.
+ * Checks the init-segment magic, the command-interface revision (a
+ * mismatch is -EPROTO, with a message from mnic_open_error()) and that the
+ * firmware is READY (-EAGAIN while BOOTING, -EIO when FAILED). */
+int mnic_open(const char *dev, struct mnic_dev **out);
+/* Like mnic_open, but does not require state READY (for `health` of a
+ * failed or booting NIC: identity and health only; commands still need a
+ * READY device). */
+int mnic_open_raw(const char *dev, struct mnic_dev **out);
+void mnic_close(struct mnic_dev *dev);
+/* Point an open handle at another device (live migration: the
+ * application's objects and memory now live on `path`).  On failure the
+ * handle is unchanged. */
+int mnic_reopen(struct mnic_dev *dev, const char *path);
+/* Human-readable reason for the last mnic_open/mnic_reopen failure in this
+ * thread ("" if none). */
+const char *mnic_open_error(void);
+
+enum mnic_backend mnic_dev_backend(const struct mnic_dev *dev);
+const char *mnic_dev_path(const struct mnic_dev *dev);
+/* Command timeout (default 10000 ms; DUMP/RESTORE may take longer on big
+ * contexts: the tools raise it). */
+void mnic_set_cmd_timeout(struct mnic_dev *dev, uint32_t timeout_ms);
+
+/* Init segment snapshot (no command: works on a device that is not READY). */
+struct mnic_dev_info {
+	uint32_t fw_version;
+	uint32_t cmdif_rev;
+	uint32_t board_id;
+	uint32_t state;              /* enum mnic_dev_state */
+	uint8_t mac[6];
+	char board_name[32];
+	uint64_t bar_size;
+	uint64_t window_size;        /* bytes of the host DMA window */
+	uint64_t user_area_offset;   /* window address of the user area */
+	uint64_t user_area_size;
+	uint32_t cmdq_status;        /* enum mnic_cmdq_status (BAR backend; 0 kernel) */
+	struct mnic_health health;   /* BAR backend; zero from the kernel backend */
+};
+int mnic_dev_info(struct mnic_dev *dev, struct mnic_dev_info *info);
+
+/* QUERY_DEVICE: the reply as mnic/cmd.h defines it (header included). */
+int mnic_query_device(struct mnic_dev *dev, struct mnic_cmd_query_device_out *out);
+int mnic_fw_query(struct mnic_dev *dev, struct mnic_cmd_fw_query_out *out);
+
+/* ---- errors ------------------------------------------------------------- */
+
+enum mnic_err_layer {
+	MNIC_ERR_NONE = 0,
+	MNIC_ERR_TRANSPORT = 1,      /* timeout, mapping, ioctl failure: device/IO */
+	MNIC_ERR_DELIVERY = 2,       /* the entry was refused (delivery status) */
+	MNIC_ERR_STATUS = 3,         /* the command ran and failed (status + syndrome) */
+	MNIC_ERR_REPLY = 4,          /* the reply broke the ABI (lengths, counts) */
+	MNIC_ERR_ARG = 5,            /* refused by the library before sending */
+};
+
+struct mnic_cmd_result {
+	uint16_t opcode;
+	uint16_t op_mod;
+	uint8_t delivery;            /* enum mnic_cmd_delivery */
+	uint8_t status;              /* enum mnic_cmd_status */
+	uint8_t layer;               /* enum mnic_err_layer */
+	uint8_t reserved;
+	uint32_t syndrome;
+	int err;                     /* the negative errno returned */
+};
+/* The result of the last command or library call on `dev` in this thread
+ * (layer NONE after a success). */
+const struct mnic_cmd_result *mnic_last_error(const struct mnic_dev *dev);
+/* "CREATE_QP: command status BAD_PARAM (0x03), syndrome 0x00160004 (EINVAL, site 4)"
+ * into buf; returns buf. */
+char *mnic_strerror_result(const struct mnic_cmd_result *r, char *buf, size_t len);
+const char *mnic_strerror_last(const struct mnic_dev *dev);   /* thread-local buffer */
+/* Printable names ("QUERY_DEVICE", "BAD_PARAM", "TOKEN_ERR"); "?" if unknown. */
+const char *mnic_opcode_name(uint32_t opcode);
+const char *mnic_status_name(uint32_t status);
+const char *mnic_delivery_name(uint32_t delivery);
+const char *mnic_wc_status_name(uint32_t status);
+const char *mnic_state_name(uint32_t state);      /* enum mnic_dev_state */
+const char *mnic_qp_state_name(uint32_t state);   /* ibv_qp_state values */
+
+/* ---- raw command -------------------------------------------------------- */
+
+/* Execute one command: `in` is the whole logical input (starting with
+ * struct mnic_cmd_in_hdr), `out` receives the whole logical output
+ * (starting with struct mnic_cmd_out_hdr).  8 <= in_len, out_len <=
+ * MNIC_CMD_MAX_LEN.  Returns 0 if delivered with status OK; otherwise a
+ * negative errno and *res (if not NULL) / mnic_last_error() tell why.  The
+ * output buffer is written even when the command failed (its header). */
+int mnic_cmd(struct mnic_dev *dev, const void *in, uint32_t in_len, void *out, uint32_t out_len,
+	     struct mnic_cmd_result *res);
+
+/* ---- memory in the user area -------------------------------------------- */
+
+/* The allocator header at window address MNIC_USER_AREA_OFFSET (first
+ * bytes of the user area).  Bump allocation with an atomic compare-and-
+ * swap on `next`, so several processes sharing one NIC may allocate. */
+#define MNIC_USER_HDR_MAGIC 0x4d454d55u   /* "UMEM" little-endian */
+#define MNIC_USER_HDR_SIZE 4096u          /* the first allocation starts here */
+struct mnic_user_hdr {
+	uint32_t magic;              /* MNIC_USER_HDR_MAGIC once initialised */
+	uint32_t version;            /* 1 */
+	uint64_t base;               /* window address of this header */
+	uint64_t size;               /* user-area bytes the allocator manages */
+	uint64_t next;               /* first free window address */
+	uint64_t root;               /* application's anchor (mnic_mem_set_root) */
+	uint64_t allocs;             /* allocations made */
+	uint8_t reserved[16];
+};
+_Static_assert(sizeof(struct mnic_user_hdr) == 64, "mnic_user_hdr layout");
+
+struct mnic_buf {
+	void *ptr;                   /* host pointer */
+	uint64_t addr;               /* window address */
+	uint64_t len;
+};
+/* Allocate `size` bytes aligned to `align` (a power of two, >= 8; 0 means
+ * 64), zeroed.  -ENOMEM when the user area is full. */
+int mnic_alloc(struct mnic_dev *dev, uint64_t size, uint64_t align, struct mnic_buf *buf);
+/* Host pointer of [addr, addr + len) in the user area, NULL if any of it
+ * lies outside. */
+void *mnic_window_ptr(struct mnic_dev *dev, uint64_t addr, uint64_t len);
+/* Reset the allocator (everything allocated is forgotten; objects on the
+ * NIC are not touched). */
+int mnic_mem_reset(struct mnic_dev *dev);
+int mnic_mem_usage(struct mnic_dev *dev, uint64_t *used, uint64_t *size);
+/* An application may record one window address (e.g. of its own state
+ * block) that survives a copy of the user area. */
+int mnic_mem_set_root(struct mnic_dev *dev, uint64_t addr);
+int mnic_mem_get_root(struct mnic_dev *dev, uint64_t *addr);
+/* Copy the whole user area of `from` to `to` (what a checkpoint tool does
+ * with process memory).  Both devices must have user areas of the same
+ * size.  Returns bytes copied or a negative errno. */
+int64_t mnic_copy_user_area(struct mnic_dev *from, struct mnic_dev *to);
+
+/* ---- objects ------------------------------------------------------------ */
+
+/* Access flags (values as ibv_access_flags). */
+enum mnic_access {
+	MNIC_ACCESS_LOCAL_WRITE = 1u << 0,
+	MNIC_ACCESS_REMOTE_WRITE = 1u << 1,
+	MNIC_ACCESS_REMOTE_READ = 1u << 2,
+	MNIC_ACCESS_REMOTE_ATOMIC = 1u << 3,
+};
+
+struct mnic_pd {
+	struct mnic_dev *dev;
+	uint32_t handle;
+};
+
+struct mnic_mr {
+	struct mnic_dev *dev;
+	struct mnic_pd *pd;
+	uint32_t lkey, rkey;
+	uint64_t addr;               /* window address */
+	uint64_t length;
+	uint32_t access;
+	void *ptr;                   /* host pointer of addr */
+};
+
+struct mnic_cq {
+	struct mnic_dev *dev;
+	uint32_t handle;
+	struct mnic_queue_desc q;    /* ring + doorbell record in the user area */
+	uint32_t ci;                 /* consumer index (also in the dbrec) */
+};
+
+struct mnic_srq {
+	struct mnic_dev *dev;
+	struct mnic_pd *pd;
+	uint32_t handle;
+	uint32_t max_sge;
+	uint32_t srq_limit;
+	struct mnic_queue_desc q;
+	uint32_t pi;                 /* producer index (also in the dbrec) */
+	uint32_t ci;                 /* receive WQEs consumed (counted from CQEs) */
+};
+
+struct mnic_qp_init_attr {
+	struct mnic_pd *pd;
+	struct mnic_cq *send_cq;
+	struct mnic_cq *recv_cq;
+	struct mnic_srq *srq;        /* NULL: the QP has its own RQ */
+	uint32_t max_send_wr;        /* SQ entries (rounded up to a power of two) */
+	uint32_t max_recv_wr;        /* RQ entries (0 with an SRQ) */
+	uint32_t max_send_sge;       /* <= MNIC_MAX_SGE */
+	uint32_t max_recv_sge;
+	int sq_sig_all;
+};
+
+struct mnic_qp {
+	struct mnic_dev *dev;
+	uint32_t qp_num;
+	struct mnic_pd *pd;
+	struct mnic_cq *send_cq, *recv_cq;
+	struct mnic_srq *srq;
+	uint32_t max_send_sge, max_recv_sge;
+	int sq_sig_all;
+	struct mnic_queue_desc sq, rq;
+	uint32_t sq_pi, sq_ci;       /* host view: posted / completed */
+	uint32_t rq_pi, rq_ci;
+	/* signaled send WQE indices in posting order: a send CQE retires the
+	 * oldest (RC completes in order, IBA 9.7.5.2.1), freeing its slot and
+	 * every unsignaled one before it */
+	uint32_t *sig_fifo;          /* sq.size entries */
+	uint32_t sig_head, sig_tail;
+};
+
+int mnic_alloc_pd(struct mnic_dev *dev, struct mnic_pd **pd);
+int mnic_dealloc_pd(struct mnic_pd *pd);
+
+/* Register [addr, addr + length) of the user area (window address). */
+int mnic_reg_mr(struct mnic_pd *pd, uint64_t addr, uint64_t length, uint32_t access,
+		struct mnic_mr **mr);
+int mnic_dereg_mr(struct mnic_mr *mr);
+
+/* cqe entries rounded up to a power of two; ring and dbrec allocated in
+ * the user area with mnic_alloc. */
+int mnic_create_cq(struct mnic_dev *dev, uint32_t cqe, struct mnic_cq **cq);
+int mnic_destroy_cq(struct mnic_cq *cq);
+
+int mnic_create_srq(struct mnic_pd *pd, uint32_t max_wr, uint32_t max_sge, uint32_t srq_limit,
+		    struct mnic_srq **srq);
+int mnic_modify_srq(struct mnic_srq *srq, uint32_t srq_limit);
+int mnic_destroy_srq(struct mnic_srq *srq);
+
+/* QP attribute mask (values as ibv_qp_attr_mask). */
+enum mnic_qp_attr_mask {
+	MNIC_QP_STATE = 1u << 0,
+	MNIC_QP_CUR_STATE = 1u << 1,
+	MNIC_QP_ACCESS_FLAGS = 1u << 3,
+	MNIC_QP_PKEY_INDEX = 1u << 4,
+	MNIC_QP_PORT = 1u << 5,
+	MNIC_QP_AV = 1u << 7,
+	MNIC_QP_PATH_MTU = 1u << 8,
+	MNIC_QP_TIMEOUT = 1u << 9,
+	MNIC_QP_RETRY_CNT = 1u << 10,
+	MNIC_QP_RNR_RETRY = 1u << 11,
+	MNIC_QP_RQ_PSN = 1u << 12,
+	MNIC_QP_MAX_QP_RD_ATOMIC = 1u << 13,
+	MNIC_QP_MIN_RNR_TIMER = 1u << 15,
+	MNIC_QP_SQ_PSN = 1u << 16,
+	MNIC_QP_MAX_DEST_RD_ATOMIC = 1u << 17,
+	MNIC_QP_DEST_QPN = 1u << 20,
+};
+/* QP states (values as ibv_qp_state). */
+enum mnic_qp_state {
+	MNIC_QPS_RESET = 0,
+	MNIC_QPS_INIT = 1,
+	MNIC_QPS_RTR = 2,
+	MNIC_QPS_RTS = 3,
+	MNIC_QPS_SQD = 4,
+	MNIC_QPS_SQE = 5,
+	MNIC_QPS_ERR = 6,
+};
+
+int mnic_create_qp(struct mnic_qp_init_attr *attr, struct mnic_qp **qp);
+/* attr as mnic/cmd.h struct mnic_qp_attr (peer address: dip + dmac). */
+int mnic_modify_qp(struct mnic_qp *qp, const struct mnic_qp_attr *attr, uint32_t attr_mask);
+/* Query by QPN (any QP of the device, e.g. from mnicctl). */
+int mnic_query_qp(struct mnic_dev *dev, uint32_t qpn, struct mnic_cmd_query_qp_out *out);
+int mnic_destroy_qp(struct mnic_qp *qp);
+/* The SipHash key RESUME packets of this QP are authenticated with
+ * (both ends must agree; MigrOS) */
+int mnic_set_qp_mig_key(struct mnic_qp *qp, const uint8_t key[16]);
+
+/* Convenience: RESET -> INIT -> RTR -> RTS for an RC QP to (dqpn, dip,
+ * dmac) with IBV-like defaults (timeout 14, retry 7, rnr_retry 7, max_rd
+ * 1..16 from the device). */
+struct mnic_rc_connect {
+	uint32_t dest_qp_num;
+	uint32_t dip;                /* peer IPv4, host order */
+	uint8_t dmac[6];
+	uint32_t rq_psn;             /* our receive PSN = the peer's sq_psn */
+	uint32_t sq_psn;
+	uint32_t path_mtu;           /* ibv_mtu 1..5 */
+	uint32_t access;             /* mnic_access */
+	uint8_t max_rd_atomic;       /* 0: 1 */
+};
+int mnic_connect_rc(struct mnic_qp *qp, const struct mnic_rc_connect *c);
+
+/* ---- data path ------------------------------------------------------------ */
+
+struct mnic_send_wr {
+	uint64_t wr_id;
+	struct mnic_send_wr *next;
+	const struct mnic_sge *sg_list;   /* window addresses + lkeys */
+	uint32_t num_sge;
+	uint32_t opcode;             /* enum mnic_wr_opcode */
+	uint32_t send_flags;         /* enum mnic_send_flags */
+	uint32_t imm_data;           /* host order */
+	uint64_t remote_addr;
+	uint32_t rkey;
+	uint64_t compare_add;
+	uint64_t swap;
+};
+
+struct mnic_recv_wr {
+	uint64_t wr_id;
+	struct mnic_recv_wr *next;
+	const struct mnic_sge *sg_list;
+	uint32_t num_sge;
+};
+
+struct mnic_wc {
+	uint64_t wr_id;
+	uint32_t status;             /* enum mnic_wc_status */
+	uint32_t opcode;             /* enum mnic_wc_opcode */
+	uint32_t flags;              /* enum mnic_cqe_flags */
+	uint32_t byte_len;
+	uint32_t qp_num;
+	uint32_t imm_data;
+	uint32_t src_qp;
+	uint32_t vendor_err;
+};
+
+/* Post a chain of work requests: each becomes one 512-byte WQE in the
+ * ring; then the doorbell record and db_seq.  On error *bad_wr (if not
+ * NULL) is the first WR not posted: -ENOMEM queue full, -EINVAL bad WR. */
+int mnic_post_send(struct mnic_qp *qp, struct mnic_send_wr *wr, struct mnic_send_wr **bad_wr);
+int mnic_post_recv(struct mnic_qp *qp, struct mnic_recv_wr *wr, struct mnic_recv_wr **bad_wr);
+int mnic_post_srq_recv(struct mnic_srq *srq, struct mnic_recv_wr *wr,
+		       struct mnic_recv_wr **bad_wr);
+/* Poll up to n completions; returns how many (0..n) or a negative errno.
+ * Retires the send/receive WQEs of the QPs of this device it knows. */
+int mnic_poll_cq(struct mnic_cq *cq, int n, struct mnic_wc *wc);
+/* Ring the data-path doorbell (db_seq) without posting (after a restore). */
+void mnic_ring_doorbell(struct mnic_dev *dev);
+
+/* ---- counters ------------------------------------------------------------ */
+
+/* QUERY_COUNTERS op_mod group (MNIC_COUNTERS_ENGINE/MGMT/PORT): fills up
+ * to max counters, returns how many or a negative errno; *total (if not
+ * NULL) is how many the firmware has. */
+int mnic_query_counters(struct mnic_dev *dev, uint32_t group, struct mnic_counter *c,
+			uint32_t max, uint32_t *total);
+
+/* ---- migration (MigrOS: ibv_dump_context / ibv_restore_object) ---------- */
+
+/* DUMP_CONTEXT: stops every QP, returns the image in a malloc'd buffer
+ * (*img, *len; free() it) and the per-type statistics (may be NULL).  The
+ * buffer starts at `hint` bytes (0: 64 KiB) and grows on BAD_OUTPUT_LEN
+ * (the device rolled the dump back and told the size). */
+int mnic_dump_context(struct mnic_dev *dev, uint32_t hint, uint8_t **img, uint32_t *len,
+		      struct mnic_cmd_dump_out *stats);
+/* RESTORE_OBJECT with op_mod CREATE / REFILL / MR_KEYS: one record (8-byte
+ * record header + payload). */
+int mnic_restore_object(struct mnic_dev *dev, uint32_t op_mod, const void *record, uint32_t len);
+/* Peer-address override for a whole-image restore (both ends moved). */
+struct mnic_peer_override {
+	uint32_t old_dip;            /* 0 = none */
+	uint32_t new_dip;
+	uint8_t new_dmac[6];
+};
+int mnic_restore_image(struct mnic_dev *dev, const void *img, uint32_t len,
+		       const struct mnic_peer_override *override);
+int mnic_resume_context(struct mnic_dev *dev);
+int mnic_abort_dump(struct mnic_dev *dev);
+int mnic_mig_config(struct mnic_dev *dev, uint32_t pause_timeout_ms);
+
+/* ---- migration image, offline (no device) --------------------------------- */
+
+/* Image/record layout (docs/migration-image.md). */
+#define MNIC_IMG_MAGIC "MNICDUMP"
+#define MNIC_IMG_HDR_LEN 24u
+#define MNIC_IMG_REC_HDR_LEN 8u
+#define MNIC_IMG_TYPES 5u            /* PD MR CQ SRQ QP */
+
+struct mnic_img_hdr {
+	uint16_t version;
+	uint16_t flags;
+	uint32_t count;
+	uint32_t total;
+	uint32_t crc;                /* as stored */
+	uint32_t crc_computed;
+};
+struct mnic_img_rec {
+	uint32_t offset;             /* of the record header in the image */
+	uint16_t type;               /* 0 PD, 1 MR, 2 CQ, 3 SRQ, 4 QP */
+	uint16_t version;
+	uint32_t len;                /* header included */
+	uint32_t handle;             /* first payload word: handle, lkey or QPN */
+};
+/* Parse an image: header, CRC32C, record framing (type known, length
+ * within the image and right for its type, count matches).  Calls `cb` for
+ * every record (may be NULL; a non-zero return stops the walk and is
+ * returned).  Returns 0 or a negative errno, with a message in err:
+ *   -EINVAL truncated/corrupt framing, -EILSEQ bad magic, -ERANGE unknown
+ *   version, -EBADMSG CRC mismatch. */
+int mnic_img_parse(const uint8_t *img, size_t len, struct mnic_img_hdr *hdr,
+		   int (*cb)(const struct mnic_img_rec *rec, const uint8_t *payload, void *arg),
+		   void *arg, char *err, size_t errlen);
+const char *mnic_img_type_name(uint32_t type);
+uint32_t mnic_crc32c(uint32_t crc, const void *data, size_t len);   /* crc = 0 to start */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
