@@ -1,0 +1,42 @@
+# Host side: libmnic, mnicctl and the small apps (included by the Makefile).
+#   make hostdrv   build/host/hostdrv/{libmnic.a,mnicctl,mnic-pingpong,mnicctl-static}
+#                  and the ASan+UBSan build in build/host-asan/hostdrv/
+# Plain C11 for a Linux host, whatever BOARD is.
+
+HOSTDRV_CFLAGS := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+	-Wmissing-prototypes -O2 -g -pthread -Ihostdrv/include -Imgmt/include -Ihostdrv/lib
+HOSTDRV_SAN := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+HOSTDRV_LIB_SRCS := $(wildcard hostdrv/lib/*.c)
+HOSTDRV_HDRS := $(wildcard hostdrv/include/mnic/*.h hostdrv/lib/*.h mgmt/include/mnic/*.h)
+HOSTDRV_TOOLS := mnicctl mnic-pingpong
+HOSTDRV_OUT := build/host/hostdrv
+HOSTDRV_ASAN := build/host-asan/hostdrv
+
+.PHONY: hostdrv
+hostdrv: $(addprefix $(HOSTDRV_OUT)/,libmnic.a $(HOSTDRV_TOOLS) mnicctl-static) \
+	$(addprefix $(HOSTDRV_ASAN)/,libmnic.a $(HOSTDRV_TOOLS))
+
+$(HOSTDRV_OUT)/obj/%.o: hostdrv/%.c $(HOSTDRV_HDRS)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC  host $<")
+	$(Q)gcc $(HOSTDRV_CFLAGS) -c $< -o $@
+
+$(HOSTDRV_ASAN)/obj/%.o: hostdrv/%.c $(HOSTDRV_HDRS)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC  host-asan $<")
+	$(Q)gcc $(HOSTDRV_CFLAGS) $(HOSTDRV_SAN) -c $< -o $@
+
+define hostdrv_variant
+$(1)/libmnic.a: $$(patsubst hostdrv/%.c,$(1)/obj/%.o,$$(HOSTDRV_LIB_SRCS))
+	$$(Q)rm -f $$@ && ar rcs $$@ $$^
+$(1)/%: $(1)/obj/tools/%.o $(1)/libmnic.a
+	$$(if $$(Q),@echo "  LD  $$@")
+	$$(Q)gcc $$(HOSTDRV_CFLAGS) $(2) $$< $(1)/libmnic.a -pthread -o $$@
+endef
+$(eval $(call hostdrv_variant,$(HOSTDRV_OUT),))
+$(eval $(call hostdrv_variant,$(HOSTDRV_ASAN),$(HOSTDRV_SAN)))
+
+# For a VM without a matching libc: one static binary.
+$(HOSTDRV_OUT)/mnicctl-static: $(HOSTDRV_OUT)/obj/tools/mnicctl.o $(HOSTDRV_OUT)/libmnic.a
+	$(if $(Q),@echo "  LD  $@")
+	$(Q)gcc $(HOSTDRV_CFLAGS) -static $^ -pthread -o $@

@@ -1,0 +1,274 @@
+/* The command transport of the BAR backend: libmnic drives the command
+ * queue (mnic/cmd.h) itself, as the mlx5 core driver does
+ * (drivers/net/ethernet/mellanox/mlx5/core/cmd.c: cmd_work_handler,
+ * mlx5_alloc_cmd_msg), with one command in flight per NIC: every command
+ * holds flock(LOCK_EX) on the BAR file, so processes sharing a NIC take
+ * turns and the driver area (ring + mailboxes) is never shared.
+ *
+ * Driver-area layout used here (window addresses):
+ *   [0, 64 * 64)                   the ring (log size MNIC_CMDQ_MAX_LOG_SIZE)
+ *   [MNIC_CMD_MBOX_AREA, ...)      input mailbox chain, then output chain
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <time.h>
+
+#include "libmnic_int.h"
+
+uint32_t mnic_cmdq_blocks(uint32_t len)
+{
+	return len > MNIC_CMD_INLINE_LEN ?
+		       (len - MNIC_CMD_INLINE_LEN + MNIC_CMD_MBOX_DATA - 1) / MNIC_CMD_MBOX_DATA :
+		       0;
+}
+
+static uint64_t mbox_addr(uint32_t i)
+{
+	return MNIC_CMD_MBOX_AREA + (uint64_t)i * MNIC_CMD_MBOX_SIZE;
+}
+
+/* Fill `n` blocks starting at block slot `first` as one chain. */
+static void build_chain(uint8_t *drv, uint32_t first, uint32_t n, uint8_t token,
+			const uint8_t *data, uint32_t data_len)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct mnic_cmd_mailbox *mb = (struct mnic_cmd_mailbox *)(drv + mbox_addr(first + i));
+		uint32_t off = i * MNIC_CMD_MBOX_DATA;
+		uint32_t chunk = 0;
+
+		memset(mb, 0, sizeof(*mb));
+		if (data && off < data_len) {
+			chunk = data_len - off;
+			if (chunk > MNIC_CMD_MBOX_DATA)
+				chunk = MNIC_CMD_MBOX_DATA;
+			memcpy(mb->data, data + off, chunk);
+		}
+		mb->next = i + 1 < n ? mbox_addr(first + i + 1) : 0;
+		mb->block_num = i;
+		mb->token = token;
+	}
+}
+
+int mnic_cmdq_build(uint8_t *drv, uint64_t drv_size, struct mnic_cmdq_entry *e,
+		    const void *in, uint32_t in_len, uint32_t out_len, uint8_t token)
+{
+	uint32_t in_blocks, out_blocks;
+	const uint8_t *src = in;
+
+	if (in_len < sizeof(struct mnic_cmd_in_hdr) || out_len < sizeof(struct mnic_cmd_out_hdr) ||
+	    in_len > MNIC_CMD_MAX_LEN || out_len > MNIC_CMD_MAX_LEN || !in)
+		return -EINVAL;
+	in_blocks = mnic_cmdq_blocks(in_len);
+	out_blocks = mnic_cmdq_blocks(out_len);
+	if (drv_size < MNIC_CMD_MBOX_AREA ||
+	    (uint64_t)(in_blocks + out_blocks) > (drv_size - MNIC_CMD_MBOX_AREA) / MNIC_CMD_MBOX_SIZE)
+		return -E2BIG;
+
+	memset(e, 0, sizeof(*e));
+	e->type = MNIC_CMD_TYPE_PCIE;
+	e->in_len = in_len;
+	e->out_len = out_len;
+	e->token = token;
+	memcpy(e->in_inline, src, in_len < MNIC_CMD_INLINE_LEN ? in_len : MNIC_CMD_INLINE_LEN);
+	if (in_blocks) {
+		build_chain(drv, 0, in_blocks, token, src + MNIC_CMD_INLINE_LEN,
+			    in_len - MNIC_CMD_INLINE_LEN);
+		e->in_mbox = mbox_addr(0);
+	}
+	if (out_blocks) {
+		build_chain(drv, in_blocks, out_blocks, token, NULL, 0);
+		e->out_mbox = mbox_addr(in_blocks);
+	}
+	return 0;
+}
+
+int mnic_cmdq_collect(const uint8_t *drv, uint64_t drv_size, const struct mnic_cmdq_entry *e,
+		      uint32_t in_len, void *out, uint32_t out_len)
+{
+	uint32_t in_blocks = mnic_cmdq_blocks(in_len);
+	uint32_t out_blocks = mnic_cmdq_blocks(out_len);
+	uint8_t *dst = out;
+
+	if (out_len < sizeof(struct mnic_cmd_out_hdr) || out_len > MNIC_CMD_MAX_LEN ||
+	    drv_size < MNIC_CMD_MBOX_AREA ||
+	    (uint64_t)(in_blocks + out_blocks) > (drv_size - MNIC_CMD_MBOX_AREA) / MNIC_CMD_MBOX_SIZE)
+		return -EINVAL;
+	memcpy(dst, e->out_inline, out_len < MNIC_CMD_INLINE_LEN ? out_len : MNIC_CMD_INLINE_LEN);
+	for (uint32_t i = 0; i < out_blocks; i++) {
+		const struct mnic_cmd_mailbox *mb =
+			(const struct mnic_cmd_mailbox *)(drv + mbox_addr(in_blocks + i));
+		uint32_t off = MNIC_CMD_INLINE_LEN + i * MNIC_CMD_MBOX_DATA;
+		uint32_t chunk = out_len - off;
+
+		if (chunk > MNIC_CMD_MBOX_DATA)
+			chunk = MNIC_CMD_MBOX_DATA;
+		memcpy(dst + off, mb->data, chunk);
+	}
+	return 0;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Poll with backoff: spin briefly (a POSIX NIC answers in tens of us), then
+ * sleep up to 1 ms between looks. */
+static void backoff(uint32_t *round)
+{
+	struct timespec ts = {0, 0};
+
+	if (*round < 64) {
+		(*round)++;
+		return;
+	}
+	ts.tv_nsec = *round < 200 ? 20000 : 1000000;
+	if (*round < 200)
+		(*round)++;
+	nanosleep(&ts, NULL);
+}
+
+static volatile struct mnic_init_seg *iseg(struct mnic_dev *dev)
+{
+	return dev->iseg;
+}
+
+/* Latch a ring at window address 0 unless one is running.  A ring running
+ * elsewhere belongs to another driver (the kernel module of a VM mapping
+ * the same BAR): refused. */
+static int cmdq_enable(struct mnic_dev *dev)
+{
+	volatile struct mnic_init_seg *s = iseg(dev);
+	uint64_t deadline = now_ns() + (uint64_t)dev->timeout_ms * 1000000ull;
+	uint32_t round = 0;
+
+	if (s->cmdq_status == MNIC_CMDQ_RUNNING) {
+		if (s->cmdq_addr != 0 || s->cmdq_log_size > MNIC_CMDQ_MAX_LOG_SIZE) {
+			fprintf(stderr,
+				"libmnic: %s: the command queue runs at window 0x%llx (log size %u), "
+				"not libmnic's: another driver owns it\n",
+				dev->path, (unsigned long long)s->cmdq_addr, s->cmdq_log_size);
+			return -EBUSY;
+		}
+		return 0;
+	}
+	s->cmdq_ctrl = 0;
+	s->cmdq_addr = 0;
+	s->cmdq_log_size = MNIC_CMDQ_MAX_LOG_SIZE;
+	memset(dev->bar + MNIC_DMA_WINDOW_OFFSET, 0, MNIC_CMD_MBOX_AREA);
+	/* configuration and a clean ring visible before the enable bit */
+	atomic_thread_fence(memory_order_seq_cst);
+	s->cmdq_ctrl = MNIC_CMDQ_CTRL_ENABLE;
+	while (s->cmdq_status != MNIC_CMDQ_RUNNING) {
+		if (s->cmdq_status == MNIC_CMDQ_BAD_CONFIG) {
+			fprintf(stderr, "libmnic: %s: the firmware refused the command queue "
+					"configuration (syndrome 0x%08x)\n",
+				dev->path, s->cmdq_syndrome);
+			return -EIO;
+		}
+		if (now_ns() > deadline) {
+			fprintf(stderr, "libmnic: %s: the firmware did not start the command queue "
+					"within %u ms (is it in run mode?)\n",
+				dev->path, dev->timeout_ms);
+			return -ETIMEDOUT;
+		}
+		backoff(&round);
+	}
+	atomic_thread_fence(memory_order_acquire);
+	return 0;
+}
+
+/* Wait until the device has completed every entry handed to it (a command
+ * left by a process that died or timed out). */
+static int cmdq_wait_idle(struct mnic_dev *dev, uint64_t deadline)
+{
+	volatile struct mnic_init_seg *s = iseg(dev);
+	uint32_t round = 0;
+
+	while (s->cmdq_ci != s->cmdq_pi) {
+		if (now_ns() > deadline)
+			return -ETIMEDOUT;
+		backoff(&round);
+	}
+	atomic_thread_fence(memory_order_acquire);
+	return 0;
+}
+
+int mnic_cmdq_exec(struct mnic_dev *dev, const void *in, uint32_t in_len, void *out,
+		   uint32_t out_len, uint8_t *delivery)
+{
+	volatile struct mnic_init_seg *s = iseg(dev);
+	uint8_t *drv = dev->bar + MNIC_DMA_WINDOW_OFFSET;
+	uint64_t deadline = now_ns() + (uint64_t)dev->timeout_ms * 1000000ull;
+	struct mnic_cmdq_entry e;
+	volatile struct mnic_cmdq_entry *slot;
+	uint32_t pi, round = 0;
+	uint8_t so;
+	int err;
+
+	if (flock(dev->fd, LOCK_EX) < 0)
+		return -errno;
+	if (s->magic != MNIC_INIT_MAGIC || s->state != MNIC_STATE_READY) {
+		fprintf(stderr, "libmnic: %s: the firmware is not ready (state %s)\n", dev->path,
+			mnic_state_name(s->state));
+		err = -EIO;
+		goto out;
+	}
+	err = cmdq_enable(dev);
+	if (err < 0)
+		goto out;
+	err = cmdq_wait_idle(dev, deadline);
+	if (err < 0) {
+		fprintf(stderr, "libmnic: %s: the command queue is busy with an earlier command "
+				"(ci %u, pi %u)\n", dev->path, s->cmdq_ci, s->cmdq_pi);
+		goto out;
+	}
+	if (++dev->token == 0)
+		dev->token = 1;
+	err = mnic_cmdq_build(drv, MNIC_DRIVER_AREA_SIZE, &e, in, in_len, out_len, dev->token);
+	if (err < 0)
+		goto out;
+	pi = s->cmdq_pi;
+	slot = (volatile struct mnic_cmdq_entry *)(drv + (uint64_t)(pi & (MNIC_CMDQ_MAX_ENTRIES - 1u)) *
+							 MNIC_CMDQ_ENTRY_SIZE);
+	memcpy((void *)(uintptr_t)slot, &e, sizeof(e));
+	/* mailboxes and entry complete before the device may own it */
+	atomic_thread_fence(memory_order_release);
+	slot->status_own = MNIC_CMD_OWNER_HW;
+	/* ownership visible before the doorbell (cmd.h step 3) */
+	atomic_thread_fence(memory_order_seq_cst);
+	s->cmdq_pi = pi + 1;
+	for (;;) {
+		so = slot->status_own;
+		if (!(so & MNIC_CMD_OWNER_HW))
+			break;
+		if (s->state == MNIC_STATE_FAILED) {
+			fprintf(stderr, "libmnic: %s: the firmware failed during the command "
+					"(health: reason %u)\n", dev->path, s->health.fatal_reason);
+			err = -EIO;
+			goto out;
+		}
+		if (now_ns() > deadline) {
+			fprintf(stderr, "libmnic: %s: no completion within %u ms (entry %u still "
+					"owned by the device)\n", dev->path, dev->timeout_ms, pi);
+			err = -ETIMEDOUT;
+			goto out;
+		}
+		backoff(&round);
+	}
+	/* the output was written before the ownership flip: read it after */
+	atomic_thread_fence(memory_order_acquire);
+	memcpy(&e, (const void *)(uintptr_t)slot, sizeof(e));
+	*delivery = (uint8_t)(so >> 1);
+	err = mnic_cmdq_collect(drv, MNIC_DRIVER_AREA_SIZE, &e, in_len, out, out_len);
+out:
+	flock(dev->fd, LOCK_UN);
+	return err;
+}

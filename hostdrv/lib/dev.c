@@ -1,0 +1,504 @@
+/* Opening a device (BAR file or /dev/mnicN), its identity, and mnic_cmd:
+ * the one place every command goes through, whatever the backend, and
+ * where the two error layers (delivery, command status) are told apart. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "libmnic_int.h"
+#include "mnic/ioctl.h"
+
+static _Thread_local char open_err[512];
+
+const char *mnic_open_error(void)
+{
+	return open_err;
+}
+
+__attribute__((format(printf, 1, 2))) static void set_open_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(open_err, sizeof(open_err), fmt, ap);
+	va_end(ap);
+}
+
+int mnic_set_err(struct mnic_dev *dev, enum mnic_err_layer layer, int err)
+{
+	memset(&dev->last, 0, sizeof(dev->last));
+	dev->last.layer = (uint8_t)layer;
+	dev->last.err = err;
+	return err;
+}
+
+/* Identity checks shared by both backends. */
+static int check_identity(const char *path, uint32_t magic, uint32_t rev, uint32_t state,
+			  int need_ready)
+{
+	if (magic != MNIC_INIT_MAGIC) {
+		set_open_err("%s: no mnic init segment (magic 0x%08x, want 0x%08x): not an mnic "
+			     "BAR, or the firmware has not started",
+			     path, magic, MNIC_INIT_MAGIC);
+		return -ENODEV;
+	}
+	if (rev != MNIC_CMDIF_REV) {
+		set_open_err("%s: command interface revision %u, this libmnic speaks %u: "
+			     "update the firmware or the tools so they match",
+			     path, rev, MNIC_CMDIF_REV);
+		return -EPROTO;
+	}
+	if (need_ready && state == MNIC_STATE_BOOTING) {
+		set_open_err("%s: the firmware is still booting; wait for MNIC READY", path);
+		return -EAGAIN;
+	}
+	if (need_ready && state != MNIC_STATE_READY) {
+		set_open_err("%s: the firmware is in state %s (%u); see `mnicctl health`", path,
+			     mnic_state_name(state), state);
+		return -EIO;
+	}
+	return 0;
+}
+
+static int open_bar(struct mnic_dev *dev, const char *path, int need_ready)
+{
+	struct stat st;
+	void *map;
+	int err;
+
+	dev->fd = open(path, O_RDWR | O_CLOEXEC);
+	if (dev->fd < 0) {
+		err = -errno;
+		set_open_err("%s: cannot open: %s", path, strerror(errno));
+		return err;
+	}
+	if (fstat(dev->fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		set_open_err("%s: not a regular file (a BAR file, or /dev/mnicN)", path);
+		return -ENODEV;
+	}
+	if ((uint64_t)st.st_size < (uint64_t)MNIC_DMA_WINDOW_OFFSET + MNIC_USER_AREA_OFFSET +
+					   MNIC_USER_HDR_SIZE) {
+		set_open_err("%s: %lld bytes, too small for an mnic BAR (need more than %u)", path,
+			     (long long)st.st_size, MNIC_DMA_WINDOW_OFFSET + MNIC_USER_AREA_OFFSET);
+		return -ENODEV;
+	}
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, dev->fd, 0);
+	if (map == MAP_FAILED) {
+		err = -errno;
+		set_open_err("%s: cannot map %lld bytes: %s", path, (long long)st.st_size,
+			     strerror(errno));
+		return err;
+	}
+	dev->bar = map;
+	dev->bar_size = (uint64_t)st.st_size;
+	dev->iseg = (volatile struct mnic_init_seg *)dev->bar;
+	dev->window_size = dev->bar_size - MNIC_DMA_WINDOW_OFFSET;
+	dev->user_off = MNIC_USER_AREA_OFFSET;
+	dev->user_size = dev->window_size - MNIC_USER_AREA_OFFSET;
+	dev->user = dev->bar + MNIC_DMA_WINDOW_OFFSET + MNIC_USER_AREA_OFFSET;
+	return check_identity(path, dev->iseg->magic, dev->iseg->cmdif_rev, dev->iseg->state,
+			      need_ready);
+}
+
+static int open_kernel(struct mnic_dev *dev, const char *path, int need_ready)
+{
+	struct mnic_ioc_info info;
+	long page = sysconf(_SC_PAGESIZE);
+	void *map;
+	int err;
+
+	dev->fd = open(path, O_RDWR | O_CLOEXEC);
+	if (dev->fd < 0) {
+		err = -errno;
+		set_open_err("%s: cannot open: %s%s", path, strerror(errno),
+			     errno == ENOENT ? " (is the mnic module loaded?)" : "");
+		return err;
+	}
+	memset(&info, 0, sizeof(info));
+	info.size = sizeof(info);
+	info.version = MNIC_IOC_VERSION;
+	if (ioctl(dev->fd, MNIC_IOC_INFO, &info) < 0) {
+		err = -errno;
+		set_open_err("%s: MNIC_IOC_INFO: %s", path, strerror(errno));
+		return err;
+	}
+	err = check_identity(path, MNIC_INIT_MAGIC, info.cmdif_rev, info.state, need_ready);
+	if (err < 0)
+		return err;
+	if (info.user_area_size < MNIC_USER_HDR_SIZE || info.user_area_size > (1ull << 40) ||
+	    info.bar_size <= info.window_offset ||
+	    info.user_area_offset + info.user_area_size > info.bar_size - info.window_offset) {
+		set_open_err("%s: the module reports an impossible geometry (user area 0x%llx+0x%llx, "
+			     "BAR 0x%llx)", path, (unsigned long long)info.user_area_offset,
+			     (unsigned long long)info.user_area_size,
+			     (unsigned long long)info.bar_size);
+		return -EPROTO;
+	}
+	dev->kinfo.fw_version = info.fw_version;
+	dev->kinfo.cmdif_rev = info.cmdif_rev;
+	dev->kinfo.board_id = info.board_id;
+	dev->kinfo.state = info.state;
+	memcpy(dev->kinfo.mac, info.mac, 6);
+	memcpy(dev->kinfo.board_name, info.board_name, sizeof(dev->kinfo.board_name));
+	dev->kinfo.board_name[sizeof(dev->kinfo.board_name) - 1] = '\0';
+	dev->kinfo.bar_size = info.bar_size;
+	dev->bar_size = info.bar_size;
+	dev->window_size = info.bar_size - info.window_offset;
+	dev->user_off = info.user_area_offset;
+	dev->user_size = info.user_area_size;
+
+	map = mmap(NULL, (size_t)dev->user_size, PROT_READ | PROT_WRITE, MAP_SHARED, dev->fd,
+		   (off_t)MNIC_MMAP_USER);
+	if (map == MAP_FAILED) {
+		err = -errno;
+		set_open_err("%s: cannot map the user area (%llu bytes): %s", path,
+			     (unsigned long long)dev->user_size, strerror(errno));
+		return err;
+	}
+	dev->user_map = map;
+	dev->user = map;
+	map = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_SHARED, dev->fd,
+		   (off_t)MNIC_MMAP_INITSEG);
+	if (map == MAP_FAILED) {
+		err = -errno;
+		set_open_err("%s: cannot map the init segment page: %s", path, strerror(errno));
+		return err;
+	}
+	dev->iseg_map = map;
+	dev->iseg_map_len = (uint64_t)page;
+	dev->iseg = map;
+	return 0;
+}
+
+static void unmap_dev(struct mnic_dev *dev)
+{
+	if (dev->bar)
+		munmap(dev->bar, (size_t)dev->bar_size);
+	if (dev->user_map)
+		munmap(dev->user_map, (size_t)dev->user_size);
+	if (dev->iseg_map)
+		munmap(dev->iseg_map, (size_t)dev->iseg_map_len);
+	if (dev->fd >= 0)
+		close(dev->fd);
+	dev->bar = NULL;
+	dev->user_map = NULL;
+	dev->iseg_map = NULL;
+	dev->fd = -1;
+}
+
+static int is_char_dev(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISCHR(st.st_mode);
+}
+
+static int open_into(struct mnic_dev *dev, const char *path, int need_ready)
+{
+	int err;
+
+	dev->fd = -1;
+	open_err[0] = '\0';
+	if (!path || !*path) {
+		set_open_err("no device given (a BAR file or /dev/mnicN)");
+		return -EINVAL;
+	}
+	if (strlen(path) >= sizeof(dev->path)) {
+		set_open_err("device path too long");
+		return -ENAMETOOLONG;
+	}
+	snprintf(dev->path, sizeof(dev->path), "%s", path);
+	if (is_char_dev(path) || strncmp(path, "/dev/mnic", 9) == 0) {
+		dev->backend = MNIC_BACKEND_KERNEL;
+		err = open_kernel(dev, path, need_ready);
+	} else {
+		dev->backend = MNIC_BACKEND_BAR;
+		err = open_bar(dev, path, need_ready);
+	}
+	if (err < 0)
+		unmap_dev(dev);
+	return err;
+}
+
+static int open_common(const char *path, struct mnic_dev **out, int need_ready)
+{
+	struct mnic_dev *dev;
+	int err;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	dev = calloc(1, sizeof(*dev));
+	if (!dev) {
+		set_open_err("out of memory");
+		return -ENOMEM;
+	}
+	err = open_into(dev, path, need_ready);
+	if (err < 0) {
+		free(dev);
+		return err;
+	}
+	pthread_mutex_init(&dev->lock, NULL);
+	dev->timeout_ms = MNIC_DEFAULT_TIMEOUT_MS;
+	*out = dev;
+	return 0;
+}
+
+int mnic_open(const char *path, struct mnic_dev **out)
+{
+	return open_common(path, out, 1);
+}
+
+int mnic_open_raw(const char *path, struct mnic_dev **out)
+{
+	return open_common(path, out, 0);
+}
+
+void mnic_close(struct mnic_dev *dev)
+{
+	if (!dev)
+		return;
+	unmap_dev(dev);
+	pthread_mutex_destroy(&dev->lock);
+	free(dev->qps);
+	free(dev);
+}
+
+int mnic_reopen(struct mnic_dev *dev, const char *path)
+{
+	struct mnic_dev tmp;
+	int err;
+
+	if (!dev)
+		return -EINVAL;
+	memset(&tmp, 0, sizeof(tmp));
+	err = open_into(&tmp, path, 1);
+	if (err < 0)
+		return err;
+	pthread_mutex_lock(&dev->lock);
+	unmap_dev(dev);
+	dev->backend = tmp.backend;
+	memcpy(dev->path, tmp.path, sizeof(dev->path));
+	dev->fd = tmp.fd;
+	dev->bar = tmp.bar;
+	dev->bar_size = tmp.bar_size;
+	dev->iseg = tmp.iseg;
+	dev->iseg_map = tmp.iseg_map;
+	dev->iseg_map_len = tmp.iseg_map_len;
+	dev->user = tmp.user;
+	dev->user_off = tmp.user_off;
+	dev->user_size = tmp.user_size;
+	dev->user_map = tmp.user_map;
+	dev->window_size = tmp.window_size;
+	dev->kinfo = tmp.kinfo;
+	dev->cmdq_ready = 0;
+	pthread_mutex_unlock(&dev->lock);
+	return 0;
+}
+
+enum mnic_backend mnic_dev_backend(const struct mnic_dev *dev)
+{
+	return dev->backend;
+}
+
+const char *mnic_dev_path(const struct mnic_dev *dev)
+{
+	return dev->path;
+}
+
+void mnic_set_cmd_timeout(struct mnic_dev *dev, uint32_t timeout_ms)
+{
+	dev->timeout_ms = timeout_ms ? timeout_ms : MNIC_DEFAULT_TIMEOUT_MS;
+}
+
+int mnic_dev_info(struct mnic_dev *dev, struct mnic_dev_info *info)
+{
+	volatile struct mnic_init_seg *s = dev->iseg;
+
+	memset(info, 0, sizeof(*info));
+	if (dev->backend == MNIC_BACKEND_KERNEL) {
+		struct mnic_ioc_info k;
+
+		memset(&k, 0, sizeof(k));
+		k.size = sizeof(k);
+		k.version = MNIC_IOC_VERSION;
+		if (ioctl(dev->fd, MNIC_IOC_INFO, &k) < 0)
+			return mnic_set_err(dev, MNIC_ERR_TRANSPORT, -errno);
+		info->fw_version = k.fw_version;
+		info->cmdif_rev = k.cmdif_rev;
+		info->board_id = k.board_id;
+		info->state = k.state;
+		memcpy(info->mac, k.mac, 6);
+		memcpy(info->board_name, k.board_name, sizeof(info->board_name));
+	} else {
+		info->fw_version = s->fw_version;
+		info->cmdif_rev = s->cmdif_rev;
+		info->board_id = s->board_id;
+		info->state = s->state;
+		for (int i = 0; i < 6; i++)
+			info->mac[i] = s->mac[i];
+		for (size_t i = 0; i < sizeof(info->board_name); i++)
+			info->board_name[i] = s->board_name[i];
+		info->cmdq_status = s->cmdq_status;
+		memcpy(&info->health, (const void *)(uintptr_t)&s->health, sizeof(info->health));
+	}
+	info->board_name[sizeof(info->board_name) - 1] = '\0';
+	info->bar_size = dev->bar_size;
+	info->window_size = dev->window_size;
+	info->user_area_offset = dev->user_off;
+	info->user_area_size = dev->user_size;
+	return mnic_set_err(dev, MNIC_ERR_NONE, 0);
+}
+
+static int exec_kernel(struct mnic_dev *dev, const void *in, uint32_t in_len, void *out,
+		       uint32_t out_len, uint8_t *delivery)
+{
+	struct mnic_ioc_cmd c;
+
+	memset(&c, 0, sizeof(c));
+	c.size = sizeof(c);
+	c.version = MNIC_IOC_VERSION;
+	c.in_ptr = (uint64_t)(uintptr_t)in;
+	c.out_ptr = (uint64_t)(uintptr_t)out;
+	c.in_len = in_len;
+	c.out_len = out_len;
+	c.timeout_ms = dev->timeout_ms;
+	if (ioctl(dev->fd, MNIC_IOC_CMD, &c) < 0)
+		return -errno;
+	*delivery = c.delivery;
+	return 0;
+}
+
+int mnic_cmd(struct mnic_dev *dev, const void *in, uint32_t in_len, void *out, uint32_t out_len,
+	     struct mnic_cmd_result *res)
+{
+	struct mnic_cmd_in_hdr ih;
+	struct mnic_cmd_out_hdr oh;
+	struct mnic_cmd_result r;
+	uint8_t delivery = 0;
+	int err;
+
+	if (!dev)
+		return -EINVAL;
+	memset(&r, 0, sizeof(r));
+	if (!in || !out || in_len < sizeof(ih) || out_len < sizeof(oh) ||
+	    in_len > MNIC_CMD_MAX_LEN || out_len > MNIC_CMD_MAX_LEN) {
+		r.layer = MNIC_ERR_ARG;
+		r.err = -EINVAL;
+		goto done;
+	}
+	memcpy(&ih, in, sizeof(ih));
+	r.opcode = ih.opcode;
+	r.op_mod = ih.op_mod;
+	memset(out, 0, sizeof(oh));
+	pthread_mutex_lock(&dev->lock);
+	if (dev->backend == MNIC_BACKEND_KERNEL)
+		err = exec_kernel(dev, in, in_len, out, out_len, &delivery);
+	else
+		err = mnic_cmdq_exec(dev, in, in_len, out, out_len, &delivery);
+	pthread_mutex_unlock(&dev->lock);
+	if (err < 0) {
+		r.layer = MNIC_ERR_TRANSPORT;
+		r.err = err;
+		goto done;
+	}
+	if (delivery != MNIC_CMD_DELIV_OK) {
+		r.layer = MNIC_ERR_DELIVERY;
+		r.delivery = delivery;
+		r.err = -EIO;
+		goto done;
+	}
+	memcpy(&oh, out, sizeof(oh));
+	r.status = oh.status;
+	r.syndrome = oh.syndrome;
+	if (oh.status != MNIC_CMD_STAT_OK) {
+		r.layer = MNIC_ERR_STATUS;
+		r.err = mnic_errno_of_status(oh.status, oh.syndrome);
+	}
+done:
+	dev->last = r;
+	if (res)
+		*res = r;
+	return r.err;
+}
+
+/* A reply that passed the transport but breaks the ABI (a count past the
+ * buffer, a length that cannot be): the firmware is the judge of commands,
+ * the library of replies. */
+static int reply_err(struct mnic_dev *dev)
+{
+	dev->last.layer = MNIC_ERR_REPLY;
+	dev->last.err = -EBADMSG;
+	return -EBADMSG;
+}
+
+int mnic_query_device(struct mnic_dev *dev, struct mnic_cmd_query_device_out *out)
+{
+	struct mnic_cmd_simple_in in = {.hdr = {.opcode = MNIC_CMD_QUERY_DEVICE}};
+	int err = mnic_cmd(dev, &in, sizeof(in), out, sizeof(*out), NULL);
+
+	if (err < 0)
+		return err;
+	if (out->user_area_offset != dev->user_off || out->window_size < dev->user_off ||
+	    out->window_size > dev->window_size)
+		return reply_err(dev);
+	return 0;
+}
+
+int mnic_fw_query(struct mnic_dev *dev, struct mnic_cmd_fw_query_out *out)
+{
+	struct mnic_cmd_simple_in in = {.hdr = {.opcode = MNIC_CMD_FW_QUERY}};
+	int err = mnic_cmd(dev, &in, sizeof(in), out, sizeof(*out), NULL);
+
+	if (err < 0)
+		return err;
+	out->board_name[sizeof(out->board_name) - 1] = '\0';
+	out->build[sizeof(out->build) - 1] = '\0';
+	return 0;
+}
+
+int mnic_query_counters(struct mnic_dev *dev, uint32_t group, struct mnic_counter *c,
+			uint32_t max, uint32_t *total)
+{
+	struct mnic_cmd_simple_in in = {.hdr = {.opcode = MNIC_CMD_QUERY_COUNTERS,
+						.op_mod = (uint16_t)group}};
+	struct mnic_cmd_query_counters_out hdr;
+	uint32_t cap = max, out_len;
+	uint8_t *buf;
+	int err;
+
+	if (group > 0xffffu || (max && !c))
+		return mnic_set_err(dev, MNIC_ERR_ARG, -EINVAL);
+	if ((uint64_t)cap * sizeof(struct mnic_counter) + sizeof(hdr) > MNIC_CMD_MAX_LEN)
+		cap = (MNIC_CMD_MAX_LEN - sizeof(hdr)) / sizeof(struct mnic_counter);
+	out_len = (uint32_t)(sizeof(hdr) + cap * sizeof(struct mnic_counter));
+	buf = calloc(1, out_len);
+	if (!buf)
+		return mnic_set_err(dev, MNIC_ERR_ARG, -ENOMEM);
+	err = mnic_cmd(dev, &in, sizeof(in), buf, out_len, NULL);
+	if (err < 0)
+		goto out;
+	memcpy(&hdr, buf, sizeof(hdr));
+	if (hdr.count > cap || hdr.count > hdr.total) {
+		err = reply_err(dev);
+		goto out;
+	}
+	for (uint32_t i = 0; i < hdr.count; i++) {
+		memcpy(&c[i], buf + sizeof(hdr) + i * sizeof(*c), sizeof(*c));
+		c[i].name[sizeof(c[i].name) - 1] = '\0';
+	}
+	if (total)
+		*total = hdr.total;
+	err = (int)hdr.count;
+out:
+	free(buf);
+	return err;
+}

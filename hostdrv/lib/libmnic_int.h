@@ -1,0 +1,83 @@
+/* libmnic internals: the device handle and the pieces the backends share.
+ * Not installed; tests include it to reach the pure helpers. */
+#ifndef LIBMNIC_INT_H
+#define LIBMNIC_INT_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "mnic/libmnic.h"
+
+#define MNIC_DEFAULT_TIMEOUT_MS 10000u
+
+struct mnic_dev {
+	enum mnic_backend backend;
+	char path[256];
+	int fd;                           /* BAR file (flock) or /dev/mnicN */
+	/* BAR backend: the whole BAR */
+	uint8_t *bar;
+	uint64_t bar_size;
+	/* both: the init segment (BAR backend: bar; kernel: mmap'd page) */
+	volatile struct mnic_init_seg *iseg;
+	void *iseg_map;
+	uint64_t iseg_map_len;
+	/* the user area: host pointer of window address user_off */
+	uint8_t *user;
+	uint64_t user_off;
+	uint64_t user_size;
+	void *user_map;                   /* kernel backend: the mmap */
+	uint64_t window_size;
+	struct mnic_ioc_info_copy {
+		uint32_t fw_version, cmdif_rev, board_id, state;
+		uint8_t mac[6];
+		char board_name[32];
+		uint64_t bar_size;
+	} kinfo;                          /* kernel backend: MNIC_IOC_INFO at open */
+	pthread_mutex_t lock;             /* commands of this handle */
+	uint32_t timeout_ms;
+	uint8_t token;
+	int cmdq_ready;                   /* BAR backend: cmdq checked/enabled */
+	struct mnic_cmd_result last;
+	/* QPs and SRQs of this handle, so poll_cq can retire their WQEs */
+	struct mnic_qp **qps;
+	uint32_t n_qps, cap_qps;
+};
+
+/* ---- cmdq.c: the command transport of the BAR backend ------------------- */
+
+/* Lay out one command in the driver area `drv` (host pointer of window
+ * address 0, `drv_size` bytes): entry fields, the input inline part and
+ * input mailbox chain (blocks from MNIC_CMD_MBOX_AREA), then the output
+ * chain right after.  The entry is written with status_own = 0 (software
+ * owned); the caller hands it over.  Returns 0 or -E2BIG (the chains do
+ * not fit the driver area), -EINVAL (lengths). */
+int mnic_cmdq_build(uint8_t *drv, uint64_t drv_size, struct mnic_cmdq_entry *e,
+		    const void *in, uint32_t in_len, uint32_t out_len, uint8_t token);
+/* Read the logical output of a command built by mnic_cmdq_build (from the
+ * addresses it chose, never from pointers the device could have changed). */
+int mnic_cmdq_collect(const uint8_t *drv, uint64_t drv_size, const struct mnic_cmdq_entry *e,
+		      uint32_t in_len, void *out, uint32_t out_len);
+uint32_t mnic_cmdq_blocks(uint32_t len);
+/* Execute on the BAR backend (caller holds dev->lock). */
+int mnic_cmdq_exec(struct mnic_dev *dev, const void *in, uint32_t in_len, void *out,
+		   uint32_t out_len, uint8_t *delivery);
+
+/* ---- dev.c --------------------------------------------------------------- */
+int mnic_set_err(struct mnic_dev *dev, enum mnic_err_layer layer, int err);
+void mnic_track_qp(struct mnic_dev *dev, struct mnic_qp *qp, int add);
+int mnic_errno_of_status(uint8_t status, uint32_t syndrome);
+
+/* ---- mem.c --------------------------------------------------------------- */
+/* Allocator over a user area mapped at `user` (window address user_off,
+ * user_size bytes); the pure core used by mnic_alloc and the unit tests. */
+int mnic_umem_alloc(uint8_t *user, uint64_t user_off, uint64_t user_size, uint64_t size,
+		    uint64_t align, uint64_t *addr);
+int mnic_umem_reset(uint8_t *user, uint64_t user_off, uint64_t user_size);
+
+/* ---- datapath.c ------------------------------------------------------------ */
+/* Poll a CQ ring directly (pure core of mnic_poll_cq, used by unit tests):
+ * ring of `size` CQEs, consumer index *ci.  Returns CQEs copied. */
+int mnic_cq_ring_poll(const volatile struct mnic_cqe *ring, uint32_t size, uint32_t *ci, int n,
+		      struct mnic_cqe *out);
+
+#endif
