@@ -26,7 +26,7 @@ BOARD_FILE := qemu-board/boards/$(BOARD).board
 WARN := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 INCS := -Ihal/include -Ifirmware -Imgmt/include -Imgmt -I. -I$(GEN)
 
-FW_SRCS := $(wildcard firmware/*.c) mgmt/initseg.c $(wildcard rocev2/*.c) hal/common/dma_window.c
+FW_SRCS := $(wildcard firmware/*.c) $(wildcard mgmt/*.c) $(wildcard rocev2/*.c) hal/common/dma_window.c
 
 ifeq ($(BOARD),qemu-virt-a15)
 CROSS := arm-none-eabi-

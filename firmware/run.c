@@ -1,33 +1,53 @@
-/* Default mode: publish READY on the host BAR, keep the health buffer
- * fresh on every doorbell poll and serve the wire.  (The RoCEv2 engine and
- * the command queue plug into the frame and doorbell handlers.) */
+/* Default mode: the NIC.  Publish READY on the host BAR and serve:
+ *   frames        -> rocev2_rx (responder / completer)
+ *   work          -> rocev2_poll (requesters, read replies)
+ *   doorbell tick -> command queue (mgmt/cmdq.c), data-path doorbells
+ *                    (mgmt/doorbell.c) and the health heartbeat
+ * The doorbell tick returns non-zero when the host had work, which keeps
+ * the loop polling at db_min_us; idle, the period doubles to db_max_us.
+ *
+ * Keys: log, exit_after_ms, db_min_us (default 500), db_max_us (10000).
+ * Without a host BAR there is no host to serve: frames are only counted.
+ */
+#include <string.h>
+
+#include "board.h"
 #include "hal/errno.h"
 #include "initseg.h"
 #include "log.h"
+#include "mgmt.h"
 #include "modes.h"
+#include "rocev2/internal.h"
+#include "rocev2/rocev2.h"
 
-/* Doorbell polling bounds (see firmware/loop.h): 0.5 ms while the host is
- * active, backing off to 10 ms when idle. */
-#define RUN_DOORBELL_MIN_NS 500000u
-#define RUN_DOORBELL_MAX_NS 10000000u
+#define RUN_WORK_BUDGET 64u
 
 struct run_state {
 	struct fw_ctx *c;
+	struct rocev2 *e;             /* NULL without a host BAR */
+	struct mnic_mgmt mgmt;
 	uint64_t rx_frames;
 	uint64_t boot_ns;
 	struct fw_timer stop;
 };
 
 static struct run_state run;
+static struct rocev2 engine;
 
 static void on_frame(void *arg, unsigned port, const uint8_t *frame, size_t len)
 {
 	struct run_state *r = arg;
 
-	(void)port;
-	(void)frame;
-	(void)len;
 	r->rx_frames++;
+	if (r->e && port == 0)
+		rocev2_rx(r->e, frame, len);
+}
+
+static int on_work(void *arg)
+{
+	struct run_state *r = arg;
+
+	return rocev2_poll(r->e, RUN_WORK_BUDGET);
 }
 
 static int on_doorbell(void *arg)
@@ -35,7 +55,8 @@ static int on_doorbell(void *arg)
 	struct run_state *r = arg;
 	struct hal_platform *p = r->c->plat;
 	uint64_t tx = 0, drop = 0;
-	unsigned i;
+	unsigned i, served;
+	int rang;
 
 	for (i = 0; i < p->n_eth; i++) {
 		tx += p->eth[i]->stats.tx_frames;
@@ -43,7 +64,9 @@ static int on_doorbell(void *arg)
 	}
 	mnic_initseg_heartbeat(&p->hostif, fw_loop_now(r->c->loop) - r->boot_ns,
 			       r->rx_frames, tx, drop);
-	return 0;   /* no command queue yet: never host work */
+	served = mnic_cmdq_service(&r->mgmt);
+	rang = mnic_db_service(&r->mgmt);
+	return served != 0 || rang;
 }
 
 static void on_stop(struct fw_timer *t, void *arg)
@@ -56,21 +79,88 @@ static void on_stop(struct fw_timer *t, void *arg)
 	fw_loop_exit(r->c->loop, FW_EXIT_OK);
 }
 
+static int env_tx(void *ctx, const void *frame, size_t len)
+{
+	struct fw_ctx *c = ctx;
+
+	if (c->plat->n_eth < 1)
+		return -HAL_ENODEV;
+	return hal_eth_tx(c->plat->eth[0], frame, len);
+}
+
+static uint64_t env_now(void *ctx)
+{
+	struct fw_ctx *c = ctx;
+
+	return fw_loop_now(c->loop);
+}
+
+/* The port's IPv4 address: 10.mac[3].mac[4].mac[5] (as rcx). */
+static uint32_t ipv4_of(const uint8_t *mac)
+{
+	return 10u << 24 | (uint32_t)mac[3] << 16 | (uint32_t)mac[4] << 8 | mac[5];
+}
+
+static int start_engine(struct run_state *r)
+{
+	struct fw_ctx *c = r->c;
+	struct rocev2_env env;
+	struct mnic_mgmt_cfg cfg;
+	unsigned i;
+	int rc;
+
+	memset(&env, 0, sizeof(env));
+	env.ctx = c;
+	env.tx = env_tx;
+	env.now_ns = env_now;
+	env.timers = &c->loop->timers;
+	env.dma = &c->dma;
+	if (c->plat->n_eth)
+		memcpy(env.mac, c->plat->eth[0]->mac, 6);
+	env.ipv4 = ipv4_of(env.mac);
+	if ((rc = rocev2_init(&engine, &env)) != 0) {
+		LOG_ERR("run: engine init failed: %d", rc);
+		return rc;
+	}
+	r->e = &engine;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.seg = mnic_initseg(&c->plat->hostif);
+	cfg.dma = &c->dma;
+	cfg.engine = &engine;
+	cfg.board_id = BOARD_ID;
+	cfg.board_name = c->plat->board;
+	cfg.boot_ns = r->boot_ns;
+	for (i = 0; i < c->plat->n_eth && i < MNIC_MGMT_MAX_PORTS; i++)
+		cfg.eth[i] = c->plat->eth[i];
+	cfg.n_eth = i;
+	mnic_mgmt_init(&r->mgmt, &cfg);
+	return 0;
+}
+
 int fw_mode_run(struct fw_ctx *c, const struct fw_args *a)
 {
-	static const char *const keys[] = { "log", "exit_after_ms", NULL };
-	uint64_t exit_after_ms;
+	static const char *const keys[] = { "log", "exit_after_ms", "db_min_us", "db_max_us", NULL };
+	uint64_t exit_after_ms, db_min_us, db_max_us;
 
 	if (fw_args_check(a, keys) != 0 ||
-	    fw_args_u64(a, "exit_after_ms", 0, 86400000u, &exit_after_ms) != 0)
+	    fw_args_u64(a, "exit_after_ms", 0, 86400000u, &exit_after_ms) != 0 ||
+	    fw_args_u64(a, "db_min_us", 500, 1000000u, &db_min_us) != 0 ||
+	    fw_args_u64(a, "db_max_us", 10000, 10000000u, &db_max_us) != 0)
 		return FW_EXIT_USAGE;
+	if (db_min_us == 0 || db_max_us < db_min_us) {
+		LOG_ERR("run: want 1 <= db_min_us <= db_max_us");
+		return FW_EXIT_USAGE;
+	}
+	memset(&run, 0, sizeof(run));
 	run.c = c;
-	run.rx_frames = 0;
 	run.boot_ns = fw_loop_now(c->loop);
 	fw_loop_set_frame_handler(c->loop, on_frame, &run);
 	if (c->plat->hostif.bar) {
-		fw_loop_set_doorbell_handler(c->loop, on_doorbell, &run, RUN_DOORBELL_MIN_NS,
-					     RUN_DOORBELL_MAX_NS);
+		if (start_engine(&run) != 0)
+			return FW_EXIT_FAIL;
+		fw_loop_set_work_handler(c->loop, on_work, &run);
+		fw_loop_set_doorbell_handler(c->loop, on_doorbell, &run, db_min_us * 1000u,
+					     db_max_us * 1000u);
 		mnic_initseg_set_state(&c->plat->hostif, MNIC_STATE_READY);
 	}
 	if (exit_after_ms) {

@@ -1,0 +1,55 @@
+/* Command interface counters: one named counter at every delivery error,
+ * every command refusal and every transport event.  X-macro as
+ * rocev2/counters.h: one line adds the field and its printable name
+ * (QUERY_COUNTERS op_mod MGMT returns them by name).  Names <= 23 chars. */
+#ifndef MGMT_COUNTERS_H
+#define MGMT_COUNTERS_H
+
+#include <stdint.h>
+
+#define MNIC_MGMT_COUNTERS(X)                                                   \
+	/* transport (cmdq.c) */                                                \
+	X(cmdq_enables)         /* configuration latched: RUNNING */            \
+	X(cmdq_disables)        /* ctrl = 0: ci reset to the host's pi */       \
+	X(cmdq_bad_config)      /* enable refused: BAD_CONFIG + syndrome */      \
+	X(cmdq_pi_ahead)        /* pi more than a ring ahead of ci */           \
+	X(cmdq_not_owned)       /* pi rang, entry not yet HW-owned: wait */     \
+	X(cmds_delivered)       /* entries answered (any status) */             \
+	/* delivery errors (status_own), one per enum mnic_cmd_delivery */      \
+	X(deliv_token_err)                                                     \
+	X(deliv_bad_block_num)                                                 \
+	X(deliv_bad_out_ptr)                                                   \
+	X(deliv_bad_in_ptr)                                                    \
+	X(deliv_internal_err)                                                  \
+	X(deliv_in_len_err)                                                    \
+	X(deliv_out_len_err)                                                   \
+	X(deliv_res_not_zero)                                                  \
+	X(deliv_bad_cmd_type)                                                  \
+	/* dispatcher and handlers (cmd.c) */                                   \
+	X(cmds_ok)                                                             \
+	X(cmds_failed)          /* any status but OK */                         \
+	X(refused_opcode)       /* unknown opcode */                            \
+	X(refused_in_len)                                                      \
+	X(refused_out_len)                                                     \
+	X(refused_reserved)     /* non-zero reserved field */                   \
+	X(refused_op_mod)                                                      \
+	X(refused_handle)       /* handle names no live object */              \
+	X(refused_address)      /* ring/dbrec/MR outside the user area */       \
+	X(refused_stopped)      /* object Stopped by a dump/restore */          \
+	X(refused_record)       /* restore record malformed or wrong type */    \
+	X(engine_errors)        /* the engine refused or failed */              \
+	X(dump_too_small)       /* DUMP_CONTEXT rolled back: out_len short */   \
+	/* data-path doorbells (doorbell.c) */                                  \
+	X(db_rings)             /* db_seq changes acted on */                   \
+	X(db_refreshes)         /* queue doorbell records re-read */
+
+struct mnic_mgmt_counters {
+#define MNIC_MGMT_COUNTER_FIELD(name) uint64_t name;
+	MNIC_MGMT_COUNTERS(MNIC_MGMT_COUNTER_FIELD)
+#undef MNIC_MGMT_COUNTER_FIELD
+};
+
+extern const char *const mnic_mgmt_counter_names[];
+#define MNIC_MGMT_NUM_COUNTERS (sizeof(struct mnic_mgmt_counters) / sizeof(uint64_t))
+
+#endif

@@ -1,0 +1,79 @@
+/* The firmware side of the host interface (docs/host-interface.md).
+ *
+ *   cmdq.c      transport: init-segment configuration, ring entries,
+ *               mailbox chains gathered/scattered through hal_dma, ownership
+ *   cmd.c       dispatcher: the opcode table, length/reserved/handle/address
+ *               checks, one handler per opcode calling the RoCEv2 engine
+ *   doorbell.c  data-path doorbells: db_seq -> re-read every live queue's
+ *               doorbell record
+ *
+ * Everything the host gives is hostile: the init segment is read once per
+ * field per poll, entries and mailboxes only through hal_dma (bounds-checked
+ * window addresses), every length is checked with >= before use, and every
+ * refusal is counted (counters.h).  Run to completion on the event loop: no
+ * locking.
+ */
+#ifndef MGMT_MGMT_H
+#define MGMT_MGMT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "counters.h"
+#include "hal/dma.h"
+#include "hal/eth.h"
+#include "mnic/abi.h"
+#include "mnic/cmd.h"
+
+struct rocev2;
+
+#define MNIC_MGMT_MAX_PORTS 4u
+#define MNIC_CMD_MAX_BLOCKS ((MNIC_CMD_MAX_LEN - MNIC_CMD_INLINE_LEN + MNIC_CMD_MBOX_DATA - 1u) / \
+			     MNIC_CMD_MBOX_DATA)
+
+struct mnic_mgmt_cfg {
+	volatile struct mnic_init_seg *seg;   /* the BAR's init segment */
+	struct hal_dma *dma;                  /* the BAR's host DMA window */
+	struct rocev2 *engine;                /* initialised by the caller */
+	uint32_t board_id;
+	const char *board_name;
+	uint64_t boot_ns;                     /* engine clock at boot (uptime) */
+	struct hal_eth *eth[MNIC_MGMT_MAX_PORTS];   /* PORT counters; may be NULL */
+	unsigned n_eth;
+};
+
+struct mnic_mgmt {
+	struct mnic_mgmt_cfg cfg;
+	struct mnic_mgmt_counters cnt;
+	/* transport: latched configuration */
+	uint32_t cmdq_state;                  /* enum mnic_cmdq_status */
+	uint64_t ring_addr;
+	uint32_t ring_size;                   /* entries */
+	uint32_t ci;                          /* free-running consumer index */
+	/* data path */
+	uint32_t db_seen;
+};
+
+/* Take the configuration; publishes cmdq_status OFF and ci = the host's pi. */
+void mnic_mgmt_init(struct mnic_mgmt *m, const struct mnic_mgmt_cfg *cfg);
+
+/* One doorbell poll of the command queue: follow cmdq_ctrl (latch/validate
+ * on enable, reset on disable) and serve up to one ring of HW-owned entries.
+ * Returns the number of entries answered. */
+unsigned mnic_cmdq_service(struct mnic_mgmt *m);
+
+/* Data-path doorbells: when db_seq changed, re-read the doorbell record of
+ * every live SQ/RQ/SRQ.  Returns 1 when db_seq had changed. */
+int mnic_db_service(struct mnic_mgmt *m);
+
+/* The dispatcher, on one logical command in buf: bytes [0, in_len) are the
+ * input, the output is written over it from byte 0 (handlers read their
+ * input before writing).  buf holds MNIC_CMD_MAX_LEN bytes; 8 <= in_len,
+ * out_len <= MNIC_CMD_MAX_LEN.  Always writes an output header; returns the
+ * output bytes produced (8 .. out_len), 0 only for lengths out of range. */
+uint32_t mnic_cmd_dispatch(struct mnic_mgmt *m, uint8_t *buf, uint32_t in_len, uint32_t out_len);
+
+/* True when [addr, addr + len) lies in the user area of the window. */
+int mnic_user_range_ok(const struct mnic_mgmt *m, uint64_t addr, uint64_t len);
+
+#endif
