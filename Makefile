@@ -124,12 +124,16 @@ build/host/gen/board.h: qemu-board/boards/posix.board qemu-board/gen-board.py
 
 unit-tests: $(addprefix build/host/unit/,$(UNIT_TESTS)) $(addprefix build/host-asan/unit/,$(UNIT_TESTS))
 
+# ---- host driver side: libmnic, mnicctl, apps (hostdrv/hostdrv.mk) ------
+include hostdrv/hostdrv.mk
+
 # ---- whole-project targets (every board) ---------------------------------
 images:
 	$(Q)$(MAKE) --no-print-directory BOARD=qemu-virt-a15 all
 	$(Q)$(MAKE) --no-print-directory BOARD=qemu-virt-a72 all
 	$(Q)$(MAKE) --no-print-directory BOARD=posix all
 	$(Q)$(MAKE) --no-print-directory BOARD=posix SAN=1 all
+	$(Q)$(MAKE) --no-print-directory hostdrv
 
 deps:
 	$(Q)bash scripts/deps.sh

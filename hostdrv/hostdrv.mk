@@ -31,12 +31,14 @@ $(1)/libmnic.a: $$(patsubst hostdrv/%.c,$(1)/obj/%.o,$$(HOSTDRV_LIB_SRCS))
 	$$(Q)rm -f $$@ && ar rcs $$@ $$^
 $(1)/%: $(1)/obj/tools/%.o $(1)/libmnic.a
 	$$(if $$(Q),@echo "  LD  $$@")
-	$$(Q)gcc $$(HOSTDRV_CFLAGS) $(2) $$< $(1)/libmnic.a -pthread -o $$@
+	$$(Q)gcc $$(HOSTDRV_CFLAGS) $(2) $$(filter %.o,$$^) $(1)/libmnic.a -pthread -o $$@
+$(1)/mnicctl: $(1)/obj/tools/mnicctl_args.o
 endef
 $(eval $(call hostdrv_variant,$(HOSTDRV_OUT),))
 $(eval $(call hostdrv_variant,$(HOSTDRV_ASAN),$(HOSTDRV_SAN)))
 
 # For a VM without a matching libc: one static binary.
-$(HOSTDRV_OUT)/mnicctl-static: $(HOSTDRV_OUT)/obj/tools/mnicctl.o $(HOSTDRV_OUT)/libmnic.a
+$(HOSTDRV_OUT)/mnicctl-static: $(HOSTDRV_OUT)/obj/tools/mnicctl.o \
+		$(HOSTDRV_OUT)/obj/tools/mnicctl_args.o $(HOSTDRV_OUT)/libmnic.a
 	$(if $(Q),@echo "  LD  $@")
 	$(Q)gcc $(HOSTDRV_CFLAGS) -static $^ -pthread -o $@

@@ -159,7 +159,18 @@ static int cmdq_enable(struct mnic_dev *dev)
 		}
 		return 0;
 	}
-	s->cmdq_ctrl = 0;
+	if (s->cmdq_status == MNIC_CMDQ_BAD_CONFIG) {
+		/* a refused configuration is only re-latched after a disable */
+		s->cmdq_ctrl = 0;
+		while (s->cmdq_status != MNIC_CMDQ_OFF) {
+			if (now_ns() > deadline) {
+				fprintf(stderr, "libmnic: %s: the firmware did not disable the "
+						"command queue within %u ms\n", dev->path, dev->timeout_ms);
+				return -ETIMEDOUT;
+			}
+			backoff(&round);
+		}
+	}
 	s->cmdq_addr = 0;
 	s->cmdq_log_size = MNIC_CMDQ_MAX_LOG_SIZE;
 	memset(dev->bar + MNIC_DMA_WINDOW_OFFSET, 0, MNIC_CMD_MBOX_AREA);

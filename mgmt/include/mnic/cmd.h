@@ -408,4 +408,12 @@ struct mnic_cmd_mig_config_in {
 };
 _Static_assert(sizeof(struct mnic_cmd_mig_config_in) == 16, "mig config in");
 
+/* QUERY_QP op_mod (appended for `mnicctl qp list`): NEXT takes handle =
+ * a QPN (or 0) and answers for the first live QP whose slot index
+ * (QPN & 0xfff) is >= that of handle, with that QP's QPN in
+ * mnic_cmd_query_qp_out.reserved; none left: status BAD_RES, syndrome
+ * errno HAL_ENXIO. */
+#define MNIC_QUERY_QP_BY_QPN 0u
+#define MNIC_QUERY_QP_NEXT   1u
+
 #endif

@@ -1,0 +1,933 @@
+/* mnicctl: the mnic command-line tool (libmnic over a BAR file or
+ * /dev/mnicN).  One table of subcommands; each handler returns an exit
+ * code (mnicctl.h).  Human output by default, --json for scripts. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mnicctl.h"
+
+static struct mnicctl_opts opt;
+
+/* ---- output: a minimal JSON writer (objects, arrays, scalars) --------- */
+
+static int jdepth;
+static int jfirst[16];
+
+static void jsep(const char *key)
+{
+	if (jdepth > 0 && !jfirst[jdepth])
+		putchar(',');
+	if (jdepth > 0)
+		jfirst[jdepth] = 0;
+	if (key)
+		printf("\"%s\":", key);
+}
+
+static void jopen(const char *key, char c)
+{
+	jsep(key);
+	putchar(c);
+	if (jdepth < 15)
+		jdepth++;
+	jfirst[jdepth] = 1;
+}
+
+static void jclose(char c)
+{
+	putchar(c);
+	if (jdepth > 0)
+		jdepth--;
+	if (jdepth == 0)
+		putchar('\n');
+}
+
+static void jstr(const char *key, const char *v)
+{
+	jsep(key);
+	putchar('"');
+	for (; *v; v++) {
+		unsigned char ch = (unsigned char)*v;
+
+		if (ch == '"' || ch == '\\')
+			printf("\\%c", ch);
+		else if (ch < 0x20)
+			printf("\\u%04x", ch);
+		else
+			putchar(ch);
+	}
+	putchar('"');
+}
+
+static void jnum(const char *key, unsigned long long v)
+{
+	jsep(key);
+	printf("%llu", v);
+}
+
+static void jdbl(const char *key, double v)
+{
+	jsep(key);
+	printf("%.3f", v);
+}
+
+static const char *mac_str(const uint8_t m[6], char buf[18])
+{
+	snprintf(buf, 18, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+	return buf;
+}
+
+static const char *ip_str(uint32_t ip, char buf[16])
+{
+	snprintf(buf, 16, "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255, ip & 255);
+	return buf;
+}
+
+static const char *ver_str(uint32_t v, char buf[16])
+{
+	snprintf(buf, 16, "%u.%u.%u", v >> 24, (v >> 16) & 255, v & 0xffff);
+	return buf;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* ---- errors -> exit codes ------------------------------------------------- */
+
+static int usage_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "mnicctl: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see mnicctl --help)\n");
+	return MNICCTL_USAGE;
+}
+
+/* A libmnic call failed on `dev`: print the whole story, pick the code. */
+static int dev_fail(struct mnic_dev *dev, const char *what, int err)
+{
+	const struct mnic_cmd_result *r = mnic_last_error(dev);
+
+	if (r->layer == MNIC_ERR_NONE || r->err != err)
+		fprintf(stderr, "mnicctl: %s: %s: %s\n", mnic_dev_path(dev), what, strerror(-err));
+	else if (r->opcode)   /* the result names the command itself */
+		fprintf(stderr, "mnicctl: %s: %s\n", mnic_dev_path(dev), mnic_strerror_last(dev));
+	else
+		fprintf(stderr, "mnicctl: %s: %s: %s\n", mnic_dev_path(dev), what,
+			mnic_strerror_last(dev));
+	if (r->err == err && (r->layer == MNIC_ERR_STATUS || r->layer == MNIC_ERR_DELIVERY))
+		return MNICCTL_FAILED;
+	if (r->err == err && r->layer == MNIC_ERR_ARG)
+		return MNICCTL_USAGE;
+	return MNICCTL_DEVICE;
+}
+
+static int open_dev(const char *path, int raw, struct mnic_dev **dev)
+{
+	int err;
+
+	if (!path)
+		return usage_err("no device: give -d DEV (a BAR file or /dev/mnicN)");
+	err = raw ? mnic_open_raw(path, dev) : mnic_open(path, dev);
+	if (err < 0) {
+		fprintf(stderr, "mnicctl: %s\n", mnic_open_error());
+		return MNICCTL_DEVICE;
+	}
+	if (opt.timeout_ms)
+		mnic_set_cmd_timeout(*dev, opt.timeout_ms);
+	return MNICCTL_OK;
+}
+
+/* ---- files ------------------------------------------------------------------ */
+
+static int read_file(const char *path, uint8_t **buf, size_t *len)
+{
+	struct stat st;
+	FILE *f = fopen(path, "rb");
+
+	*buf = NULL;
+	if (!f) {
+		fprintf(stderr, "mnicctl: %s: cannot open: %s\n", path, strerror(errno));
+		return MNICCTL_DEVICE;
+	}
+	if (fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > (1 << 30)) {
+		fprintf(stderr, "mnicctl: %s: not a regular file of at most 1 GiB\n", path);
+		fclose(f);
+		return MNICCTL_DEVICE;
+	}
+	*len = (size_t)st.st_size;
+	*buf = malloc(*len ? *len : 1);
+	if (!*buf || fread(*buf, 1, *len, f) != *len) {
+		fprintf(stderr, "mnicctl: %s: cannot read\n", path);
+		free(*buf);
+		*buf = NULL;
+		fclose(f);
+		return MNICCTL_DEVICE;
+	}
+	fclose(f);
+	return MNICCTL_OK;
+}
+
+static int write_file(const char *path, const uint8_t *buf, size_t len)
+{
+	char tmp[4096];
+	FILE *f;
+
+	/* write a temporary, then rename: a failed dump never leaves half an image */
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
+		return usage_err("output path too long");
+	f = fopen(tmp, "wb");
+	if (!f || fwrite(buf, 1, len, f) != len || fclose(f) != 0) {
+		fprintf(stderr, "mnicctl: %s: cannot write: %s\n", tmp, strerror(errno));
+		unlink(tmp);
+		return MNICCTL_DEVICE;
+	}
+	if (rename(tmp, path) < 0) {
+		fprintf(stderr, "mnicctl: %s: cannot rename into place: %s\n", path, strerror(errno));
+		unlink(tmp);
+		return MNICCTL_DEVICE;
+	}
+	return MNICCTL_OK;
+}
+
+/* ---- info / health / counters ------------------------------------------------ */
+
+static int cmd_info(struct mnic_dev *dev, int argc, const char **argv)
+{
+	struct mnic_dev_info di;
+	struct mnic_cmd_query_device_out q;
+	struct mnic_cmd_fw_query_out fw;
+	char mac[18], ip[16], ver[16];
+	int err;
+
+	(void)argv;
+	if (argc > 1)
+		return usage_err("info takes no arguments");
+	mnic_dev_info(dev, &di);
+	err = mnic_query_device(dev, &q);
+	if (err < 0)
+		return dev_fail(dev, "QUERY_DEVICE", err);
+	err = mnic_fw_query(dev, &fw);
+	if (err < 0)
+		return dev_fail(dev, "FW_QUERY", err);
+	if (opt.json) {
+		jopen(NULL, '{');
+		jstr("device", mnic_dev_path(dev));
+		jstr("backend", mnic_dev_backend(dev) == MNIC_BACKEND_KERNEL ? "kernel" : "bar");
+		jstr("board", fw.board_name);
+		jnum("board_id", q.board_id);
+		jstr("fw_version", ver_str(q.fw_version, ver));
+		jstr("build", fw.build);
+		jnum("cmdif_rev", q.cmdif_rev);
+		jstr("state", mnic_state_name(di.state));
+		jstr("mac", mac_str(q.mac, mac));
+		jstr("ipv4", ip_str(q.ipv4, ip));
+		jnum("uptime_ns", fw.uptime_ns);
+		jnum("window_size", q.window_size);
+		jnum("user_area_offset", q.user_area_offset);
+		jnum("user_area_size", di.user_area_size);
+		jnum("image_max", q.image_max);
+		jnum("pause_timeout_ms", q.pause_timeout_ms);
+		jnum("stopped", !!(q.flags & MNIC_DEV_F_STOPPED));
+		jnum("migration", !!(q.flags & MNIC_DEV_F_MIGRATION));
+		jopen("max", '{');
+		jnum("qp", q.max_qp); jnum("mr", q.max_mr); jnum("pd", q.max_pd);
+		jnum("cq", q.max_cq); jnum("srq", q.max_srq); jnum("sge", q.max_sge);
+		jnum("qp_wr", q.max_qp_wr); jnum("cqe", q.max_cqe);
+		jnum("rd_atomic", q.max_rd_atomic); jnum("msg", q.max_msg);
+		jclose('}');
+		jopen("in_use", '{');
+		jnum("pd", q.n_pd); jnum("mr", q.n_mr); jnum("cq", q.n_cq);
+		jnum("srq", q.n_srq); jnum("qp", q.n_qp);
+		jclose('}');
+		jclose('}');
+		return MNICCTL_OK;
+	}
+	printf("device      %s (%s)\n", mnic_dev_path(dev),
+	       mnic_dev_backend(dev) == MNIC_BACKEND_KERNEL ? "kernel module" : "BAR file");
+	printf("board       %s (id %u)\n", fw.board_name, q.board_id);
+	printf("firmware    %s  build %s  command interface rev %u\n", ver_str(q.fw_version, ver),
+	       fw.build, q.cmdif_rev);
+	printf("state       %s  uptime %.3f s%s%s\n", mnic_state_name(di.state),
+	       (double)fw.uptime_ns / 1e9, q.flags & MNIC_DEV_F_STOPPED ? "  STOPPED (dumped)" : "",
+	       q.flags & MNIC_DEV_F_MIGRATION ? "  migration" : "");
+	printf("port        mac %s  ipv4 %s\n", mac_str(q.mac, mac), ip_str(q.ipv4, ip));
+	printf("window      %llu bytes, user area at 0x%llx (%llu bytes)\n",
+	       (unsigned long long)q.window_size, (unsigned long long)q.user_area_offset,
+	       (unsigned long long)di.user_area_size);
+	printf("limits      qp %u  mr %u  pd %u  cq %u  srq %u  sge %u  qp_wr %u  cqe %u  "
+	       "rd_atomic %u  msg %u\n", q.max_qp, q.max_mr, q.max_pd, q.max_cq, q.max_srq,
+	       q.max_sge, q.max_qp_wr, q.max_cqe, q.max_rd_atomic, q.max_msg);
+	printf("in use      pd %u  mr %u  cq %u  srq %u  qp %u\n", q.n_pd, q.n_mr, q.n_cq,
+	       q.n_srq, q.n_qp);
+	printf("migration   image max %u bytes, pause timeout %u ms\n", q.image_max,
+	       q.pause_timeout_ms);
+	return MNICCTL_OK;
+}
+
+static int cmd_health(struct mnic_dev *dev, int argc, const char **argv)
+{
+	struct mnic_dev_info di;
+	const struct mnic_health *h = &di.health;
+	char ver[16];
+
+	(void)argv;
+	if (argc > 1)
+		return usage_err("health takes no arguments");
+	if (mnic_dev_info(dev, &di) < 0)
+		return dev_fail(dev, "MNIC_IOC_INFO", mnic_last_error(dev)->err);
+	if (opt.json) {
+		jopen(NULL, '{');
+		jstr("state", mnic_state_name(di.state));
+		jstr("board", di.board_name);
+		jstr("fw_version", ver_str(di.fw_version, ver));
+		jnum("cmdq_status", di.cmdq_status);
+		jnum("fatal_reason", h->fatal_reason);
+		jnum("fatal_detail", h->fatal_detail);
+		jnum("fatal_pc", h->fatal_pc);
+		jnum("uptime_ns", h->uptime_ns);
+		jnum("heartbeat", h->heartbeat);
+		jnum("rx_frames", h->rx_frames);
+		jnum("tx_frames", h->tx_frames);
+		jnum("rx_dropped", h->rx_dropped);
+		jclose('}');
+	} else {
+		printf("state       %s (%s, firmware %s)\n", mnic_state_name(di.state), di.board_name,
+		       ver_str(di.fw_version, ver));
+		if (h->fatal_reason)
+			printf("fatal       reason %u detail 0x%x pc 0x%llx\n", h->fatal_reason,
+			       h->fatal_detail, (unsigned long long)h->fatal_pc);
+		else
+			printf("fatal       none\n");
+		printf("uptime      %.3f s  heartbeat %llu\n", (double)h->uptime_ns / 1e9,
+		       (unsigned long long)h->heartbeat);
+		printf("port        rx %llu  tx %llu  rx dropped %llu\n",
+		       (unsigned long long)h->rx_frames, (unsigned long long)h->tx_frames,
+		       (unsigned long long)h->rx_dropped);
+		if (mnic_dev_backend(dev) == MNIC_BACKEND_KERNEL)
+			printf("(health buffer: see the module's sysfs/debugfs view)\n");
+	}
+	return di.state == MNIC_STATE_READY ? MNICCTL_OK : MNICCTL_FAILED;
+}
+
+static const struct {
+	const char *flag, *name;
+	uint32_t group;
+} counter_groups[] = {
+	{"--engine", "engine", MNIC_COUNTERS_ENGINE},
+	{"--mgmt", "mgmt", MNIC_COUNTERS_MGMT},
+	{"--port", "port", MNIC_COUNTERS_PORT},
+};
+#define N_GROUPS (sizeof(counter_groups) / sizeof(counter_groups[0]))
+
+static int cmd_counters(struct mnic_dev *dev, int argc, const char **argv)
+{
+	int want[N_GROUPS] = {0}, any = 0, rc = MNICCTL_OK;
+	struct mnic_counter *c;
+
+	for (int i = 1; i < argc; i++) {
+		size_t g;
+
+		for (g = 0; g < N_GROUPS; g++)
+			if (!strcmp(argv[i], counter_groups[g].flag))
+				break;
+		if (g == N_GROUPS)
+			return usage_err("counters: unknown option %s (--engine, --mgmt, --port)",
+					 argv[i]);
+		want[g] = any = 1;
+	}
+	c = calloc(4096, sizeof(*c));
+	if (!c)
+		return MNICCTL_DEVICE;
+	if (opt.json)
+		jopen(NULL, '{');
+	for (size_t g = 0; g < N_GROUPS; g++) {
+		uint32_t total = 0;
+		int n;
+
+		if (any && !want[g])
+			continue;
+		n = mnic_query_counters(dev, counter_groups[g].group, c, 4096, &total);
+		if (n < 0) {
+			rc = dev_fail(dev, "QUERY_COUNTERS", n);
+			break;
+		}
+		if (opt.json)
+			jopen(counter_groups[g].name, '{');
+		else
+			printf("%s counters (%d of %u)\n", counter_groups[g].name, n, total);
+		for (int i = 0; i < n; i++) {
+			if (opt.json)
+				jnum(c[i].name, c[i].value);
+			else
+				printf("  %-24s %llu\n", c[i].name, (unsigned long long)c[i].value);
+		}
+		if (opt.json)
+			jclose('}');
+	}
+	if (opt.json)
+		jclose('}');
+	free(c);
+	return rc;
+}
+
+/* ---- qp list / show ---------------------------------------------------------------- */
+
+static void print_qp(uint32_t qpn, const struct mnic_cmd_query_qp_out *q)
+{
+	const struct mnic_qp_attr *a = &q->attr;
+	char mac[18], ip[16];
+
+	if (opt.json) {
+		jopen(NULL, '{');
+		jnum("qpn", qpn);
+		jstr("state", mnic_qp_state_name(a->qp_state));
+		jnum("path_mtu", a->path_mtu);
+		jnum("dest_qp_num", a->dest_qp_num);
+		jstr("dip", ip_str(a->dip, ip));
+		jstr("dmac", mac_str(a->dmac, mac));
+		jnum("sq_psn", a->sq_psn);
+		jnum("rq_psn", a->rq_psn);
+		jnum("access", a->qp_access_flags);
+		jnum("timeout", a->timeout);
+		jnum("retry_cnt", a->retry_cnt);
+		jnum("rnr_retry", a->rnr_retry);
+		jnum("min_rnr_timer", a->min_rnr_timer);
+		jnum("max_rd_atomic", a->max_rd_atomic);
+		jnum("max_dest_rd_atomic", a->max_dest_rd_atomic);
+		jnum("stopped", !!(q->mig_flags & MNIC_QP_F_STOPPED));
+		jnum("paused", !!(q->mig_flags & MNIC_QP_F_PAUSED));
+		jnum("has_mig_key", !!(q->mig_flags & MNIC_QP_F_HAS_KEY));
+		jclose('}');
+		return;
+	}
+	printf("qp 0x%06x  %-5s  mtu %u  peer qp 0x%06x at %s (%s)  sq_psn 0x%06x  rq_psn 0x%06x"
+	       "%s%s%s\n", qpn, mnic_qp_state_name(a->qp_state), a->path_mtu, a->dest_qp_num,
+	       ip_str(a->dip, ip), mac_str(a->dmac, mac), a->sq_psn, a->rq_psn,
+	       q->mig_flags & MNIC_QP_F_STOPPED ? "  STOPPED" : "",
+	       q->mig_flags & MNIC_QP_F_PAUSED ? "  PAUSED" : "",
+	       q->mig_flags & MNIC_QP_F_HAS_KEY ? "  mig-key" : "");
+}
+
+static int cmd_qp(struct mnic_dev *dev, int argc, const char **argv)
+{
+	struct mnic_cmd_query_qp_out q;
+	uint32_t qpn;
+	int err;
+
+	if (argc >= 2 && !strcmp(argv[1], "show")) {
+		if (argc != 3 || mnicctl_parse_u32(argv[2], &qpn) || qpn > 0xffffff)
+			return usage_err("qp show QPN (a 24-bit number, e.g. 0x001001)");
+		err = mnic_query_qp(dev, qpn, &q);
+		if (err < 0)
+			return dev_fail(dev, "QUERY_QP", err);
+		print_qp(qpn, &q);
+		return MNICCTL_OK;
+	}
+	if (argc == 2 && !strcmp(argv[1], "list")) {
+		/* QUERY_QP op_mod MNIC_QUERY_QP_NEXT: the first live QP at or
+		 * after the slot of `handle` (mnic/cmd.h) */
+		struct mnic_cmd_handle_in in;
+		int n = 0;
+
+		if (opt.json)
+			jopen(NULL, '[');
+		for (uint32_t next = 0;;) {
+			memset(&in, 0, sizeof(in));
+			in.hdr.opcode = MNIC_CMD_QUERY_QP;
+			in.hdr.op_mod = MNIC_QUERY_QP_NEXT;
+			in.handle = next;
+			err = mnic_cmd(dev, &in, sizeof(in), &q, sizeof(q), NULL);
+			if (err == -ENXIO)
+				break;   /* no QP at or after `next` */
+			if (err < 0) {
+				if (opt.json)
+					jclose(']');
+				return dev_fail(dev, "QUERY_QP (next)", err);
+			}
+			if (q.reserved > 0xffffff || (n > 0 && (q.reserved & 0xfffu) < (next & 0xfffu))) {
+				fprintf(stderr, "mnicctl: QUERY_QP (next) went backwards\n");
+				return MNICCTL_DEVICE;
+			}
+			print_qp(q.reserved, &q);
+			n++;
+			next = (q.reserved & 0xfffu) + 1;
+			if (next > 0xfffu || n > 4096)
+				break;
+		}
+		if (opt.json)
+			jclose(']');
+		else
+			printf("%d QPs\n", n);
+		return MNICCTL_OK;
+	}
+	return usage_err("qp list | qp show QPN");
+}
+
+/* ---- migration ----------------------------------------------------------------------- */
+
+static const char *const type_long[] = {"PD", "MR", "CQ", "SRQ", "QP", "QP(SRQ)"};
+
+static void print_dump_stats(const struct mnic_cmd_dump_out *s, uint32_t len)
+{
+	if (opt.json) {
+		jnum("image_bytes", len);
+		jopen("objects", '{');
+		for (int t = 0; t < 6; t++) {
+			jopen(type_long[t], '{');
+			jnum("count", s->objects[t]);
+			jnum("bytes", s->bytes[t]);
+			jclose('}');
+		}
+		jclose('}');
+		return;
+	}
+	printf("image       %u bytes\n", len);
+	for (int t = 0; t < 6; t++)
+		if (s->objects[t])
+			printf("  %-8s %5u objects %8u bytes\n", type_long[t], s->objects[t],
+			       s->bytes[t]);
+}
+
+static int cmd_dump(struct mnic_dev *dev, int argc, const char **argv)
+{
+	struct mnic_cmd_dump_out st;
+	const char *out = NULL;
+	uint8_t *img;
+	uint32_t len;
+	double t0;
+	int err, rc;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-o") && i + 1 < argc)
+			out = argv[++i];
+		else
+			return usage_err("dump -o IMG");
+	}
+	if (!out)
+		return usage_err("dump needs -o IMG");
+	if (!opt.json)
+		fprintf(stderr, "dump: stopping every QP and dumping the context of %s ...\n",
+			mnic_dev_path(dev));
+	t0 = now_ms();
+	err = mnic_dump_context(dev, 0, &img, &len, &st);
+	if (err < 0)
+		return dev_fail(dev, "DUMP_CONTEXT", err);
+	rc = write_file(out, img, len);
+	free(img);
+	if (rc)
+		return rc;
+	if (opt.json) {
+		jopen(NULL, '{');
+		jstr("file", out);
+		jdbl("dump_ms", now_ms() - t0);
+		print_dump_stats(&st, len);
+		jclose('}');
+	} else {
+		printf("dumped      %s in %.3f ms (the context stays stopped: `resume` on the "
+		       "target, or `abort` here)\n", out, now_ms() - t0);
+		print_dump_stats(&st, len);
+	}
+	return MNICCTL_OK;
+}
+
+static int check_image(const uint8_t *img, size_t len, const char *name)
+{
+	char err[256];
+	int rc = mnic_img_parse(img, len, NULL, NULL, NULL, err, sizeof(err));
+
+	if (rc < 0) {
+		fprintf(stderr, "mnicctl: %s: %s\n", name, err);
+		return MNICCTL_FAILED;
+	}
+	return MNICCTL_OK;
+}
+
+static int cmd_restore(struct mnic_dev *dev, int argc, const char **argv)
+{
+	struct mnic_peer_override ov;
+	const char *in = NULL;
+	int have_ov = 0, rc, err;
+	uint8_t *img;
+	size_t len;
+	double t0;
+
+	memset(&ov, 0, sizeof(ov));
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-i") && i + 1 < argc)
+			in = argv[++i];
+		else if (!strcmp(argv[i], "--peer-override") && i + 1 < argc) {
+			if (mnicctl_parse_override(argv[++i], &ov))
+				return usage_err("--peer-override OLDIP=NEWIP,MAC (e.g. "
+						 "10.0.0.2=10.0.0.4,52:54:00:00:00:04)");
+			have_ov = 1;
+		} else
+			return usage_err("restore -i IMG [--peer-override OLDIP=NEWIP,MAC]");
+	}
+	if (!in)
+		return usage_err("restore needs -i IMG");
+	rc = read_file(in, &img, &len);
+	if (rc)
+		return rc;
+	rc = check_image(img, len, in);
+	if (rc) {
+		free(img);
+		return rc;
+	}
+	t0 = now_ms();
+	err = mnic_restore_image(dev, img, (uint32_t)len, have_ov ? &ov : NULL);
+	free(img);
+	if (err < 0)
+		return dev_fail(dev, "RESTORE_OBJECT(IMAGE)", err);
+	if (opt.json) {
+		jopen(NULL, '{');
+		jstr("file", in);
+		jnum("image_bytes", len);
+		jdbl("restore_ms", now_ms() - t0);
+		jclose('}');
+	} else {
+		printf("restored    %s (%zu bytes) in %.3f ms; QPs stay stopped until `resume`\n",
+		       in, len, now_ms() - t0);
+	}
+	return MNICCTL_OK;
+}
+
+static int cmd_simple(struct mnic_dev *dev, int argc, const char **argv)
+{
+	int err;
+
+	if (argc != 1)
+		return usage_err("%s takes no arguments", argv[0]);
+	err = !strcmp(argv[0], "resume") ? mnic_resume_context(dev) : mnic_abort_dump(dev);
+	if (err < 0)
+		return dev_fail(dev, !strcmp(argv[0], "resume") ? "RESUME_CONTEXT" : "ABORT_DUMP",
+				err);
+	if (opt.json) {
+		jopen(NULL, '{');
+		jstr("done", argv[0]);
+		jclose('}');
+	} else {
+		printf("%s: ok\n", argv[0]);
+	}
+	return MNICCTL_OK;
+}
+
+/* migrate --from A --to B: dump on A (checkpoint), copy the user area A->B
+ * (what a checkpoint tool does with process memory), restore on B, resume
+ * on B.  A stays stopped with its objects (the caller tears it down). */
+static int cmd_migrate(struct mnic_dev *unused, int argc, const char **argv)
+{
+	struct mnic_peer_override ov;
+	struct mnic_cmd_dump_out st;
+	struct mnic_dev *a = NULL, *b = NULL;
+	const char *from = NULL, *to = NULL;
+	int copy = 0, have_ov = 0, rc, err;
+	double t0, t_ck = 0, t_xfer = 0, t_rs = 0, t_res = 0;
+	int64_t copied = 0;
+	uint8_t *img = NULL;
+	uint32_t len = 0;
+
+	(void)unused;
+	memset(&ov, 0, sizeof(ov));
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--from") && i + 1 < argc)
+			from = argv[++i];
+		else if (!strcmp(argv[i], "--to") && i + 1 < argc)
+			to = argv[++i];
+		else if (!strcmp(argv[i], "--copy-user-area"))
+			copy = 1;
+		else if (!strcmp(argv[i], "--peer-override") && i + 1 < argc) {
+			if (mnicctl_parse_override(argv[++i], &ov))
+				return usage_err("--peer-override OLDIP=NEWIP,MAC");
+			have_ov = 1;
+		} else
+			return usage_err("migrate --from DEV_A --to DEV_B [--copy-user-area] "
+					 "[--peer-override OLDIP=NEWIP,MAC]");
+	}
+	if (!from || !to)
+		return usage_err("migrate needs --from DEV_A and --to DEV_B");
+	rc = open_dev(from, 0, &a);
+	if (rc)
+		return rc;
+	rc = open_dev(to, 0, &b);
+	if (rc)
+		goto out;
+	mnic_set_cmd_timeout(a, opt.timeout_ms ? opt.timeout_ms : 60000);
+	mnic_set_cmd_timeout(b, opt.timeout_ms ? opt.timeout_ms : 60000);
+
+	if (!opt.json)
+		fprintf(stderr, "[1/4] checkpoint: dump on %s ...\n", from);
+	t0 = now_ms();
+	err = mnic_dump_context(a, 0, &img, &len, &st);
+	t_ck = now_ms() - t0;
+	if (err < 0) {
+		rc = dev_fail(a, "DUMP_CONTEXT", err);
+		goto out;
+	}
+	if (!opt.json)
+		fprintf(stderr, "[2/4] transfer: image %u bytes%s ...\n", len,
+			copy ? " + user area" : "");
+	t0 = now_ms();
+	if (copy) {
+		copied = mnic_copy_user_area(a, b);
+		if (copied < 0) {
+			fprintf(stderr, "mnicctl: copy user area %s -> %s: %s (the areas must be the "
+					"same size)\n", from, to, strerror((int)-copied));
+			rc = MNICCTL_DEVICE;
+			goto abort_a;
+		}
+	}
+	t_xfer = now_ms() - t0;
+	if (!opt.json)
+		fprintf(stderr, "[3/4] restore on %s ...\n", to);
+	t0 = now_ms();
+	err = mnic_restore_image(b, img, len, have_ov ? &ov : NULL);
+	t_rs = now_ms() - t0;
+	if (err < 0) {
+		rc = dev_fail(b, "RESTORE_OBJECT(IMAGE)", err);
+		goto abort_a;
+	}
+	if (!opt.json)
+		fprintf(stderr, "[4/4] resume on %s ...\n", to);
+	t0 = now_ms();
+	err = mnic_resume_context(b);
+	t_res = now_ms() - t0;
+	if (err < 0) {
+		rc = dev_fail(b, "RESUME_CONTEXT", err);
+		goto out;
+	}
+	if (opt.json) {
+		jopen(NULL, '{');
+		jstr("from", from);
+		jstr("to", to);
+		jdbl("checkpoint_ms", t_ck);
+		jdbl("transfer_ms", t_xfer);
+		jdbl("restore_ms", t_rs);
+		jdbl("resume_ms", t_res);
+		jnum("user_area_bytes", (unsigned long long)(copied > 0 ? copied : 0));
+		print_dump_stats(&st, len);
+		jclose('}');
+	} else {
+		printf("migrated    %s -> %s\n", from, to);
+		printf("checkpoint  %.3f ms\ntransfer    %.3f ms (user area %lld bytes)\n"
+		       "restore     %.3f ms\nresume      %.3f ms\n",
+		       t_ck, t_xfer, (long long)(copied > 0 ? copied : 0), t_rs, t_res);
+		print_dump_stats(&st, len);
+	}
+	rc = MNICCTL_OK;
+	goto out;
+abort_a:
+	/* the target refused: the source resumes in place, nothing is lost */
+	if (mnic_abort_dump(a) == 0)
+		fprintf(stderr, "mnicctl: %s resumed in place (ABORT_DUMP)\n", from);
+out:
+	free(img);
+	mnic_close(a);
+	mnic_close(b);
+	return rc;
+}
+
+/* ---- image (offline) ------------------------------------------------------------------- */
+
+struct show_ctx {
+	uint32_t count[MNIC_IMG_TYPES];
+	uint32_t bytes[MNIC_IMG_TYPES];
+	int verbose;
+};
+
+static int show_rec(const struct mnic_img_rec *r, const uint8_t *payload, void *arg)
+{
+	struct show_ctx *c = arg;
+
+	(void)payload;
+	c->count[r->type]++;
+	c->bytes[r->type] += r->len;
+	if (!c->verbose)
+		return 0;
+	if (opt.json) {
+		jopen(NULL, '{');
+		jnum("offset", r->offset);
+		jstr("type", mnic_img_type_name(r->type));
+		jnum("len", r->len);
+		jnum("handle", r->handle);
+		jclose('}');
+	} else {
+		printf("  @%-7u %-4s len %-4u %s 0x%08x\n", r->offset, mnic_img_type_name(r->type),
+		       r->len, r->type == 1 ? "lkey" : r->type == 4 ? "qpn " : "handle", r->handle);
+	}
+	return 0;
+}
+
+static int image_show(int argc, const char **argv)
+{
+	struct mnic_img_hdr h;
+	struct show_ctx c;
+	char err[256];
+	uint8_t *img;
+	size_t len;
+	int rc;
+
+	if (argc != 3)
+		return usage_err("image show IMG");
+	rc = read_file(argv[2], &img, &len);
+	if (rc)
+		return rc;
+	memset(&c, 0, sizeof(c));
+	memset(&h, 0, sizeof(h));
+	c.verbose = 1;
+	if (opt.json) {
+		jopen(NULL, '{');
+		jstr("file", argv[2]);
+		jnum("file_bytes", len);
+		jopen("records", '[');
+	} else {
+		printf("image %s (%zu bytes)\n", argv[2], len);
+	}
+	rc = mnic_img_parse(img, len, &h, show_rec, &c, err, sizeof(err));
+	free(img);
+	if (opt.json) {
+		jclose(']');
+		jnum("version", h.version);
+		jnum("count", h.count);
+		jnum("total", h.total);
+		jnum("crc", h.crc);
+		jstr("crc_ok", rc == -EBADMSG ? "no" : h.crc == h.crc_computed ? "yes" : "unchecked");
+		jopen("types", '{');
+		for (uint32_t t = 0; t < MNIC_IMG_TYPES; t++) {
+			jopen(mnic_img_type_name(t), '{');
+			jnum("count", c.count[t]);
+			jnum("bytes", c.bytes[t]);
+			jclose('}');
+		}
+		jclose('}');
+		jstr("error", rc < 0 ? err : "");
+		jclose('}');
+	} else {
+		printf("header      version %u  records %u  total %u  crc32c 0x%08x %s\n", h.version,
+		       h.count, h.total, h.crc,
+		       rc == -EBADMSG ? "MISMATCH" : h.crc_computed == h.crc ? "ok" : "(not checked)");
+		for (uint32_t t = 0; t < MNIC_IMG_TYPES; t++)
+			if (c.count[t])
+				printf("  %-8s %5u records %8u bytes\n", mnic_img_type_name(t),
+				       c.count[t], c.bytes[t]);
+	}
+	if (rc < 0) {
+		fprintf(stderr, "mnicctl: %s: %s\n", argv[2], err);
+		return MNICCTL_FAILED;
+	}
+	return MNICCTL_OK;
+}
+
+/* `image` verbs; a later `image build|verify|sign` adds rows here. */
+static const struct {
+	const char *name;
+	int (*fn)(int argc, const char **argv);
+} image_cmds[] = {
+	{"show", image_show},
+};
+
+static int cmd_image(struct mnic_dev *unused, int argc, const char **argv)
+{
+	(void)unused;
+	for (size_t i = 0; argc >= 2 && i < sizeof(image_cmds) / sizeof(image_cmds[0]); i++)
+		if (!strcmp(argv[1], image_cmds[i].name))
+			return image_cmds[i].fn(argc, argv);
+	return usage_err("image show IMG");
+}
+
+/* ---- the subcommand table -------------------------------------------------------------- */
+
+enum dev_need {
+	DEV_NONE,    /* offline, or opens its own devices */
+	DEV_READY,   /* mnic_open: a READY firmware */
+	DEV_RAW,     /* mnic_open_raw: any state (health) */
+};
+
+/* Later subcommands (fw, flash, ...) add a row. */
+static const struct subcmd {
+	const char *name;
+	enum dev_need need;
+	int (*fn)(struct mnic_dev *dev, int argc, const char **argv);
+	const char *usage;
+} subcmds[] = {
+	{"info", DEV_READY, cmd_info, "info                       identity, limits, objects in use"},
+	{"counters", DEV_READY, cmd_counters,
+	 "counters [--engine|--mgmt|--port]   firmware counters (all groups by default)"},
+	{"health", DEV_RAW, cmd_health,
+	 "health                     state and health buffer (works on a failed NIC)"},
+	{"qp", DEV_READY, cmd_qp, "qp list | qp show QPN      queue pairs"},
+	{"dump", DEV_READY, cmd_dump,
+	 "dump -o IMG                stop every QP, write the context image"},
+	{"restore", DEV_READY, cmd_restore,
+	 "restore -i IMG [--peer-override OLDIP=NEWIP,MAC]   recreate a context (stopped)"},
+	{"resume", DEV_READY, cmd_simple, "resume                     resume a restored context"},
+	{"abort", DEV_READY, cmd_simple,
+	 "abort                      cancel a dump: QPs resume in place"},
+	{"image", DEV_NONE, cmd_image,
+	 "image show IMG             parse an image offline (header, CRC32C, records)"},
+	{"migrate", DEV_NONE, cmd_migrate,
+	 "migrate --from DEV_A --to DEV_B [--copy-user-area] [--peer-override ...]\n"
+	 "                           dump on A, copy host memory, restore and resume on B"},
+};
+
+static void help(void)
+{
+	printf("usage: mnicctl [-d DEV] [--json] [--timeout MS] COMMAND ...\n\n"
+	       "DEV is a NIC's BAR file (POSIX NIC --bar, QEMU NIC ivshmem file) or /dev/mnicN.\n\n"
+	       "commands:\n");
+	for (size_t i = 0; i < sizeof(subcmds) / sizeof(subcmds[0]); i++)
+		printf("  %s\n", subcmds[i].usage);
+	printf("\nexit codes:\n"
+	       "  0  ok\n"
+	       "  1  the operation failed: the device refused a command (status + syndrome\n"
+	       "     printed), the NIC is not healthy (health), or an image is corrupt\n"
+	       "  2  usage: bad arguments\n"
+	       "  3  device or I/O error: cannot open/map the device, no completion in time,\n"
+	       "     a reply that breaks the ABI, a file that cannot be read or written\n");
+}
+
+int main(int argc, char **argv)
+{
+	const struct subcmd *sc = NULL;
+	struct mnic_dev *dev = NULL;
+	char err[256];
+	int rc;
+
+	if (mnicctl_parse(argc, argv, &opt, err, sizeof(err)))
+		return usage_err("%s", err);
+	if (opt.help) {
+		help();
+		return MNICCTL_OK;
+	}
+	if (opt.argc == 0)
+		return usage_err("no command");
+	for (size_t i = 0; i < sizeof(subcmds) / sizeof(subcmds[0]); i++)
+		if (!strcmp(opt.argv[0], subcmds[i].name))
+			sc = &subcmds[i];
+	if (!sc)
+		return usage_err("unknown command '%s'", opt.argv[0]);
+	if (sc->need != DEV_NONE) {
+		rc = open_dev(opt.dev, sc->need == DEV_RAW, &dev);
+		if (rc)
+			return rc;
+	}
+	rc = sc->fn(dev, opt.argc, opt.argv);
+	fflush(stdout);
+	mnic_close(dev);
+	return rc;
+}
