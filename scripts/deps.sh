@@ -12,6 +12,8 @@ PKGS=(
   qemu-system-arm        # every NIC runs with -nic none + explicit netdevs (qemu-board/)
   gnuplot-nox tshark
   clang libclang-rt-14-dev valgrind zlib1g-dev
+  linux-headers-amd64 linux-image-amd64 busybox-static cpio   # make kmod + the x86 VM test
+  qemu-system-x86        # tests/vm/vm.sh: -nic none + explicit netdevs
 )
 
 missing=()
