@@ -14,6 +14,7 @@ PKGS=(
   clang libclang-rt-14-dev valgrind zlib1g-dev
   linux-headers-amd64 linux-image-amd64 busybox-static cpio   # make kmod + the x86 VM test
   qemu-system-x86        # tests/vm/vm.sh: -nic none + explicit netdevs
+  ibverbs-utils ibverbs-providers libibverbs-dev iproute2 kmod   # rxe peer VM (tests/interop/)
 )
 
 missing=()

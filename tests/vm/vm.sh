@@ -18,6 +18,10 @@
 #                              restrict=on (no outside traffic), host 127.0.0.1:HOSTPORT
 #                              forwarded to the guest's GUESTPORT (repeatable; one NIC);
 #                              the guest is 10.0.2.15/24
+#        [--guestfwd GUESTPORT:HOSTPORT]  on the --hostfwd NIC: the guest's TCP connections
+#                              to 10.0.2.100:GUESTPORT reach 127.0.0.1:HOSTPORT (QEMU runs
+#                              `busybox nc` per connection; repeatable)
+#        [--pcap FILE]         capture the --vde NIC's frames (QEMU filter-dump, pcap)
 #        [--dry-run]           print the QEMU command line
 #
 # Always -nic none -nodefaults: no NIC exists unless asked for.  -no-reboot
@@ -29,7 +33,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 die() { echo "vm.sh: $*" >&2; exit 1; }
 
 initrd=; kver=; kernel=; append=; log=; mem=512; smp=1; accel=auto; dry=0
-vde=; mac=; fwds=(); bars=()
+vde=; mac=; fwds=(); gfwds=(); bars=(); pcap=
 while [ $# -gt 0 ]; do
   case $1 in
     --initrd) initrd=${2:?}; shift 2 ;;
@@ -44,6 +48,8 @@ while [ $# -gt 0 ]; do
     --vde) vde=${2:?}; shift 2 ;;
     --mac) mac=${2:?}; shift 2 ;;
     --hostfwd) fwds+=("${2:?}"); shift 2 ;;
+    --guestfwd) gfwds+=("${2:?}"); shift 2 ;;
+    --pcap) pcap=${2:?}; shift 2 ;;
     --dry-run) dry=1; shift ;;
     *) die "unknown option '$1' (see the usage at the top of tests/vm/vm.sh)" ;;
   esac
@@ -111,12 +117,20 @@ if [ -n "$vde" ]; then
   [ -S "$vde/ctl" ] || die "--vde: no switch at $vde (qemu-board/switch.sh start $vde)"
   [[ $mac =~ ^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$ ]] || die "--vde needs --mac xx:xx:xx:xx:xx:xx"
   cmd+=(-netdev "vde,id=vde0,sock=$vde" -device "virtio-net-pci,netdev=vde0,mac=$mac")
+  [ -z "$pcap" ] || cmd+=(-object "filter-dump,id=dump0,netdev=vde0,file=$pcap")
 fi
+[ -z "$pcap" ] || [ -n "$vde" ] || die "--pcap captures the --vde NIC: give --vde too"
+[ ${#gfwds[@]} -eq 0 ] || [ ${#fwds[@]} -gt 0 ] || die "--guestfwd needs a --hostfwd NIC"
+
 if [ ${#fwds[@]} -gt 0 ]; then
   nd="user,id=user0,restrict=on"
   for f in "${fwds[@]}"; do
     [[ $f =~ ^[0-9]+:[0-9]+$ ]] || die "--hostfwd wants HOSTPORT:GUESTPORT, got '$f'"
     nd+=",hostfwd=tcp:127.0.0.1:${f%%:*}-:${f#*:}"
+  done
+  for f in "${gfwds[@]}"; do
+    [[ $f =~ ^[0-9]+:[0-9]+$ ]] || die "--guestfwd wants GUESTPORT:HOSTPORT, got '$f'"
+    nd+=",guestfwd=tcp:10.0.2.100:${f%%:*}-cmd:busybox nc 127.0.0.1 ${f#*:}"
   done
   cmd+=(-netdev "$nd" -device "virtio-net-pci,netdev=user0,mac=52:54:00:12:34:56")
 fi
