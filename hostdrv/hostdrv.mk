@@ -42,3 +42,4 @@ $(HOSTDRV_OUT)/mnicctl-static: $(HOSTDRV_OUT)/obj/tools/mnicctl.o \
 		$(HOSTDRV_OUT)/obj/tools/mnicctl_args.o $(HOSTDRV_OUT)/libmnic.a
 	$(if $(Q),@echo "  LD  $@")
 	$(Q)gcc $(HOSTDRV_CFLAGS) -static $^ -pthread -o $@
+.PRECIOUS: $(HOSTDRV_OUT)/obj/%.o $(HOSTDRV_ASAN)/obj/%.o

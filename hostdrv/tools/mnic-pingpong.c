@@ -1,0 +1,591 @@
+/* mnic-pingpong: ibv_rc_pingpong (rdma-core libibverbs/examples/rc_pingpong.c)
+ * on libmnic.  Same message pattern (N iterations of one SEND of S bytes
+ * each way, strictly alternating), same out-of-band exchange over TCP
+ * ("%04x:%06x:%06x:%s" LID:QPN:PSN:GID, the GID as 32 hex digits, here
+ * always the IPv4-mapped ::ffff:a.b.c.d of the NIC; the client sends
+ * first, the server answers after connecting its QP, the client ends with
+ * "done"), same result lines, so it can face the real ibv_rc_pingpong.
+ *
+ *   server:  mnic-pingpong -d BAR_A [options]
+ *   client:  mnic-pingpong -d BAR_B [options] 127.0.0.1
+ *
+ * Data: -c checks what ibv_rc_pingpong -c checks (the first byte of every
+ * page is 0); --verify checks every byte of every message against a
+ * pattern of (sender, iteration, offset) -- both ends must be mnic-pingpong.
+ * The peer's MAC follows the mnic convention (IP 10.a.b.c <-> MAC
+ * 52:54:00:a:b:c) unless --dmac gives it.
+ * Exit: 0 ok, 1 failure (completion error, data mismatch, timeout),
+ * 2 usage, 3 device or socket error. */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mnic/libmnic.h"
+
+enum { RECV_WRID = 1, SEND_WRID = 2 };
+#define PAGE 4096u
+
+struct dest {
+	uint32_t lid, qpn, psn;
+	uint8_t gid[16];
+};
+
+struct ctx {
+	struct mnic_dev *dev;
+	struct mnic_pd *pd;
+	struct mnic_mr *mr;
+	struct mnic_cq *cq;
+	struct mnic_qp *qp;
+	struct mnic_buf buf;       /* [0, size) receive, [size, 2 size) send */
+	uint32_t size;
+	uint32_t rx_depth;
+	int pending;
+};
+
+static struct {
+	const char *dev;
+	const char *server;
+	int port;
+	uint32_t size, iters, rx_depth, mtu;
+	int chk, verify, timeout_s, have_dmac;
+	uint8_t dmac[6];
+} cfg = {.port = 18515, .size = 4096, .iters = 1000, .rx_depth = 500, .mtu = 1024,
+	 .timeout_s = 60};
+
+static uint8_t pattern(int side, uint32_t iter, uint32_t off)
+{
+	if (off % PAGE == 0)
+		return 0;   /* ibv_rc_pingpong -c compatible */
+	return (uint8_t)(off * 31u + iter * 7u + (uint32_t)side * 101u + (off >> 8));
+}
+
+static int mtu_enum(uint32_t mtu)
+{
+	static const uint32_t t[] = {256, 512, 1024, 2048, 4096};
+
+	for (int i = 0; i < 5; i++)
+		if (t[i] == mtu)
+			return i + 1;
+	return 0;
+}
+
+static void gid_to_wire(const uint8_t gid[16], char out[33])
+{
+	for (int i = 0; i < 16; i++)
+		sprintf(out + 2 * i, "%02x", gid[i]);
+}
+
+static int wire_to_gid(const char *s, uint8_t gid[16])
+{
+	for (int i = 0; i < 16; i++) {
+		unsigned v;
+
+		if (sscanf(s + 2 * i, "%2x", &v) != 1)
+			return -1;
+		gid[i] = (uint8_t)v;
+	}
+	return 0;
+}
+
+static void ipv4_gid(uint32_t ip, uint8_t gid[16])
+{
+	memset(gid, 0, 16);
+	gid[10] = gid[11] = 0xff;
+	gid[12] = (uint8_t)(ip >> 24);
+	gid[13] = (uint8_t)(ip >> 16);
+	gid[14] = (uint8_t)(ip >> 8);
+	gid[15] = (uint8_t)ip;
+}
+
+static void print_dest(const char *who, const struct dest *d)
+{
+	/* rc_pingpong aligns "local address:  LID" and "remote address: LID" */
+	printf("  %s address:%s LID 0x%04x, QPN 0x%06x, PSN 0x%06x, GID ::ffff:%u.%u.%u.%u\n", who,
+	       strcmp(who, "local") ? "" : " ", d->lid, d->qpn, d->psn, d->gid[12], d->gid[13], d->gid[14], d->gid[15]);
+}
+
+/* "0000:000000:000000:" + 32 hex digits + NUL, exactly as rc_pingpong */
+#define MSG_LEN (sizeof("0000:000000:000000:00000000000000000000000000000000"))
+
+static int fmt_dest(const struct dest *d, char msg[MSG_LEN])
+{
+	char g[33];
+
+	gid_to_wire(d->gid, g);
+	memset(msg, 0, MSG_LEN);
+	return snprintf(msg, MSG_LEN, "%04x:%06x:%06x:%s", d->lid, d->qpn, d->psn, g) ==
+			       (int)MSG_LEN - 1 ? 0 : -1;
+}
+
+static int parse_dest(const char *msg, struct dest *d)
+{
+	char g[33];
+
+	if (memchr(msg, '\0', MSG_LEN) == NULL ||
+	    sscanf(msg, "%x:%x:%x:%32s", &d->lid, &d->qpn, &d->psn, g) != 4 || strlen(g) != 32 ||
+	    wire_to_gid(g, d->gid) || d->qpn > 0xffffff || d->psn > 0xffffff)
+		return -1;
+	return 0;
+}
+
+static int read_full(int fd, void *buf, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = read(fd, (char *)buf + got, len - got);
+
+		if (n <= 0)
+			return -1;
+		got += (size_t)n;
+	}
+	return 0;
+}
+
+static int write_full(int fd, const void *buf, size_t len)
+{
+	return write(fd, buf, len) == (ssize_t)len ? 0 : -1;
+}
+
+static int connect_qp(struct ctx *c, const struct dest *my, const struct dest *rem)
+{
+	struct mnic_rc_connect rc;
+	int err;
+
+	if (rem->gid[10] != 0xff || rem->gid[11] != 0xff) {
+		fprintf(stderr, "mnic-pingpong: the peer's GID is not IPv4-mapped (RoCEv2 over IPv4 "
+				"only)\n");
+		return -1;
+	}
+	memset(&rc, 0, sizeof(rc));
+	rc.dest_qp_num = rem->qpn;
+	rc.dip = (uint32_t)rem->gid[12] << 24 | (uint32_t)rem->gid[13] << 16 |
+		 (uint32_t)rem->gid[14] << 8 | rem->gid[15];
+	if (cfg.have_dmac) {
+		memcpy(rc.dmac, cfg.dmac, 6);
+	} else {
+		rc.dmac[0] = 0x52;
+		rc.dmac[1] = 0x54;
+		rc.dmac[2] = 0x00;
+		rc.dmac[3] = rem->gid[13];
+		rc.dmac[4] = rem->gid[14];
+		rc.dmac[5] = rem->gid[15];
+	}
+	rc.rq_psn = rem->psn;
+	rc.sq_psn = my->psn;
+	rc.path_mtu = (uint32_t)mtu_enum(cfg.mtu);
+	rc.access = MNIC_ACCESS_LOCAL_WRITE;
+	err = mnic_connect_rc(c->qp, &rc);
+	if (err < 0) {
+		fprintf(stderr, "mnic-pingpong: failed to modify QP to RTS: %s\n",
+			mnic_strerror_last(c->dev));
+		return -1;
+	}
+	return 0;
+}
+
+static int exch_client(struct ctx *c, const struct dest *my, struct dest *rem)
+{
+	struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *res, *t;
+	char service[16], msg[MSG_LEN];
+	int fd = -1, rc = -1;
+
+	snprintf(service, sizeof(service), "%d", cfg.port);
+	if (getaddrinfo(cfg.server, service, &hints, &res) != 0) {
+		fprintf(stderr, "mnic-pingpong: cannot resolve %s\n", cfg.server);
+		return -1;
+	}
+	/* the server may still be setting up: retry for a few seconds */
+	for (int attempt = 0; fd < 0 && attempt < 100; attempt++) {
+		for (t = res; t; t = t->ai_next) {
+			fd = socket(t->ai_family, t->ai_socktype, t->ai_protocol);
+			if (fd >= 0 && connect(fd, t->ai_addr, t->ai_addrlen) == 0)
+				break;
+			if (fd >= 0)
+				close(fd);
+			fd = -1;
+		}
+		if (fd < 0)
+			usleep(100000);
+	}
+	freeaddrinfo(res);
+	if (fd < 0) {
+		fprintf(stderr, "mnic-pingpong: couldn't connect to %s:%d\n", cfg.server, cfg.port);
+		return -1;
+	}
+	if (fmt_dest(my, msg) || write_full(fd, msg, MSG_LEN)) {
+		fprintf(stderr, "mnic-pingpong: couldn't send local address\n");
+		goto out;
+	}
+	if (read_full(fd, msg, MSG_LEN) || write_full(fd, "done", sizeof("done"))) {
+		fprintf(stderr, "mnic-pingpong: couldn't read/write remote address\n");
+		goto out;
+	}
+	if (parse_dest(msg, rem)) {
+		fprintf(stderr, "mnic-pingpong: malformed remote address\n");
+		goto out;
+	}
+	rc = connect_qp(c, my, rem);
+out:
+	close(fd);
+	return rc;
+}
+
+static int exch_server(struct ctx *c, const struct dest *my, struct dest *rem)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	char msg[MSG_LEN], done[sizeof("done")];
+	int lfd, fd, one = 1, rc = -1;
+
+	sa.sin_port = htons((uint16_t)cfg.port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);   /* loopback only (network hygiene) */
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	if (lfd < 0)
+		return -1;
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(lfd, 1) < 0) {
+		fprintf(stderr, "mnic-pingpong: couldn't listen to port %d: %s\n", cfg.port,
+			strerror(errno));
+		close(lfd);
+		return -1;
+	}
+	fd = accept(lfd, NULL, NULL);
+	close(lfd);
+	if (fd < 0) {
+		fprintf(stderr, "mnic-pingpong: accept() failed\n");
+		return -1;
+	}
+	if (read_full(fd, msg, MSG_LEN) || parse_dest(msg, rem)) {
+		fprintf(stderr, "mnic-pingpong: couldn't read remote address\n");
+		goto out;
+	}
+	if (connect_qp(c, my, rem))
+		goto out;
+	if (fmt_dest(my, msg) || write_full(fd, msg, MSG_LEN) ||
+	    read_full(fd, done, sizeof(done))) {
+		fprintf(stderr, "mnic-pingpong: couldn't send local address\n");
+		goto out;
+	}
+	rc = 0;
+out:
+	close(fd);
+	return rc;
+}
+
+static int post_recv(struct ctx *c, uint32_t n)
+{
+	struct mnic_sge sge = {.addr = c->buf.addr, .length = c->size, .lkey = c->mr->lkey};
+	struct mnic_recv_wr wr = {.wr_id = RECV_WRID, .sg_list = &sge, .num_sge = 1};
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		if (mnic_post_recv(c->qp, &wr, NULL))
+			break;
+	return (int)i;
+}
+
+static int post_send(struct ctx *c, int side, uint32_t iter)
+{
+	struct mnic_sge sge = {.addr = c->buf.addr + c->size, .length = c->size,
+			       .lkey = c->mr->lkey};
+	struct mnic_send_wr wr = {.wr_id = SEND_WRID, .sg_list = &sge, .num_sge = 1,
+				  .opcode = MNIC_WR_SEND, .send_flags = MNIC_SEND_SIGNALED};
+	uint8_t *p = (uint8_t *)c->buf.ptr + c->size;
+
+	if (cfg.verify)
+		for (uint32_t i = 0; i < c->size; i++)
+			p[i] = pattern(side, iter, i);
+	return mnic_post_send(c->qp, &wr, NULL);
+}
+
+static int check_recv(struct ctx *c, int peer_side, uint32_t iter, uint32_t byte_len)
+{
+	const uint8_t *p = c->buf.ptr;
+
+	if (byte_len != c->size) {
+		fprintf(stderr, "mnic-pingpong: receive %u: %u bytes, expected %u\n", iter, byte_len,
+			c->size);
+		return -1;
+	}
+	for (uint32_t i = 0; (cfg.chk || cfg.verify) && i < c->size;
+	     i += cfg.verify ? 1 : PAGE) {
+		uint8_t want = cfg.verify ? pattern(peer_side, iter, i) : 0;
+
+		if (p[i] != want) {
+			fprintf(stderr, "mnic-pingpong: receive %u: byte %u is 0x%02x, expected "
+					"0x%02x\n", iter, i, p[i], want);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void usage(const char *argv0)
+{
+	printf("Usage:\n"
+	       "  %s -d DEV            start a server and wait for connection\n"
+	       "  %s -d DEV <host>     connect to server at <host>\n\n"
+	       "Options:\n"
+	       "  -d, --ib-dev=<dev>     a BAR file or /dev/mnicN (required)\n"
+	       "  -p, --port=<port>      listen on/connect to port <port> (default 18515)\n"
+	       "  -s, --size=<size>      size of message to exchange (default 4096)\n"
+	       "  -m, --mtu=<size>       path MTU (default 1024)\n"
+	       "  -r, --rx-depth=<dep>   number of receives to post at a time (default 500)\n"
+	       "  -n, --iters=<iters>    number of exchanges (default 1000)\n"
+	       "  -c, --chk              validate received buffer (as ibv_rc_pingpong)\n"
+	       "  -V, --verify           validate every byte (both ends mnic-pingpong)\n"
+	       "  -M, --dmac=<mac>       the peer's MAC (default: from its IPv4 by convention)\n"
+	       "  -t, --timeout=<s>      give up after <s> seconds without progress (default 60)\n"
+	       "  -i, -g, -l, -e, -o, -P, -t  accepted for compatibility, ignored\n",
+	       argv0, argv0);
+}
+
+static int parse_args(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{"port", 1, NULL, 'p'},  {"ib-dev", 1, NULL, 'd'},  {"ib-port", 1, NULL, 'i'},
+		{"size", 1, NULL, 's'},  {"mtu", 1, NULL, 'm'},     {"rx-depth", 1, NULL, 'r'},
+		{"iters", 1, NULL, 'n'}, {"sl", 1, NULL, 'l'},      {"events", 0, NULL, 'e'},
+		{"gid-idx", 1, NULL, 'g'}, {"odp", 0, NULL, 'o'},   {"chk", 0, NULL, 'c'},
+		{"verify", 0, NULL, 'V'}, {"dmac", 1, NULL, 'M'},   {"timeout", 1, NULL, 'T'},
+		{"help", 0, NULL, 'h'},  {NULL, 0, NULL, 0},
+	};
+	char *end;
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, "p:d:i:s:m:r:n:l:eg:ocVM:T:h", lo, NULL)) != -1) {
+		unsigned long v = 0;
+
+		if (optarg && strchr("psmrnT", ch)) {
+			errno = 0;
+			v = strtoul(optarg, &end, 0);
+			if (errno || *end || *optarg == '-' || v == 0 || v > 0x7fffffffUL) {
+				fprintf(stderr, "mnic-pingpong: bad value for -%c: %s\n", ch, optarg);
+				return -1;
+			}
+		}
+		switch (ch) {
+		case 'p': cfg.port = (int)v; break;
+		case 'd': cfg.dev = optarg; break;
+		case 's': cfg.size = (uint32_t)v; break;
+		case 'm': cfg.mtu = (uint32_t)v; break;
+		case 'r': cfg.rx_depth = (uint32_t)v; break;
+		case 'n': cfg.iters = (uint32_t)v; break;
+		case 'T': cfg.timeout_s = (int)v; break;
+		case 'c': cfg.chk = 1; break;
+		case 'V': cfg.verify = 1; break;
+		case 'M': {
+			unsigned m[6];
+
+			if (sscanf(optarg, "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2], &m[3], &m[4],
+				   &m[5]) != 6) {
+				fprintf(stderr, "mnic-pingpong: bad MAC %s\n", optarg);
+				return -1;
+			}
+			for (int i = 0; i < 6; i++)
+				cfg.dmac[i] = (uint8_t)m[i];
+			cfg.have_dmac = 1;
+			break;
+		}
+		case 'i': case 'l': case 'e': case 'g': case 'o':
+			break;
+		case 'h': usage(argv[0]); exit(0);
+		default: return -1;
+		}
+	}
+	if (optind == argc - 1)
+		cfg.server = argv[optind];
+	else if (optind < argc)
+		return -1;
+	if (!cfg.dev) {
+		fprintf(stderr, "mnic-pingpong: -d DEV is required (a BAR file or /dev/mnicN)\n");
+		return -1;
+	}
+	if (!mtu_enum(cfg.mtu)) {
+		fprintf(stderr, "mnic-pingpong: MTU must be 256, 512, 1024, 2048 or 4096\n");
+		return -1;
+	}
+	if (cfg.size > 16u << 20 || cfg.rx_depth > 4096) {
+		fprintf(stderr, "mnic-pingpong: size at most 16 MiB, rx-depth at most 4096\n");
+		return -1;
+	}
+	return 0;
+}
+
+static int setup(struct ctx *c)
+{
+	struct mnic_qp_init_attr qa;
+	int err;
+
+	if ((err = mnic_alloc(c->dev, 2ull * c->size, PAGE, &c->buf)) < 0 ||
+	    (err = mnic_alloc_pd(c->dev, &c->pd)) < 0 ||
+	    (err = mnic_reg_mr(c->pd, c->buf.addr, 2ull * c->size, MNIC_ACCESS_LOCAL_WRITE,
+			       &c->mr)) < 0 ||
+	    (err = mnic_create_cq(c->dev, c->rx_depth + 1, &c->cq)) < 0)
+		return err;
+	memset(&qa, 0, sizeof(qa));
+	qa.pd = c->pd;
+	qa.send_cq = qa.recv_cq = c->cq;
+	qa.max_send_wr = 1;
+	qa.max_recv_wr = c->rx_depth;
+	qa.max_send_sge = qa.max_recv_sge = 1;
+	return mnic_create_qp(&qa, &c->qp);
+}
+
+static void teardown(struct ctx *c)
+{
+	if (c->qp && mnic_destroy_qp(c->qp))
+		fprintf(stderr, "mnic-pingpong: destroy QP: %s\n", mnic_strerror_last(c->dev));
+	if (c->mr && mnic_dereg_mr(c->mr))
+		fprintf(stderr, "mnic-pingpong: dereg MR: %s\n", mnic_strerror_last(c->dev));
+	if (c->cq && mnic_destroy_cq(c->cq))
+		fprintf(stderr, "mnic-pingpong: destroy CQ: %s\n", mnic_strerror_last(c->dev));
+	if (c->pd && mnic_dealloc_pd(c->pd))
+		fprintf(stderr, "mnic-pingpong: dealloc PD: %s\n", mnic_strerror_last(c->dev));
+	mnic_close(c->dev);
+}
+
+int main(int argc, char **argv)
+{
+	struct ctx c;
+	struct dest my, rem;
+	struct mnic_cmd_query_device_out q;
+	struct timeval start, end, last_progress;
+	uint32_t rcnt = 0, scnt = 0, routs;
+	int side, rc = 1, err;
+
+	if (parse_args(argc, argv)) {
+		usage(argv[0]);
+		return 2;
+	}
+	side = cfg.server ? 1 : 0;
+	memset(&c, 0, sizeof(c));
+	c.size = cfg.size;
+	c.rx_depth = cfg.rx_depth;
+	if (mnic_open(cfg.dev, &c.dev) < 0) {
+		fprintf(stderr, "mnic-pingpong: %s\n", mnic_open_error());
+		return 3;
+	}
+	err = mnic_query_device(c.dev, &q);
+	if (err == 0)
+		err = setup(&c);
+	if (err < 0) {
+		fprintf(stderr, "mnic-pingpong: setup: %s\n", mnic_strerror_last(c.dev));
+		teardown(&c);
+		return 3;
+	}
+	routs = (uint32_t)post_recv(&c, c.rx_depth);
+	if (routs < c.rx_depth) {
+		fprintf(stderr, "mnic-pingpong: couldn't post receive (%u)\n", routs);
+		goto out;
+	}
+	srand48(getpid() * time(NULL));
+	memset(&my, 0, sizeof(my));
+	my.qpn = c.qp->qp_num;
+	my.psn = (uint32_t)lrand48() & 0xffffff;
+	ipv4_gid(q.ipv4, my.gid);
+	print_dest("local", &my);
+	if (cfg.server ? exch_client(&c, &my, &rem) : exch_server(&c, &my, &rem)) {
+		rc = 3;
+		goto out;
+	}
+	print_dest("remote", &rem);
+
+	c.pending = RECV_WRID;
+	if (cfg.server) {
+		if (post_send(&c, side, scnt)) {
+			fprintf(stderr, "mnic-pingpong: couldn't post send\n");
+			goto out;
+		}
+		c.pending |= SEND_WRID;
+	}
+	gettimeofday(&start, NULL);
+	last_progress = start;
+	while (rcnt < cfg.iters || scnt < cfg.iters) {
+		struct mnic_wc wc[2];
+		int ne = mnic_poll_cq(c.cq, 2, wc);
+
+		if (ne < 0) {
+			fprintf(stderr, "mnic-pingpong: poll CQ failed %d\n", ne);
+			goto out;
+		}
+		if (ne == 0) {
+			struct timeval now;
+
+			gettimeofday(&now, NULL);
+			if (now.tv_sec - last_progress.tv_sec > cfg.timeout_s) {
+				fprintf(stderr, "mnic-pingpong: no completion for %d s (sent %u, "
+						"received %u)\n", cfg.timeout_s, scnt, rcnt);
+				goto out;
+			}
+			continue;
+		}
+		gettimeofday(&last_progress, NULL);
+		for (int i = 0; i < ne; i++) {
+			if (wc[i].status != MNIC_WC_SUCCESS) {
+				fprintf(stderr, "mnic-pingpong: Failed status %s (%u) for wr_id %d "
+						"(vendor_err 0x%x)\n", mnic_wc_status_name(wc[i].status),
+					wc[i].status, (int)wc[i].wr_id, wc[i].vendor_err);
+				goto out;
+			}
+			switch ((int)wc[i].wr_id) {
+			case SEND_WRID:
+				++scnt;
+				break;
+			case RECV_WRID:
+				if (check_recv(&c, !side, rcnt, wc[i].byte_len))
+					goto out;
+				if (--routs <= 1) {
+					routs += (uint32_t)post_recv(&c, c.rx_depth - routs);
+					if (routs < c.rx_depth) {
+						fprintf(stderr, "mnic-pingpong: couldn't post receive "
+								"(%u)\n", routs);
+						goto out;
+					}
+				}
+				++rcnt;
+				break;
+			default:
+				fprintf(stderr, "mnic-pingpong: completion for unknown wr_id %d\n",
+					(int)wc[i].wr_id);
+				goto out;
+			}
+			c.pending &= ~(int)wc[i].wr_id;
+			if (scnt < cfg.iters && !c.pending) {
+				if (post_send(&c, side, scnt)) {
+					fprintf(stderr, "mnic-pingpong: couldn't post send\n");
+					goto out;
+				}
+				c.pending = RECV_WRID | SEND_WRID;
+			}
+		}
+	}
+	gettimeofday(&end, NULL);
+	{
+		double usec = (double)(end.tv_sec - start.tv_sec) * 1e6 +
+			      (double)(end.tv_usec - start.tv_usec);
+		long long bytes = (long long)cfg.size * cfg.iters * 2;
+
+		printf("%lld bytes in %.2f seconds = %.2f Mbit/sec\n", bytes, usec / 1000000.,
+		       bytes * 8. / usec);
+		printf("%u iters in %.2f seconds = %.2f usec/iter\n", cfg.iters, usec / 1000000.,
+		       usec / cfg.iters);
+		if (cfg.verify || cfg.chk)
+			printf("data verified: %u messages received, %s\n", rcnt,
+			       cfg.verify ? "every byte" : "first byte of every page");
+	}
+	rc = 0;
+out:
+	teardown(&c);
+	return rc;
+}
