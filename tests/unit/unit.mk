@@ -85,3 +85,13 @@ test_migrate_SRCS := tests/unit/rocev2/test_migrate.c \
 test_migrate_CFLAGS := $(ROCEV2_TEST_CFLAGS)
 build/host/unit/test_migrate build/host-asan/unit/test_migrate: rocev2/migrate.c
 build/host/unit/test_icrc build/host-asan/unit/test_icrc: rocev2/icrc.c
+
+# Host interface (issue #5): the command queue transport and the
+# dispatcher with the real engine behind it (tests/unit/mgmt/fake_host.h).
+MGMT_SRCS := mgmt/cmdq.c mgmt/cmd.c mgmt/doorbell.c mgmt/cmd_names.c
+define mgmt_test
+UNIT_TESTS += $(1)
+$(1)_SRCS := tests/unit/mgmt/$(1).c $(MGMT_SRCS) $(ROCEV2_ENGINE_SRCS)
+$(1)_CFLAGS := $(ROCEV2_TEST_CFLAGS) -Itests/unit/mgmt
+endef
+$(foreach t,test_cmdq test_cmd,$(eval $(call mgmt_test,$(t))))
