@@ -9,7 +9,9 @@
  *   [0, 64 * 64)                   the ring (log size MNIC_CMDQ_MAX_LOG_SIZE)
  *   [MNIC_CMD_MBOX_AREA, ...)      input mailbox chain, then output chain
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>

@@ -1,7 +1,9 @@
 /* The data path: WQEs into rings in the user area, doorbell records, the
  * db_seq doorbell, and CQ polling by owner phase (mnic/queues.h).  No
  * command and no system call: the NIC reads the rings by DMA. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <string.h>
 

@@ -1,7 +1,9 @@
 /* Opening a device (BAR file or /dev/mnicN), its identity, and mnic_cmd:
  * the one place every command goes through, whatever the backend, and
  * where the two error layers (delivery, command status) are told apart. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>

@@ -3,7 +3,9 @@
  * for checking a dump before it is sent.  It does not replace the
  * firmware's validation (values, references): the firmware is the judge
  * on restore.  Every integer is read byte by byte, little-endian. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>

@@ -3,7 +3,9 @@
  * of the user area is a copy of the application's memory layout (what a
  * checkpoint carries of a process).  `next` advances by compare-and-swap:
  * processes sharing one NIC allocate without a lock. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <string.h>
 

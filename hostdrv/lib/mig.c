@@ -2,7 +2,9 @@
  * (reference: /work/shared/reference/rocev2-and-migros.md) as device
  * commands (mnic/cmd.h DUMP_CONTEXT, RESTORE_OBJECT, RESUME_CONTEXT,
  * ABORT_DUMP, MIG_CONFIG). */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,9 @@
 /* Printable names of everything the device reports, and the errors of the
  * last command.  Built from the X-macro lists of mnic/cmd.h, so a new
  * opcode or status is named the moment it is added there. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>

@@ -3,7 +3,9 @@
  * checks the reply; each destroy sends one command and frees the library's
  * struct only when the device agreed (verbs semantics).  Ring memory is
  * not returned to the bump allocator. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -16,7 +16,9 @@
  * 52:54:00:a:b:c) unless --dmac gives it.
  * Exit: 0 ok, 1 failure (completion error, data mismatch, timeout),
  * 2 usage, 3 device or socket error. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>

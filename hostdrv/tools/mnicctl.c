@@ -1,7 +1,9 @@
 /* mnicctl: the mnic command-line tool (libmnic over a BAR file or
  * /dev/mnicN).  One table of subcommands; each handler returns an exit
  * code (mnicctl.h).  Human output by default, --json for scripts. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>

@@ -1,5 +1,7 @@
 /* mnicctl argument parsing (no device, no output: unit-tested). */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -95,3 +95,9 @@ $(1)_SRCS := tests/unit/mgmt/$(1).c $(MGMT_SRCS) $(ROCEV2_ENGINE_SRCS)
 $(1)_CFLAGS := $(ROCEV2_TEST_CFLAGS) -Itests/unit/mgmt
 endef
 $(foreach t,test_cmdq test_cmd,$(eval $(call mgmt_test,$(t))))
+
+# Host library (issue #5): libmnic's pure parts and mnicctl's argument parsing.
+UNIT_TESTS += test_libmnic
+test_libmnic_SRCS := tests/unit/hostdrv/test_libmnic.c $(wildcard hostdrv/lib/*.c) \
+	hostdrv/tools/mnicctl_args.c
+test_libmnic_CFLAGS := -pthread -Ihostdrv/include -Ihostdrv/lib -Ihostdrv/tools
