@@ -127,6 +127,32 @@ unit-tests: $(addprefix build/host/unit/,$(UNIT_TESTS)) $(addprefix build/host-a
 # ---- host driver side: libmnic, mnicctl, apps (hostdrv/hostdrv.mk) ------
 include hostdrv/hostdrv.mk
 
+# ---- Linux kernel module (hostdrv/kernel/, docs/kernel-driver.md) -------
+# Out of tree against the installed Debian kernel's headers, chosen by
+# tests/vm/kver.sh (never `uname -r`: this machine may run another kernel);
+# KVER=... to pick one.  Kbuild writes next to its sources, so the build
+# runs in build/kmod/ on links to hostdrv/kernel/.
+KMOD_SRCS := $(notdir $(wildcard hostdrv/kernel/*.c hostdrv/kernel/*.h)) Kbuild
+.PHONY: kmod
+kmod: build/kmod/mnic.ko
+build/kmod/mnic.ko: $(addprefix hostdrv/kernel/,$(KMOD_SRCS)) $(wildcard mgmt/include/mnic/*.h)
+	@mkdir -p build/kmod
+	$(Q)kver=$(or $(KVER),$$(tests/vm/kver.sh --headers)) && \
+	for f in $(KMOD_SRCS); do ln -sfn $(CURDIR)/hostdrv/kernel/$$f build/kmod/$$f; done && \
+	$(MAKE) --no-print-directory -C /lib/modules/$$kver/build M=$(CURDIR)/build/kmod \
+		MNIC_ROOT=$(CURDIR) W=1 $(if $(Q),-s) modules
+
+# ---- interop with Linux SoftRoCE (tests/interop/, docs/interop.md) --------
+# rdma_rw runs inside the rxe VM (libibverbs); mnic-rw drives our NIC (libmnic).
+.PHONY: interop-tools
+interop-tools: build/interop/rdma_rw build/interop/mnic-rw
+build/interop/rdma_rw: tests/interop/rdma_rw.c tests/interop/rw_proto.h
+	@mkdir -p $(dir $@)
+	$(Q)gcc $(HOSTDRV_CFLAGS) $< -libverbs -o $@
+build/interop/mnic-rw: tests/interop/mnic-rw.c tests/interop/rw_proto.h $(HOSTDRV_OUT)/libmnic.a
+	@mkdir -p $(dir $@)
+	$(Q)gcc $(HOSTDRV_CFLAGS) $< $(HOSTDRV_OUT)/libmnic.a -pthread -o $@
+
 # ---- whole-project targets (every board) ---------------------------------
 images:
 	$(Q)$(MAKE) --no-print-directory BOARD=qemu-virt-a15 all
@@ -139,7 +165,7 @@ deps:
 	$(Q)bash scripts/deps.sh
 
 test: deps
-	$(Q)$(MAKE) --no-print-directory images unit-tests
+	$(Q)$(MAKE) --no-print-directory images unit-tests kmod
 	$(Q)bash scripts/run-tests.sh
 
 demo: deps

@@ -1,0 +1,92 @@
+/* mnic.ko private header: the device, its counters, the parts shared by
+ * mnic_main.c (PCI, /dev/mnicN, ioctl, mmap), mnic_cmd.c (command queue)
+ * and mnic_sysfs.c (health and counters). */
+#ifndef MNIC_KMOD_H
+#define MNIC_KMOD_H
+
+#include <linux/atomic.h>
+#include <linux/kref.h>
+#include <linux/miscdevice.h>
+#include <linux/mutex.h>
+#include <linux/pci.h>
+#include <linux/rwsem.h>
+
+#include "mnic/abi.h"
+#include "mnic/cmd.h"
+#include "mnic/ioctl.h"
+
+#define MNIC_BAR                2      /* ivshmem-plain: BAR0 registers, BAR2 shared memory */
+#define MNIC_CMDQ_LOG_SIZE      MNIC_CMDQ_MAX_LOG_SIZE
+#define MNIC_CMDQ_ADDR          0u     /* window address of the ring (driver area) */
+/* Mailbox blocks that fit after the ring in the driver area: input chain
+ * first, output chain after it (one command in flight). */
+#define MNIC_MBOX_MAX ((MNIC_DRIVER_AREA_SIZE - MNIC_CMD_MBOX_AREA) / MNIC_CMD_MBOX_SIZE)
+#define MNIC_CMD_TIMEOUT_DEFAULT_MS 60000u
+#define MNIC_CMD_TIMEOUT_MAX_MS     600000u
+
+/* Driver counters (sysfs counters/<name>): every refusal has one. */
+#define MNIC_KCOUNTERS(X)                                                     \
+	X(cmds)                 /* commands handed to the firmware */         \
+	X(cmd_ok)               /* ... answered with delivery OK */           \
+	X(cmd_delivery_err)     /* ... answered with a delivery error */      \
+	X(cmd_timeout)          /* ... not answered in time */                \
+	X(cmd_interrupted)      /* ... caller killed while waiting */         \
+	X(cmd_fw_failed)        /* ... firmware went FAILED while waiting */  \
+	X(cmd_busy)             /* refused: an earlier command still owned */ \
+	X(refused_struct)       /* ioctl size/version/reserved wrong */       \
+	X(refused_len)          /* in_len/out_len out of range */             \
+	X(refused_opcode)       /* opcode not in mnic/cmd.h */                \
+	X(refused_state)        /* device not READY or queue not RUNNING */   \
+	X(copy_fault)           /* copy_from_user/copy_to_user failed */      \
+	X(mmap_refused)         /* mmap offset/length/flags wrong */
+
+#define MNIC_KCNT_ENUM_(name) MNIC_KCNT_##name,
+enum mnic_kcounter { MNIC_KCOUNTERS(MNIC_KCNT_ENUM_) MNIC_KCNT_NUM };
+#undef MNIC_KCNT_ENUM_
+
+struct mnic_kdev {
+	struct kref ref;                   /* probe + every open file */
+	struct pci_dev *pdev;
+	void __iomem *bar;                 /* BAR2, write-combining (mnic_main.c) */
+	resource_size_t bar_phys;
+	resource_size_t bar_len;
+	struct mnic_init_seg __iomem *seg; /* BAR offset 0 */
+	void __iomem *window;              /* BAR + MNIC_DMA_WINDOW_OFFSET */
+	int id;                            /* N of /dev/mnicN */
+	char name[16];
+	struct miscdevice misc;
+
+	/* Serialises removal against ioctl and mmap: they hold it for
+	 * reading, remove takes it for writing and sets dead. */
+	struct rw_semaphore remove_lock;
+	bool dead;
+	bool removing;                     /* remove started: waiting commands give up */
+
+	struct mutex cmd_lock;             /* one command in flight */
+	u32 pi;                            /* next cmdq producer index */
+	u8 token;
+	bool stuck;                        /* entry stuck_slot may still be HW-owned */
+	u32 stuck_slot;
+	u8 bounce[MNIC_CMD_MBOX_DATA];     /* user <-> mailbox staging, under cmd_lock */
+
+	atomic64_t cnt[MNIC_KCNT_NUM];
+};
+
+static inline void mnic_count(struct mnic_kdev *d, enum mnic_kcounter c)
+{
+	atomic64_inc(&d->cnt[c]);
+}
+
+extern const char *const mnic_kcounter_names[MNIC_KCNT_NUM];
+
+/* mnic_cmd.c */
+int mnic_cmdq_enable(struct mnic_kdev *d);
+void mnic_cmdq_disable(struct mnic_kdev *d);
+long mnic_ioctl_cmd(struct mnic_kdev *d, struct mnic_ioc_cmd __user *uarg);
+const char *mnic_opcode_name(u16 opcode);
+
+/* mnic_sysfs.c */
+extern const struct attribute_group *mnic_attr_groups[];
+const char *mnic_state_name(u32 state);
+
+#endif
