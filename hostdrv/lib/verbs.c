@@ -401,6 +401,15 @@ int mnic_destroy_qp(struct mnic_qp *qp)
 	return err;
 }
 
+void mnic_track_qp_forget(struct mnic_dev *dev, struct mnic_qp *qp)
+{
+	if (!dev || !qp)
+		return;
+	mnic_track_qp(dev, qp, 0);
+	free(qp->sig_fifo);
+	free(qp);
+}
+
 int mnic_set_qp_mig_key(struct mnic_qp *qp, const uint8_t key[16])
 {
 	struct mnic_cmd_set_qp_mig_key_in in;

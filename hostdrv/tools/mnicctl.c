@@ -744,6 +744,122 @@ out:
 	return rc;
 }
 
+/* ---- create / destroy: objects by handle (setup and teardown from
+ * scripts; the objects outlive mnicctl, as any BAR-backend object does) -- */
+
+static int print_handle(const char *what, uint32_t h, uint32_t h2)
+{
+	if (opt.json) {
+		jopen(NULL, '{');
+		jstr("object", what);
+		jnum("handle", h);
+		if (h2)
+			jnum("rkey", h2);
+		jclose('}');
+	} else {
+		printf("%s 0x%x", what, h);
+		if (h2)
+			printf(" rkey 0x%x", h2);
+		printf("\n");
+	}
+	return MNICCTL_OK;
+}
+
+static int cmd_create(struct mnic_dev *dev, int argc, const char **argv)
+{
+	uint32_t a = 0, b = 0;
+	int err;
+
+	if (argc == 2 && !strcmp(argv[1], "pd")) {
+		struct mnic_pd *pd;
+
+		err = mnic_alloc_pd(dev, &pd);
+		if (err < 0)
+			return dev_fail(dev, "ALLOC_PD", err);
+		print_handle("pd", pd->handle, 0);
+		free(pd);   /* the PD stays on the NIC; only the library's struct goes */
+		return MNICCTL_OK;
+	}
+	if (argc == 3 && !strcmp(argv[1], "cq") && !mnicctl_parse_u32(argv[2], &a)) {
+		struct mnic_cq *cq;
+
+		err = mnic_create_cq(dev, a, &cq);
+		if (err < 0)
+			return dev_fail(dev, "CREATE_CQ", err);
+		print_handle("cq", cq->handle, 0);
+		free(cq);
+		return MNICCTL_OK;
+	}
+	if (argc == 4 && !strcmp(argv[1], "mr") && !mnicctl_parse_u32(argv[2], &a) &&
+	    !mnicctl_parse_u32(argv[3], &b)) {
+		struct mnic_pd pd = {.dev = dev, .handle = a};
+		struct mnic_buf buf;
+		struct mnic_mr *mr;
+
+		err = mnic_alloc(dev, b, 4096, &buf);
+		if (err < 0)
+			return dev_fail(dev, "alloc", err);
+		err = mnic_reg_mr(&pd, buf.addr, b, MNIC_ACCESS_LOCAL_WRITE |
+				  MNIC_ACCESS_REMOTE_WRITE | MNIC_ACCESS_REMOTE_READ, &mr);
+		if (err < 0)
+			return dev_fail(dev, "REG_MR", err);
+		print_handle("mr", mr->lkey, mr->rkey);
+		free(mr);
+		return MNICCTL_OK;
+	}
+	if (argc == 4 && !strcmp(argv[1], "qp") && !mnicctl_parse_u32(argv[2], &a) &&
+	    !mnicctl_parse_u32(argv[3], &b)) {
+		struct mnic_pd pd = {.dev = dev, .handle = a};
+		struct mnic_cq cq = {.dev = dev, .handle = b};
+		struct mnic_qp_init_attr qa = {.pd = &pd, .send_cq = &cq, .recv_cq = &cq,
+					       .max_send_wr = 16, .max_recv_wr = 16,
+					       .max_send_sge = 1, .max_recv_sge = 1};
+		struct mnic_qp *qp;
+		uint32_t qpn;
+
+		err = mnic_create_qp(&qa, &qp);
+		if (err < 0)
+			return dev_fail(dev, "CREATE_QP", err);
+		qpn = qp->qp_num;
+		/* forget the library's struct without destroying the QP */
+		mnic_track_qp_forget(dev, qp);
+		return print_handle("qp", qpn, 0);
+	}
+	return usage_err("create pd | create cq ENTRIES | create mr PD LEN | create qp PD CQ");
+}
+
+static int cmd_destroy(struct mnic_dev *dev, int argc, const char **argv)
+{
+	static const struct {
+		const char *name;
+		uint16_t opcode;
+	} kinds[] = {
+		{"pd", MNIC_CMD_DEALLOC_PD}, {"mr", MNIC_CMD_DEREG_MR}, {"cq", MNIC_CMD_DESTROY_CQ},
+		{"srq", MNIC_CMD_DESTROY_SRQ}, {"qp", MNIC_CMD_DESTROY_QP},
+	};
+	struct mnic_cmd_handle_in in;
+	struct mnic_cmd_simple_out out;
+	uint32_t h;
+	int err;
+
+	for (size_t i = 0; argc == 3 && i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		if (strcmp(argv[1], kinds[i].name))
+			continue;
+		if (mnicctl_parse_u32(argv[2], &h))
+			break;
+		memset(&in, 0, sizeof(in));
+		in.hdr.opcode = kinds[i].opcode;
+		in.handle = h;
+		err = mnic_cmd(dev, &in, sizeof(in), &out, sizeof(out), NULL);
+		if (err < 0)
+			return dev_fail(dev, mnic_opcode_name(kinds[i].opcode), err);
+		if (!opt.json)
+			printf("destroyed %s 0x%x\n", kinds[i].name, h);
+		return MNICCTL_OK;
+	}
+	return usage_err("destroy pd|mr|cq|srq|qp HANDLE (mr: the lkey, qp: the QPN)");
+}
+
 /* ---- image (offline) ------------------------------------------------------------------- */
 
 struct show_ctx {
@@ -880,6 +996,10 @@ static const struct subcmd {
 	{"resume", DEV_READY, cmd_simple, "resume                     resume a restored context"},
 	{"abort", DEV_READY, cmd_simple,
 	 "abort                      cancel a dump: QPs resume in place"},
+	{"create", DEV_READY, cmd_create,
+	 "create pd | cq ENTRIES | mr PD LEN | qp PD CQ   make an object, print its handle"},
+	{"destroy", DEV_READY, cmd_destroy,
+	 "destroy pd|mr|cq|srq|qp HANDLE   destroy an object by handle"},
 	{"image", DEV_NONE, cmd_image,
 	 "image show IMG             parse an image offline (header, CRC32C, records)"},
 	{"migrate", DEV_NONE, cmd_migrate,

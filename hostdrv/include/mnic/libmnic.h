@@ -321,6 +321,9 @@ int mnic_modify_qp(struct mnic_qp *qp, const struct mnic_qp_attr *attr, uint32_t
 /* Query by QPN (any QP of the device, e.g. from mnicctl). */
 int mnic_query_qp(struct mnic_dev *dev, uint32_t qpn, struct mnic_cmd_query_qp_out *out);
 int mnic_destroy_qp(struct mnic_qp *qp);
+/* Free the library's struct of a QP without destroying the QP on the NIC
+ * (a setup tool that leaves it to another process). */
+void mnic_track_qp_forget(struct mnic_dev *dev, struct mnic_qp *qp);
 /* The SipHash key RESUME packets of this QP are authenticated with
  * (both ends must agree; MigrOS) */
 int mnic_set_qp_mig_key(struct mnic_qp *qp, const uint8_t key[16]);
