@@ -6,7 +6,7 @@
 
 #include "mnic/cmd.h"
 
-#define NAME_CASE_(name, value) case value: return #name + PREFIX_LEN;
+#define NAME_CASE_(name, value) case value: return &(#name)[PREFIX_LEN];
 
 const char *mnic_cmd_opcode_name(uint32_t opcode)
 {

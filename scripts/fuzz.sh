@@ -2,7 +2,8 @@
 # make fuzz: build each tests/fuzz/fuzz_*.c with clang's libFuzzer plus
 # ASan+UBSan and run it for FUZZ_SECONDS (default 30) from its corpus in
 # build/fuzz/<name>/corpus, seeded from tests/fuzz/corpus/<name> when that
-# exists (fuzz_rx: frames from real captures, scripts/pcap-to-corpus.py).
+# exists (fuzz_rx: frames from real captures, scripts/pcap-to-corpus.py;
+# fuzz_cmd: host commands and ring bytes, tests/fuzz/corpus/fuzz_cmd/README).
 # FUZZ_TARGETS="fuzz_rx ..." limits the run.  Any crash leaves a reproducer in build/fuzz/<name>/
 # and fails the run.
 set -euo pipefail
@@ -15,8 +16,10 @@ declare -A SRCS=(
   [fuzz_args]="firmware/args.c firmware/log.c firmware/fmt.c"
   [fuzz_impair_spec]="hal/posix/impair.c"
   [fuzz_rx]="$(ls rocev2/*.c | grep -v crc32.c | tr '\n' ' ') firmware/timer.c hal/common/dma_window.c"
+  [fuzz_cmd]="mgmt/cmdq.c mgmt/cmd.c mgmt/doorbell.c mgmt/cmd_names.c $(ls rocev2/*.c | grep -v crc32.c | tr '\n' ' ') firmware/timer.c hal/common/dma_window.c"
 )
-declare -A DEFS=( [fuzz_rx]="-DFUZZ_RX_FULL" )
+declare -A DEFS=( [fuzz_rx]="-DFUZZ_RX_FULL"
+  [fuzz_cmd]="-DROCEV2_MAX_QP=16 -DROCEV2_MAX_MR=64 -DROCEV2_MAX_PD=16 -DROCEV2_MAX_CQ=16 -DROCEV2_MAX_SRQ=8" )
 rc=0
 for t in "${!SRCS[@]}"; do
   [ -f "tests/fuzz/$t.c" ] || continue

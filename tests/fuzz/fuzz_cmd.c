@@ -1,0 +1,164 @@
+/* libFuzzer: the host interface (mgmt/) with a hostile host.
+ *
+ * The first input byte picks a mode; the rest is the material:
+ *
+ *   0  one logical command: bytes [1, 5) are out_len (little-endian, taken
+ *      modulo MNIC_CMD_MAX_LEN + 1), the rest is the input, handed to
+ *      mnic_cmd_dispatch
+ *   1  a sequence: [u16 in_len][u16 out_len][in_len bytes] chunks, each
+ *      dispatched in turn (create, then modify, dump, restore ...)
+ *   2  raw ring and mailbox bytes: the material is copied over the driver
+ *      area from window address 0 (ring, mailboxes), the queue is enabled
+ *      with log_size from the first byte, cmdq_pi set from the next two,
+ *      and the transport serves what it finds
+ *
+ * Every input starts from the same state: a fresh engine (small pools)
+ * holding a PD, an MR, a CQ and a QP made through the engine calls, so
+ * that commands naming handle 0x10000 / QPN 0x1000 / lkey 0x1 reach the
+ * handlers.  Invariants beyond the sanitizers: the dispatcher always
+ * answers with 8 <= produced <= out_len, and afterwards QUERY_DEVICE
+ * still succeeds with the object counts the engine really has.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "mgmt.h"
+#include "rocev2/internal.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define WINDOW (MNIC_DRIVER_AREA_SIZE + 256u * 1024u)
+#define USER MNIC_USER_AREA_OFFSET
+
+static uint8_t bar[MNIC_DMA_WINDOW_OFFSET + WINDOW] __attribute__((aligned(64)));
+static uint8_t buf[MNIC_CMD_MAX_LEN] __attribute__((aligned(8)));
+static struct rocev2 eng;
+static struct fw_timers timers;
+static struct hal_dma dma;
+static struct mnic_mgmt mgmt;
+
+static int dummy_tx(void *ctx, const void *frame, size_t len)
+{
+	(void)ctx;
+	(void)frame;
+	if (len > ROCEV2_TX_MAX)
+		__builtin_trap();
+	return 0;
+}
+
+static uint64_t dummy_now(void *ctx)
+{
+	(void)ctx;
+	return 1000000u;
+}
+
+static void fresh(void)
+{
+	struct rocev2_env env = { .tx = dummy_tx, .now_ns = dummy_now, .timers = &timers,
+				  .dma = &dma, .mac = { 2, 0, 0, 0, 0, 1 }, .ipv4 = 0x0a000001 };
+	struct rocev2_queue_attr cq = { USER, USER + 0x800, 64 };
+	struct rocev2_qp_init_attr qa = {
+		.srq = ROCEV2_NO_SRQ, .sq = { USER + 0x1000, USER + 0x808, 8 },
+		.rq = { USER + 0x2000, USER + 0x810, 8 }, .max_send_sge = 2, .max_recv_sge = 2,
+	};
+	struct mnic_mgmt_cfg cfg;
+	uint32_t lkey, rkey, qpn;
+
+	memset(bar, 0, sizeof(bar));
+	hal_dma_window_init(&dma, bar + MNIC_DMA_WINDOW_OFFSET, WINDOW);
+	fw_timers_init(&timers);
+	if (rocev2_init(&eng, &env) || rocev2_alloc_pd(&eng, &qa.pd) ||
+	    rocev2_reg_mr(&eng, qa.pd, USER + 0x10000, 0x10000,
+			  ROCEV2_ACCESS_LOCAL_WRITE | ROCEV2_ACCESS_REMOTE_WRITE, &lkey, &rkey) ||
+	    rocev2_create_cq(&eng, &cq, &qa.send_cq))
+		__builtin_trap();
+	qa.recv_cq = qa.send_cq;
+	if (rocev2_create_qp(&eng, &qa, &qpn))
+		__builtin_trap();
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.seg = (volatile struct mnic_init_seg *)bar;
+	cfg.dma = &dma;
+	cfg.engine = &eng;
+	cfg.board_id = 3;
+	cfg.board_name = "fuzz";
+	mnic_mgmt_init(&mgmt, &cfg);
+}
+
+static void dispatch(uint32_t in_len, uint32_t out_len)
+{
+	uint32_t produced;
+
+	if (in_len < 8 || out_len < 8)
+		return;
+	produced = mnic_cmd_dispatch(&mgmt, buf, in_len, out_len);
+	if (produced < 8 || produced > out_len)
+		__builtin_trap();
+}
+
+static void still_answers(void)
+{
+	struct mnic_cmd_simple_in in = { { MNIC_CMD_QUERY_DEVICE, 0, 0 } };
+	struct mnic_cmd_query_device_out o;
+
+	memcpy(buf, &in, sizeof(in));
+	if (mnic_cmd_dispatch(&mgmt, buf, sizeof(in), sizeof(o)) != sizeof(o))
+		__builtin_trap();
+	memcpy(&o, buf, sizeof(o));
+	if (o.hdr.status != MNIC_CMD_STAT_OK || o.n_qp != eng.n_qp || o.n_pd != eng.n_pd ||
+	    o.n_mr != eng.n_mr || o.n_cq != eng.n_cq || o.n_srq != eng.n_srq)
+		__builtin_trap();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	volatile struct mnic_init_seg *seg = (volatile struct mnic_init_seg *)bar;
+	uint32_t out_len;
+	size_t pos;
+
+	if (size < 1)
+		return 0;
+	fresh();
+	switch (data[0] % 3u) {
+	case 0:
+		if (size < 5)
+			return 0;
+		memcpy(&out_len, data + 1, 4);
+		out_len %= MNIC_CMD_MAX_LEN + 1u;
+		memcpy(buf, data + 5, size - 5);
+		dispatch((uint32_t)(size - 5), out_len);
+		break;
+	case 1:
+		for (pos = 1; pos + 4 <= size;) {
+			uint32_t in_len = (uint32_t)data[pos] | (uint32_t)data[pos + 1] << 8;
+
+			out_len = (uint32_t)data[pos + 2] | (uint32_t)data[pos + 3] << 8;
+			pos += 4;
+			if (in_len > size - pos)
+				in_len = (uint32_t)(size - pos);
+			memcpy(buf, data + pos, in_len);
+			pos += in_len;
+			dispatch(in_len, out_len);
+			/* The data path runs between commands, as on the loop. */
+			seg->db_seq++;
+			(void)mnic_db_service(&mgmt);
+			(void)rocev2_poll(&eng, 16);
+		}
+		break;
+	default:
+		if (size < 4)
+			return 0;
+		memcpy(bar + MNIC_DMA_WINDOW_OFFSET, data + 4,
+		       size - 4 < MNIC_DRIVER_AREA_SIZE ? size - 4 : MNIC_DRIVER_AREA_SIZE);
+		seg->cmdq_addr = 0;
+		seg->cmdq_log_size = data[1] % 8u;   /* 7: BAD_CONFIG */
+		seg->cmdq_ctrl = MNIC_CMDQ_CTRL_ENABLE;
+		seg->cmdq_pi = (uint32_t)data[2] | (uint32_t)data[3] << 8;
+		(void)mnic_cmdq_service(&mgmt);
+		(void)mnic_cmdq_service(&mgmt);
+		if (mgmt.cmdq_state == MNIC_CMDQ_RUNNING && seg->cmdq_ci - 0u > 2u * 64u)
+			__builtin_trap();   /* at most one ring per service call */
+		break;
+	}
+	still_answers();
+	return 0;
+}
