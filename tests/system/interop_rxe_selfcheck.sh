@@ -10,7 +10,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/qemu-board/lib.sh"
 . "$root/tests/interop/lib.sh"
 mnic_init
-RXE_OUT=$root/build/test-system/interop-selfcheck
+RXE_OUT=${INTEROP_OUT:-$root/build/test-system/interop-selfcheck}
 rm -rf "$RXE_OUT"; mkdir -p "$RXE_OUT"
 rxe_build
 mnic_switch_start "$RXE_OUT/sw"
