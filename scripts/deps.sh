@@ -15,6 +15,7 @@ PKGS=(
   linux-headers-amd64 linux-image-amd64 busybox-static cpio   # make kmod + the x86 VM test
   qemu-system-x86        # tests/vm/vm.sh: -nic none + explicit netdevs
   ibverbs-utils ibverbs-providers libibverbs-dev iproute2 kmod   # rxe peer VM (tests/interop/)
+  libsodium-dev          # mnicctl image sign/verify (Ed25519, docs/firmware-images.md)
 )
 
 missing=()

@@ -101,3 +101,11 @@ UNIT_TESTS += test_libmnic
 test_libmnic_SRCS := tests/unit/hostdrv/test_libmnic.c $(wildcard hostdrv/lib/*.c) \
 	hostdrv/tools/mnicctl_args.c
 test_libmnic_CFLAGS := -pthread -Ihostdrv/include -Ihostdrv/lib -Ihostdrv/tools
+
+# Firmware images and A/B boot (issue #8): SHA-256, the image parser, the
+# boot record with power loss after every flash step.
+BOOT_LIB_SRCS := boot/sha256.c boot/fwimage.c boot/bootrec.c
+UNIT_TESTS += test_fwimage
+test_fwimage_SRCS := tests/unit/boot/test_fwimage.c $(BOOT_LIB_SRCS)
+UNIT_TESTS += test_bootrec
+test_bootrec_SRCS := tests/unit/boot/test_bootrec.c $(BOOT_LIB_SRCS)

@@ -1,0 +1,70 @@
+/* Firmware image parser and builder helpers (mnic/fwimage.h format).
+ * Pure C, no allocation: the loader runs it on memory-mapped flash, the
+ * firmware on the slot it just wrote, mnicctl on a file.  Every check has
+ * its own error so a refusal says what to fix. */
+#ifndef BOOT_FWIMAGE_H
+#define BOOT_FWIMAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mnic/fwimage.h"
+
+#define FWIMG_ERR_LIST(X)                                                        \
+	X(FWIMG_OK, "ok")                                                        \
+	X(FWIMG_E_TRUNCATED, "truncated: shorter than its header says")          \
+	X(FWIMG_E_MAGIC, "bad magic: not a firmware image")                      \
+	X(FWIMG_E_HDR_VERSION, "unsupported header version")                     \
+	X(FWIMG_E_HDR_SIZE, "bad header size")                                   \
+	X(FWIMG_E_RESERVED, "reserved field or flags not zero")                  \
+	X(FWIMG_E_BOARD, "image is for another board")                           \
+	X(FWIMG_E_OVERSIZED, "payload larger than the slot")                     \
+	X(FWIMG_E_EMPTY, "empty payload")                                        \
+	X(FWIMG_E_LOAD, "load address or entry outside the board's RAM")         \
+	X(FWIMG_E_DIGEST, "SHA-256 digest mismatch (corrupt image)")             \
+	X(FWIMG_E_TLV, "malformed TLV area")                                     \
+	X(FWIMG_E_TRAILING, "bytes after the image")
+
+#define FWIMG_ENUM_(name, text) name,
+enum fwimg_err { FWIMG_ERR_LIST(FWIMG_ENUM_) FWIMG_NUM_ERRS };
+#undef FWIMG_ENUM_
+
+/* What the consumer accepts.  board_id 0: any board (host tools); ram_end
+ * 0: no load-range check. */
+struct fwimg_limits {
+	uint32_t board_id;
+	uint32_t max_image;            /* header + payload + TLV area (slot size) */
+	uint64_t ram_base, ram_end;    /* payload must fit in [ram_base, ram_end) */
+};
+
+struct fwimg_info {
+	struct mnic_fwimg_hdr hdr;
+	uint32_t tlv_off;              /* offset of the TLV area, 0 if none */
+	uint32_t tlv_len;
+	uint32_t image_len;            /* header + payload + TLV area */
+};
+
+const char *fwimg_strerror(int err);   /* err: enum fwimg_err (either sign) */
+
+/* Header checks, no digest: magic, version, size, reserved, board, size
+ * limit, load range.  Returns FWIMG_OK or an enum fwimg_err. */
+int fwimg_check_hdr(const struct mnic_fwimg_hdr *h, const struct fwimg_limits *lim);
+
+/* The whole image in [img, img + len): header checks, payload present,
+ * digest, TLV area bounds.  Bytes after the image are allowed here (a slot
+ * is larger than its image); a file's caller compares info->image_len with
+ * the file size.  Fills *info (may be NULL).  FWIMG_OK or an error. */
+int fwimg_verify(const uint8_t *img, size_t len, const struct fwimg_limits *lim,
+		 struct fwimg_info *info);
+
+/* The image digest: SHA-256 of the header with digest zeroed, then payload. */
+void fwimg_digest(const struct mnic_fwimg_hdr *h, const uint8_t *payload, uint8_t out[32]);
+
+/* TLV walk over a TLV area of len bytes (info included): calls fn for each
+ * TLV; returns FWIMG_OK, FWIMG_E_TLV, or fn's non-zero value. */
+typedef int (*fwimg_tlv_fn)(void *ctx, uint16_t type, const uint8_t *value, uint16_t len);
+int fwimg_tlv_walk(const uint8_t *area, uint32_t len, fwimg_tlv_fn fn, void *ctx);
+
+int fwimg_version_cmp(const struct mnic_fw_version *a, const struct mnic_fw_version *b);
+
+#endif
