@@ -94,6 +94,9 @@ fi
 # ---- binaries and their shared libraries
 copy_file() {   # src dst-in-stage
   mkdir -p "$(dirname "$stage$2")"
+  # The destination may be a busybox applet link to /bin/busybox: cp would
+  # write through it into the HOST's busybox.  Replace the link instead.
+  rm -f "$stage$2"
   cp -L "$1" "$stage$2"
 }
 for b in $bins; do
