@@ -111,6 +111,9 @@ int fwimg_verify(const uint8_t *img, size_t len, const struct fwimg_limits *lim,
 	memset(&in, 0, sizeof(in));
 	if (info)
 		memset(info, 0, sizeof(*info));
+	if (len >= 4 && (img[0] | img[1] << 8 | img[2] << 16 | (uint32_t)img[3] << 24) !=
+	    MNIC_FWIMG_MAGIC)
+		return FWIMG_E_MAGIC;
 	if (len < sizeof(in.hdr))
 		return FWIMG_E_TRUNCATED;
 	memcpy(&in.hdr, img, sizeof(in.hdr));

@@ -4,11 +4,16 @@
 # Plain C11 for a Linux host, whatever BOARD is.
 
 HOSTDRV_CFLAGS := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
-	-Wmissing-prototypes -O2 -g -pthread -Ihostdrv/include -Imgmt/include -Ihostdrv/lib
+	-Wmissing-prototypes -O2 -g -pthread -Ihostdrv/include -Imgmt/include -Ihostdrv/lib \
+	-I. -Ihal/include
 HOSTDRV_SAN := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 HOSTDRV_LIB_SRCS := $(wildcard hostdrv/lib/*.c)
 HOSTDRV_HDRS := $(wildcard hostdrv/include/mnic/*.h hostdrv/lib/*.h mgmt/include/mnic/*.h)
 HOSTDRV_TOOLS := mnicctl mnic-pingpong
+# Firmware images (issue #8): mnicctl links the portable image/boot-record
+# library and libsodium (Ed25519 signing).
+HOSTDRV_BOOT_SRCS := boot/sha256.c boot/fwimage.c boot/bootrec.c
+HOSTDRV_LIBS := -lsodium
 HOSTDRV_OUT := build/host/hostdrv
 HOSTDRV_ASAN := build/host-asan/hostdrv
 
@@ -31,15 +36,20 @@ $(1)/libmnic.a: $$(patsubst hostdrv/%.c,$(1)/obj/%.o,$$(HOSTDRV_LIB_SRCS))
 	$$(Q)rm -f $$@ && ar rcs $$@ $$^
 $(1)/%: $(1)/obj/tools/%.o $(1)/libmnic.a
 	$$(if $$(Q),@echo "  LD  $$@")
-	$$(Q)gcc $$(HOSTDRV_CFLAGS) $(2) $$(filter %.o,$$^) $(1)/libmnic.a -pthread -o $$@
-$(1)/mnicctl: $(1)/obj/tools/mnicctl_args.o
+	$$(Q)gcc $$(HOSTDRV_CFLAGS) $(2) $$(filter %.o,$$^) $(1)/libmnic.a -pthread $$(HOSTDRV_LIBS) -o $$@
+$(1)/mnicctl: $(1)/obj/tools/mnicctl_args.o $(1)/obj/tools/mnicctl_fw.o \
+	$$(patsubst %.c,$(1)/obj/%.o,$$(HOSTDRV_BOOT_SRCS))
+$(1)/obj/boot/%.o: boot/%.c $$(wildcard boot/*.h) mgmt/include/mnic/fwimage.h
+	@mkdir -p $$(dir $$@)
+	$$(Q)gcc $$(HOSTDRV_CFLAGS) $(2) -c $$< -o $$@
 endef
 $(eval $(call hostdrv_variant,$(HOSTDRV_OUT),))
 $(eval $(call hostdrv_variant,$(HOSTDRV_ASAN),$(HOSTDRV_SAN)))
 
 # For a VM without a matching libc: one static binary.
 $(HOSTDRV_OUT)/mnicctl-static: $(HOSTDRV_OUT)/obj/tools/mnicctl.o \
-		$(HOSTDRV_OUT)/obj/tools/mnicctl_args.o $(HOSTDRV_OUT)/libmnic.a
+		$(HOSTDRV_OUT)/obj/tools/mnicctl_args.o $(HOSTDRV_OUT)/obj/tools/mnicctl_fw.o \
+		$(patsubst %.c,$(HOSTDRV_OUT)/obj/%.o,$(HOSTDRV_BOOT_SRCS)) $(HOSTDRV_OUT)/libmnic.a
 	$(if $(Q),@echo "  LD  $@")
-	$(Q)gcc $(HOSTDRV_CFLAGS) -static $^ -pthread -o $@
+	$(Q)gcc $(HOSTDRV_CFLAGS) -static $^ -pthread $(HOSTDRV_LIBS) -o $@
 .PRECIOUS: $(HOSTDRV_OUT)/obj/%.o $(HOSTDRV_ASAN)/obj/%.o

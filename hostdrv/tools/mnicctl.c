@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "mnicctl.h"
+#include "mnicctl_fw.h"
 
 static struct mnicctl_opts opt;
 
@@ -902,6 +903,8 @@ static int image_show(int argc, const char **argv)
 
 	if (argc != 3)
 		return usage_err("image show IMG");
+	if (mnicctl_fw_is_image(argv[2]))
+		return mnicctl_fw_image(&opt, argc, argv);
 	rc = read_file(argv[2], &img, &len);
 	if (rc)
 		return rc;
@@ -951,12 +954,33 @@ static int image_show(int argc, const char **argv)
 	return MNICCTL_OK;
 }
 
+/* Firmware images (mnicctl_fw.c). */
+static int image_fw(int argc, const char **argv)
+{
+	return mnicctl_fw_image(&opt, argc, argv);
+}
+
+static int cmd_fw(struct mnic_dev *dev, int argc, const char **argv)
+{
+	return mnicctl_fw_cmd(&opt, dev, argc, argv);
+}
+
+static int cmd_flash(struct mnic_dev *dev, int argc, const char **argv)
+{
+	return mnicctl_flash_cmd(&opt, dev, argc, argv);
+}
+
 /* `image` verbs; a later `image build|verify|sign` adds rows here. */
 static const struct {
 	const char *name;
 	int (*fn)(int argc, const char **argv);
 } image_cmds[] = {
 	{"show", image_show},
+	{"build", image_fw},
+	{"verify", image_fw},
+	{"sign", image_fw},
+	{"keygen", image_fw},
+	{"flash-file", image_fw},
 };
 
 static int cmd_image(struct mnic_dev *unused, int argc, const char **argv)
@@ -1001,7 +1025,15 @@ static const struct subcmd {
 	{"destroy", DEV_READY, cmd_destroy,
 	 "destroy pd|mr|cq|srq|qp HANDLE   destroy an object by handle"},
 	{"image", DEV_NONE, cmd_image,
-	 "image show IMG             parse an image offline (header, CRC32C, records)"},
+	 "image show IMG             parse an image offline (header, CRC32C, records)\n"
+	 "  image build --board B --version X.Y.Z[+N] -o IMG ELF   firmware image from the ELF\n"
+	 "  image verify [--board B] [--pubkey KEY.pub] IMG        check (and its signature)\n"
+	 "  image keygen -o KEY | image sign --key KEY [-o OUT] IMG   Ed25519 (libsodium)\n"
+	 "  image flash-file -o FLASH --slot-a IMG [--slot-b IMG]   slot flash for QEMU"},
+	{"fw", DEV_READY, cmd_fw,
+	 "fw [activate [--max-boots N]]   running firmware, both slots, boot record"},
+	{"flash", DEV_READY, cmd_flash,
+	 "flash IMG [--activate [--wait]]   write a firmware image into the inactive slot"},
 	{"migrate", DEV_NONE, cmd_migrate,
 	 "migrate --from DEV_A --to DEV_B [--copy-user-area] [--peer-override ...]\n"
 	 "                           dump on A, copy host memory, restore and resume on B"},

@@ -145,7 +145,11 @@ _Static_assert(sizeof(struct mnic_cmd_mailbox) == MNIC_CMD_MBOX_SIZE, "mailbox l
 	X(MNIC_CMD_RESTORE_OBJECT, 0xb01)         \
 	X(MNIC_CMD_RESUME_CONTEXT, 0xb02)         \
 	X(MNIC_CMD_ABORT_DUMP, 0xb03)             \
-	X(MNIC_CMD_MIG_CONFIG, 0xb04)
+	X(MNIC_CMD_MIG_CONFIG, 0xb04)             \
+	X(MNIC_CMD_FW_FLASH_BEGIN, 0xc00)         \
+	X(MNIC_CMD_FW_FLASH_DATA, 0xc01)          \
+	X(MNIC_CMD_FW_FLASH_END, 0xc02)           \
+	X(MNIC_CMD_FW_ACTIVATE, 0xc03)
 
 #define MNIC_CMD_ENUM_(name, value) name = value,
 enum mnic_cmd_delivery { MNIC_CMD_DELIVERY_LIST(MNIC_CMD_ENUM_) };
@@ -415,5 +419,87 @@ _Static_assert(sizeof(struct mnic_cmd_mig_config_in) == 16, "mig config in");
  * errno HAL_ENXIO. */
 #define MNIC_QUERY_QP_BY_QPN 0u
 #define MNIC_QUERY_QP_NEXT   1u
+
+/* ---- firmware update (issue #8, docs/firmware-images.md) ----------------
+ * Appended: FW_QUERY op_mod FW_QUERY_SLOTS answers with the firmware
+ * storage view (struct mnic_cmd_fw_slots_out) instead of the running build.
+ * An update: FW_FLASH_BEGIN (the image header and total size) -> the slot
+ * that is not active is marked EMPTY; FW_FLASH_DATA in order, offset =
+ * bytes sent so far, at most MNIC_FW_FLASH_CHUNK_MAX per command (each
+ * command erases at most one sector and programs its chunk: bounded work
+ * per event-loop turn, traffic keeps flowing); FW_FLASH_END verifies the
+ * slot in place (board, size, SHA-256) and only then marks it VALID;
+ * FW_ACTIVATE makes it the test slot and resets the NIC after the reply.
+ * Image refusals: status BAD_PARAM, syndrome MNIC_SYND(HAL_EINVAL, 0x100 +
+ * enum fwimg_err) (boot/fwimage.h). */
+#define MNIC_FW_QUERY_BUILD  0u       /* FW_QUERY op_mod: struct mnic_cmd_fw_query_out */
+#define MNIC_FW_QUERY_SLOTS  1u       /* FW_QUERY op_mod: struct mnic_cmd_fw_slots_out */
+#define MNIC_FW_FLASH_CHUNK_MAX 4096u
+#define MNIC_FW_SITE_IMAGE   0x100u   /* + enum fwimg_err */
+
+struct mnic_fw_slot_info {
+	uint8_t version[8];            /* struct mnic_fw_version (mnic/fwimage.h) */
+	uint8_t state;                 /* enum mnic_slot_state */
+	uint8_t flags;                 /* MNIC_FW_SLOT_F_* */
+	uint8_t image_err;             /* enum fwimg_err of an in-place check, 0 = ok */
+	uint8_t reserved;
+	uint32_t payload_size;
+};
+_Static_assert(sizeof(struct mnic_fw_slot_info) == 16, "fw slot info");
+#define MNIC_FW_SLOT_F_RUNNING 1u
+#define MNIC_FW_SLOT_F_ACTIVE  2u
+#define MNIC_FW_SLOT_F_TEST    4u
+
+struct mnic_cmd_fw_slots_out {
+	struct mnic_cmd_out_hdr hdr;
+	uint32_t board_id;
+	uint32_t flags;                /* MNIC_FW_F_* */
+	uint8_t running_version[8];    /* struct mnic_fw_version; 0 without a loader */
+	uint8_t running_slot;          /* MNIC_SLOT_A/B, 0xff: not booted from a slot */
+	uint8_t boot_event;            /* enum mnic_boot_event of this boot */
+	uint8_t boot_count;
+	uint8_t update_state;          /* enum fwupd_state */
+	uint32_t update_written;
+	uint32_t update_total;
+	uint32_t chunk_max;            /* MNIC_FW_FLASH_CHUNK_MAX */
+	uint32_t reserved[2];
+	struct mnic_fw_slot_info slot[2];
+	uint8_t bootrec[64];           /* struct mnic_bootrec, as on flash (newest copy) */
+};
+_Static_assert(sizeof(struct mnic_cmd_fw_slots_out) == 144, "fw slots out");
+#define MNIC_FW_F_FLASH       1u      /* the board has slot flash */
+#define MNIC_FW_F_LOADER      2u      /* booted by the first-stage loader */
+#define MNIC_FW_F_CONFIRMED   4u      /* this boot's self-test passed */
+#define MNIC_FW_F_RESET_PENDING 8u    /* FW_ACTIVATE accepted, reset follows */
+
+struct mnic_cmd_fw_flash_begin_in {
+	struct mnic_cmd_in_hdr hdr;
+	uint32_t total;                /* image bytes that FW_FLASH_DATA will send */
+	uint32_t reserved;
+	uint8_t image_hdr[128];        /* struct mnic_fwimg_hdr */
+};
+_Static_assert(sizeof(struct mnic_cmd_fw_flash_begin_in) == 144, "fw flash begin in");
+
+struct mnic_cmd_fw_flash_data_in {
+	struct mnic_cmd_in_hdr hdr;
+	uint32_t offset;               /* == bytes accepted so far */
+	uint32_t len;                  /* <= MNIC_FW_FLASH_CHUNK_MAX; in_len >= 16 + len */
+	/* uint8_t data[len]; */
+};
+_Static_assert(sizeof(struct mnic_cmd_fw_flash_data_in) == 16, "fw flash data in");
+
+struct mnic_cmd_fw_flash_end_out {
+	struct mnic_cmd_out_hdr hdr;
+	uint32_t slot;                 /* the slot written */
+	uint32_t image_err;            /* enum fwimg_err; 0: verified, VALID */
+};
+_Static_assert(sizeof(struct mnic_cmd_fw_flash_end_out) == 16, "fw flash end out");
+
+struct mnic_cmd_fw_activate_in {
+	struct mnic_cmd_in_hdr hdr;
+	uint32_t max_boots;            /* test boots before revert; 0 = default (3) */
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct mnic_cmd_fw_activate_in) == 16, "fw activate in");
 
 #endif
