@@ -64,6 +64,7 @@
 	X(resp_rem_op_naks)                                                    \
 	X(resp_read_replays)                                                   \
 	X(resp_atomic_replays)                                                 \
+	X(resp_replays_dropped) /* stale replay stopped: a newer READ/ATOMIC took its slot */ \
 	X(resp_acks_sent)                                                      \
 	X(resp_stopped_naks)    /* NAK_STOPPED (0x65) while migrating */         \
 	X(resp_resumes)         /* MigrOS RESUME accepted: peer address moved */ \

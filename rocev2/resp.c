@@ -583,13 +583,21 @@ static enum rocev2_resp_state resp_chk_resource(struct resp_ctx *c, enum rocev2_
 		/* The requester keeps at most max_dest_rd_atomic outstanding
 		 * (its max_rd_atomic), so the oldest slot is free again once
 		 * its reply left: the requester had it before sending this.
-		 * A slot still sending means the peer broke the limit. */
+		 * A slot still sending its first reply means the peer broke
+		 * the limit.  A slot still *replaying* (a duplicate of that
+		 * oldest request came in before this one) is stale: the
+		 * requester completed that request, or it could not have sent
+		 * this one, so the replay stops and the slot is reused (rxe
+		 * recycles its oldest resource the same way). */
 		n = resp_nres(c->qp);
 		if (n == 0)
 			return RESPST_ERR_TOO_MANY_RD_ATOMIC;
 		slot = r->res_head % n;
-		if (r->res[slot].sending)
+		if (r->res[slot].sending && !r->res[slot].replay)
 			return RESPST_ERR_TOO_MANY_RD_ATOMIC;
+		if (r->res[slot].sending)
+			c->e->cnt.resp_replays_dropped++;
+		r->res[slot].sending = 0;
 		c->slot = slot;
 	}
 	return RESPST_CHK_LENGTH;

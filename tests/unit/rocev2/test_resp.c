@@ -1202,6 +1202,48 @@ static void test_rd_atomic_slot_reuse(void **state)
 	assert_int_equal(nframes, 7);
 }
 
+/* A duplicate READ restarted the reply of the oldest slot; the requester
+ * then got the original reply after all, completed the READ and sent a new
+ * one, which needs that slot.  The replay is stale: it stops and the new
+ * READ is served (before: an invalid-request NAK and both QPs in ERR, seen
+ * by mnic-traffic under 2 % loss, 1 % duplication, 2 % reordering). */
+static void test_rd_atomic_stale_replay(void **state)
+{
+	struct out o;
+
+	(void)state;
+	assert_int_equal(rocev2_destroy_qp(e, qpn), 0);
+	make_qp(ROCEV2_NO_SRQ, RQ_PSN, ACCESS_ALL, 1);
+	fill(mem + RMEM, 8 * MTU, 9);
+	REQ(.opcode = OP_READ_REQUEST, .psn = RQ_PSN, .ackreq = 1, .va = RMEM, .rkey = rkey_rmem,
+	    .len = 8 * MTU);
+	while (rocev2_resp_run(e, qp, 16) > 0)
+		;
+	assert_int_equal(nframes, 8);
+	/* the duplicate: a replay from FIRST, still going out */
+	REQ(.opcode = OP_READ_REQUEST, .psn = RQ_PSN, .ackreq = 1, .va = RMEM, .rkey = rkey_rmem,
+	    .len = 8 * MTU);
+	assert_int_equal(nframes, 12);
+	assert_true(qp->resp.res[0].sending);
+	assert_true(qp->resp.res[0].replay);
+	/* the next READ takes the slot */
+	REQ(.opcode = OP_READ_REQUEST, .psn = RQ_PSN + 8, .ackreq = 1, .va = RMEM + 16,
+	    .rkey = rkey_rmem, .len = 8);
+	assert_int_equal(qp->state, ROCEV2_QPS_RTS);
+	assert_int_equal(e->cnt.resp_inv_req_naks, 0);
+	assert_int_equal(e->cnt.resp_replays_dropped, 1);
+	assert_int_equal(nframes, 13);
+	o = frame(12);
+	assert_int_equal(o.opcode, OP_READ_RESPONSE_ONLY);
+	assert_int_equal(o.psn, RQ_PSN + 8);
+	assert_int_equal(o.msn, 2);
+	assert_memory_equal(o.payload, mem + RMEM + 16, 8);
+	/* nothing of the stale replay follows */
+	assert_int_equal(rocev2_resp_run(e, qp, 16), 0);
+	assert_int_equal(nframes, 13);
+	assert_int_equal(qp->resp.psn, RQ_PSN + 9);
+}
+
 /* ---- PSN wrap -------------------------------------------------------------------- */
 
 static void test_psn_wrap(void **state)
@@ -1683,6 +1725,7 @@ int main(void)
 		cmocka_unit_test_setup(test_read_mr_dereg_mid_reply, setup),
 		cmocka_unit_test_setup(test_no_rd_atomic_resources, setup),
 		cmocka_unit_test_setup(test_rd_atomic_slot_reuse, setup),
+		cmocka_unit_test_setup(test_rd_atomic_stale_replay, setup),
 		cmocka_unit_test_setup(test_psn_wrap, setup),
 		cmocka_unit_test_setup(test_stopped_naks, setup),
 		cmocka_unit_test_setup(test_resume, setup),
