@@ -1,5 +1,5 @@
 # Host side: libmnic, mnicctl and the small apps (included by the Makefile).
-#   make hostdrv   build/host/hostdrv/{libmnic.a,mnicctl,mnic-pingpong,mnicctl-static}
+#   make hostdrv   build/host/hostdrv/{libmnic.a,mnicctl,mnic-pingpong,mnic-traffic,mnicctl-static}
 #                  and the ASan+UBSan build in build/host-asan/hostdrv/
 # Plain C11 for a Linux host, whatever BOARD is.
 
@@ -9,7 +9,7 @@ HOSTDRV_CFLAGS := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 HOSTDRV_SAN := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 HOSTDRV_LIB_SRCS := $(wildcard hostdrv/lib/*.c)
 HOSTDRV_HDRS := $(wildcard hostdrv/include/mnic/*.h hostdrv/lib/*.h mgmt/include/mnic/*.h)
-HOSTDRV_TOOLS := mnicctl mnic-pingpong
+HOSTDRV_TOOLS := mnicctl mnic-pingpong mnic-traffic
 # Firmware images (issue #8): mnicctl links the portable image/boot-record
 # library and libsodium (Ed25519 signing).
 HOSTDRV_BOOT_SRCS := boot/sha256.c boot/fwimage.c boot/bootrec.c

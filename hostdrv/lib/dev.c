@@ -306,6 +306,63 @@ int mnic_reopen(struct mnic_dev *dev, const char *path)
 	return 0;
 }
 
+/* Live migration of a frozen process (docs/migration-howto.md): the new
+ * BAR is mapped over the old one at the same address (MAP_FIXED replaces
+ * the mapping in one step), so every host pointer the application holds
+ * (rings, buffers, mr->ptr) now reaches the target NIC's copy of its user
+ * area, as CRIU restores memory at its old addresses.  Only system calls
+ * and plain stores: callable from a signal handler that runs before the
+ * interrupted code touches its memory again.  No lock is taken: the caller
+ * guarantees no command is in progress on this handle. */
+int mnic_reopen_inplace(struct mnic_dev *dev, const char *path)
+{
+	struct mnic_init_seg seg;
+	struct stat st;
+	size_t n = 0;
+	void *map;
+	int fd, err;
+
+	if (!dev || !path || dev->backend != MNIC_BACKEND_BAR || !dev->bar)
+		return -EINVAL;
+	while (path[n])
+		n++;
+	if (n == 0 || n >= sizeof(dev->path))
+		return -ENAMETOOLONG;
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	err = 0;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		err = -ENODEV;
+	else if ((uint64_t)st.st_size != dev->bar_size)
+		err = -EXDEV;   /* another geometry: the user area would move */
+	else if (pread(fd, &seg, sizeof(seg), 0) != (ssize_t)sizeof(seg))
+		err = -EIO;
+	else if (seg.magic != MNIC_INIT_MAGIC)
+		err = -ENODEV;
+	else if (seg.cmdif_rev != MNIC_CMDIF_REV)
+		err = -EPROTO;
+	else if (seg.state != MNIC_STATE_READY)
+		err = -EIO;
+	if (err) {
+		close(fd);
+		return err;
+	}
+	map = mmap(dev->bar, (size_t)dev->bar_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+		   fd, 0);
+	if (map == MAP_FAILED) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	close(dev->fd);
+	dev->fd = fd;
+	for (size_t i = 0; i <= n; i++)
+		dev->path[i] = path[i];
+	dev->cmdq_ready = 0;
+	return 0;
+}
+
 enum mnic_backend mnic_dev_backend(const struct mnic_dev *dev)
 {
 	return dev->backend;

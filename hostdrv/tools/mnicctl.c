@@ -6,6 +6,7 @@
 #endif
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -630,118 +631,347 @@ static int cmd_simple(struct mnic_dev *dev, int argc, const char **argv)
 	return MNICCTL_OK;
 }
 
-/* migrate --from A --to B: dump on A (checkpoint), copy the user area A->B
- * (what a checkpoint tool does with process memory), restore on B, resume
- * on B.  A stays stopped with its objects (the caller tears it down). */
+/* migrate: live migration of one or two contexts, as a checkpoint tool
+ * (CRIU) would do it with the NIC's help (docs/migration-howto.md):
+ *
+ *   --from A --to B [--pid P] [--notify F]   one pair; repeat the group for
+ *                                            both ends of a connection at once
+ *   1. freeze   SIGSTOP every --pid, wait until the kernel shows it stopped
+ *   2. checkpoint  DUMP_CONTEXT on every source (its QPs stop, peers pause)
+ *      [--after-dump CMD: run CMD through sh; non-zero cancels everything]
+ *   3. transfer    copy every source's user area (the process's NIC memory:
+ *                  rings, buffers, allocator) to its target
+ *   4. restore     the image on the target; with two pairs each target gets
+ *                  the other pair's move as peer-address override
+ *   5. resume      RESUME_CONTEXT on every target (RESUME to the peers)
+ *   6. thaw        write the target's path to --notify F, SIGUSR1 (the
+ *                  process maps the target BAR in place: mnic_reopen_inplace),
+ *                  SIGCONT
+ * A failure before 5 aborts every dump (sources resume in place) and thaws
+ * the processes without a notify.  The sources keep their stopped objects
+ * (the caller tears them down). */
+#define MIG_MAX_PAIRS 2
+
+struct mig_pair {
+	const char *from, *to, *notify;
+	long pid;
+	struct mnic_dev *a, *b;
+	uint8_t *img;
+	uint32_t len;
+	int dumped, frozen;
+	int64_t copied;
+	struct mnic_cmd_dump_out st;
+	struct mnic_cmd_query_device_out qa, qb;   /* addresses of source and target */
+	double t_ck, t_xfer, t_rs, t_res;
+};
+
+static double epoch_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* SIGSTOP is asynchronous: wait until /proc shows the process stopped
+ * (state T), so that no store of it can land after the copy. */
+static int freeze_pid(long pid)
+{
+	char path[64], buf[512];
+
+	if (kill((pid_t)pid, SIGSTOP) < 0) {
+		fprintf(stderr, "mnicctl: cannot stop pid %ld: %s\n", pid, strerror(errno));
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	for (int i = 0; i < 5000; i++) {
+		FILE *f = fopen(path, "r");
+		char *p = NULL;
+		size_t n = 0;
+
+		if (f) {
+			n = fread(buf, 1, sizeof(buf) - 1, f);
+			fclose(f);
+		}
+		buf[n] = '\0';
+		p = strrchr(buf, ')');   /* the command name may hold spaces */
+		if (p && p[1] == ' ' && (p[2] == 'T' || p[2] == 't'))
+			return 0;
+		usleep(200);
+	}
+	fprintf(stderr, "mnicctl: pid %ld did not stop within 1 s\n", pid);
+	return -1;
+}
+
+static int write_notify(const char *file, const char *dev)
+{
+	char tmp[512];
+	FILE *f;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", file) >= (int)sizeof(tmp))
+		return -1;
+	f = fopen(tmp, "w");
+	if (!f || fprintf(f, "%s\n", dev) < 0 || fclose(f) != 0 || rename(tmp, file) != 0) {
+		fprintf(stderr, "mnicctl: cannot write notify file %s: %s\n", file, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void thaw_pid(struct mig_pair *p, int moved)
+{
+	if (!p->frozen)
+		return;
+	if (moved && p->notify && write_notify(p->notify, p->to) == 0)
+		kill((pid_t)p->pid, SIGUSR1);   /* pending until SIGCONT: runs first */
+	kill((pid_t)p->pid, SIGCONT);
+	p->frozen = 0;
+}
+
+static void print_pair(const struct mig_pair *p)
+{
+	if (opt.json) {
+		jopen(NULL, '{');
+		jstr("from", p->from);
+		jstr("to", p->to);
+		if (p->pid)
+			jnum("pid", (unsigned long long)p->pid);
+		jdbl("checkpoint_ms", p->t_ck);
+		jdbl("transfer_ms", p->t_xfer);
+		jdbl("restore_ms", p->t_rs);
+		jdbl("resume_ms", p->t_res);
+		jnum("user_area_bytes", (unsigned long long)(p->copied > 0 ? p->copied : 0));
+		print_dump_stats(&p->st, p->len);
+		jclose('}');
+		return;
+	}
+	printf("migrated    %s -> %s%s\n", p->from, p->to, p->pid ? " (process frozen)" : "");
+	printf("checkpoint  %.3f ms\ntransfer    %.3f ms (user area %lld bytes)\n"
+	       "restore     %.3f ms\nresume      %.3f ms\n",
+	       p->t_ck, p->t_xfer, (long long)(p->copied > 0 ? p->copied : 0), p->t_rs, p->t_res);
+	print_dump_stats(&p->st, p->len);
+}
+
 static int cmd_migrate(struct mnic_dev *unused, int argc, const char **argv)
 {
+	static const char use[] =
+		"migrate --from DEV_A --to DEV_B [--copy-user-area] [--pid PID [--notify FILE]] "
+		"[--peer-override OLDIP=NEWIP,MAC] [--after-dump CMD] (repeat --from.. for a second "
+		"pair)";
+	struct mig_pair pr[MIG_MAX_PAIRS];
 	struct mnic_peer_override ov;
-	struct mnic_cmd_dump_out st;
-	struct mnic_dev *a = NULL, *b = NULL;
-	const char *from = NULL, *to = NULL;
-	int copy = 0, have_ov = 0, rc, err;
-	double t0, t_ck = 0, t_xfer = 0, t_rs = 0, t_res = 0;
-	int64_t copied = 0;
-	uint8_t *img = NULL;
-	uint32_t len = 0;
+	const char *after = NULL;
+	int np = 0, copy = 0, have_ov = 0, rc = MNICCTL_OK, err;
+	double t0, ep_freeze = 0, ep_dumped = 0, ep_restored = 0, ep_resumed = 0, ep_thawed = 0;
+	double t_frozen0 = 0, t_frozen = 0;
 
 	(void)unused;
+	memset(pr, 0, sizeof(pr));
 	memset(&ov, 0, sizeof(ov));
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--from") && i + 1 < argc)
-			from = argv[++i];
-		else if (!strcmp(argv[i], "--to") && i + 1 < argc)
-			to = argv[++i];
-		else if (!strcmp(argv[i], "--copy-user-area"))
+		struct mig_pair *p = np ? &pr[np - 1] : NULL;
+		uint32_t v;
+
+		if (!strcmp(argv[i], "--from") && i + 1 < argc) {
+			if (np == MIG_MAX_PAIRS)
+				return usage_err("migrate: at most %d --from/--to pairs", MIG_MAX_PAIRS);
+			pr[np++].from = argv[++i];
+		} else if (!strcmp(argv[i], "--to") && i + 1 < argc && p && !p->to) {
+			p->to = argv[++i];
+		} else if (!strcmp(argv[i], "--pid") && i + 1 < argc && p && !p->pid) {
+			if (mnicctl_parse_u32(argv[++i], &v) || v < 2)
+				return usage_err("--pid PID (the process to freeze, > 1)");
+			p->pid = (long)v;
+		} else if (!strcmp(argv[i], "--notify") && i + 1 < argc && p && !p->notify) {
+			p->notify = argv[++i];
+		} else if (!strcmp(argv[i], "--copy-user-area")) {
 			copy = 1;
-		else if (!strcmp(argv[i], "--peer-override") && i + 1 < argc) {
+		} else if (!strcmp(argv[i], "--after-dump") && i + 1 < argc) {
+			after = argv[++i];
+		} else if (!strcmp(argv[i], "--peer-override") && i + 1 < argc) {
 			if (mnicctl_parse_override(argv[++i], &ov))
 				return usage_err("--peer-override OLDIP=NEWIP,MAC");
 			have_ov = 1;
-		} else
-			return usage_err("migrate --from DEV_A --to DEV_B [--copy-user-area] "
-					 "[--peer-override OLDIP=NEWIP,MAC]");
-	}
-	if (!from || !to)
-		return usage_err("migrate needs --from DEV_A and --to DEV_B");
-	rc = open_dev(from, 0, &a);
-	if (rc)
-		return rc;
-	rc = open_dev(to, 0, &b);
-	if (rc)
-		goto out;
-	mnic_set_cmd_timeout(a, opt.timeout_ms ? opt.timeout_ms : 60000);
-	mnic_set_cmd_timeout(b, opt.timeout_ms ? opt.timeout_ms : 60000);
-
-	if (!opt.json)
-		fprintf(stderr, "[1/4] checkpoint: dump on %s ...\n", from);
-	t0 = now_ms();
-	err = mnic_dump_context(a, 0, &img, &len, &st);
-	t_ck = now_ms() - t0;
-	if (err < 0) {
-		rc = dev_fail(a, "DUMP_CONTEXT", err);
-		goto out;
-	}
-	if (!opt.json)
-		fprintf(stderr, "[2/4] transfer: image %u bytes%s ...\n", len,
-			copy ? " + user area" : "");
-	t0 = now_ms();
-	if (copy) {
-		copied = mnic_copy_user_area(a, b);
-		if (copied < 0) {
-			fprintf(stderr, "mnicctl: copy user area %s -> %s: %s (the areas must be the "
-					"same size)\n", from, to, strerror((int)-copied));
-			rc = MNICCTL_DEVICE;
-			goto abort_a;
+		} else {
+			return usage_err("%s", use);
 		}
 	}
-	t_xfer = now_ms() - t0;
-	if (!opt.json)
-		fprintf(stderr, "[3/4] restore on %s ...\n", to);
-	t0 = now_ms();
-	err = mnic_restore_image(b, img, len, have_ov ? &ov : NULL);
-	t_rs = now_ms() - t0;
-	if (err < 0) {
-		rc = dev_fail(b, "RESTORE_OBJECT(IMAGE)", err);
-		goto abort_a;
+	if (np == 0)
+		return usage_err("migrate needs --from DEV_A and --to DEV_B");
+	for (int i = 0; i < np; i++) {
+		if (!pr[i].to)
+			return usage_err("migrate: --from %s has no --to", pr[i].from);
+		if (pr[i].notify && !pr[i].pid)
+			return usage_err("migrate: --notify needs --pid");
+		if (pr[i].pid)
+			copy = 1;   /* a process's memory always moves with it */
 	}
-	if (!opt.json)
-		fprintf(stderr, "[4/4] resume on %s ...\n", to);
-	t0 = now_ms();
-	err = mnic_resume_context(b);
-	t_res = now_ms() - t0;
-	if (err < 0) {
-		rc = dev_fail(b, "RESUME_CONTEXT", err);
+	if (have_ov && np > 1)
+		return usage_err("migrate: with two pairs the peer overrides are derived; "
+				 "drop --peer-override");
+
+	for (int i = 0; i < np && rc == MNICCTL_OK; i++) {
+		rc = open_dev(pr[i].from, 0, &pr[i].a);
+		if (rc == MNICCTL_OK)
+			rc = open_dev(pr[i].to, 0, &pr[i].b);
+		if (rc == MNICCTL_OK) {
+			mnic_set_cmd_timeout(pr[i].a, opt.timeout_ms ? opt.timeout_ms : 60000);
+			mnic_set_cmd_timeout(pr[i].b, opt.timeout_ms ? opt.timeout_ms : 60000);
+			err = mnic_query_device(pr[i].a, &pr[i].qa);
+			if (err < 0)
+				rc = dev_fail(pr[i].a, "QUERY_DEVICE", err);
+			else if ((err = mnic_query_device(pr[i].b, &pr[i].qb)) < 0)
+				rc = dev_fail(pr[i].b, "QUERY_DEVICE", err);
+		}
+	}
+	if (rc != MNICCTL_OK)
 		goto out;
+
+	/* 1. freeze */
+	ep_freeze = epoch_ms();
+	t_frozen0 = now_ms();
+	for (int i = 0; i < np; i++) {
+		if (!pr[i].pid)
+			continue;
+		if (!opt.json)
+			fprintf(stderr, "[0/4] freeze: pid %ld\n", pr[i].pid);
+		pr[i].frozen = 1;
+		if (freeze_pid(pr[i].pid) < 0) {
+			rc = MNICCTL_FAILED;
+			goto cancel;
+		}
 	}
+	/* 2. checkpoint */
+	for (int i = 0; i < np; i++) {
+		if (!opt.json)
+			fprintf(stderr, "[1/4] checkpoint: dump on %s ...\n", pr[i].from);
+		t0 = now_ms();
+		err = mnic_dump_context(pr[i].a, 0, &pr[i].img, &pr[i].len, &pr[i].st);
+		pr[i].t_ck = now_ms() - t0;
+		if (err < 0) {
+			rc = dev_fail(pr[i].a, "DUMP_CONTEXT", err);
+			goto cancel;
+		}
+		pr[i].dumped = 1;
+	}
+	ep_dumped = epoch_ms();
+	if (after) {
+		fflush(stdout);
+		err = system(after);
+		if (err != 0) {
+			fprintf(stderr, "mnicctl: --after-dump command failed (status %d): "
+					"migration cancelled\n", err);
+			rc = MNICCTL_FAILED;
+			goto cancel;
+		}
+	}
+	/* 3. transfer */
+	for (int i = 0; i < np; i++) {
+		if (!opt.json)
+			fprintf(stderr, "[2/4] transfer: image %u bytes%s ...\n", pr[i].len,
+				copy ? " + user area" : "");
+		t0 = now_ms();
+		if (copy) {
+			pr[i].copied = mnic_copy_user_area(pr[i].a, pr[i].b);
+			if (pr[i].copied < 0) {
+				fprintf(stderr, "mnicctl: copy user area %s -> %s: %s (the areas must "
+						"be the same size)\n", pr[i].from, pr[i].to,
+					strerror((int)-pr[i].copied));
+				rc = MNICCTL_DEVICE;
+				goto cancel;
+			}
+		}
+		pr[i].t_xfer = now_ms() - t0;
+	}
+	/* 4. restore (two pairs: each target's QPs address the other pair's
+	 * source; they are told the other pair's target instead) */
+	for (int i = 0; i < np; i++) {
+		struct mnic_peer_override o = ov;
+		int use_ov = have_ov;
+
+		if (np == 2) {
+			const struct mig_pair *q = &pr[1 - i];
+
+			memset(&o, 0, sizeof(o));
+			o.old_dip = q->qa.ipv4;
+			o.new_dip = q->qb.ipv4;
+			memcpy(o.new_dmac, q->qb.mac, 6);
+			use_ov = 1;
+		}
+		if (!opt.json)
+			fprintf(stderr, "[3/4] restore on %s ...\n", pr[i].to);
+		t0 = now_ms();
+		err = mnic_restore_image(pr[i].b, pr[i].img, pr[i].len, use_ov ? &o : NULL);
+		pr[i].t_rs = now_ms() - t0;
+		if (err < 0) {
+			rc = dev_fail(pr[i].b, "RESTORE_OBJECT(IMAGE)", err);
+			goto cancel;
+		}
+	}
+	ep_restored = epoch_ms();
+	/* 5. resume */
+	for (int i = 0; i < np; i++) {
+		if (!opt.json)
+			fprintf(stderr, "[4/4] resume on %s ...\n", pr[i].to);
+		t0 = now_ms();
+		err = mnic_resume_context(pr[i].b);
+		pr[i].t_res = now_ms() - t0;
+		if (err < 0) {
+			rc = dev_fail(pr[i].b, "RESUME_CONTEXT", err);
+			break;   /* past the point of no return: thaw onto the target */
+		}
+	}
+	ep_resumed = epoch_ms();
+	/* 6. thaw */
+	for (int i = 0; i < np; i++)
+		thaw_pid(&pr[i], 1);
+	ep_thawed = epoch_ms();
+	t_frozen = now_ms() - t_frozen0;
+	if (rc != MNICCTL_OK)
+		goto out;
 	if (opt.json) {
 		jopen(NULL, '{');
-		jstr("from", from);
-		jstr("to", to);
-		jdbl("checkpoint_ms", t_ck);
-		jdbl("transfer_ms", t_xfer);
-		jdbl("restore_ms", t_rs);
-		jdbl("resume_ms", t_res);
-		jnum("user_area_bytes", (unsigned long long)(copied > 0 ? copied : 0));
-		print_dump_stats(&st, len);
+		jopen("pairs", '[');
+		for (int i = 0; i < np; i++)
+			print_pair(&pr[i]);
+		jclose(']');
+		jdbl("frozen_ms", t_frozen);
+		jdbl("epoch_freeze_ms", ep_freeze);
+		jdbl("epoch_dumped_ms", ep_dumped);
+		jdbl("epoch_restored_ms", ep_restored);
+		jdbl("epoch_resumed_ms", ep_resumed);
+		jdbl("epoch_thawed_ms", ep_thawed);
+		if (np == 1) {   /* the one-pair keys at top level, as before */
+			jdbl("checkpoint_ms", pr[0].t_ck);
+			jdbl("transfer_ms", pr[0].t_xfer);
+			jdbl("restore_ms", pr[0].t_rs);
+			jdbl("resume_ms", pr[0].t_res);
+			jnum("user_area_bytes",
+			     (unsigned long long)(pr[0].copied > 0 ? pr[0].copied : 0));
+			print_dump_stats(&pr[0].st, pr[0].len);
+		}
 		jclose('}');
 	} else {
-		printf("migrated    %s -> %s\n", from, to);
-		printf("checkpoint  %.3f ms\ntransfer    %.3f ms (user area %lld bytes)\n"
-		       "restore     %.3f ms\nresume      %.3f ms\n",
-		       t_ck, t_xfer, (long long)(copied > 0 ? copied : 0), t_rs, t_res);
-		print_dump_stats(&st, len);
+		for (int i = 0; i < np; i++)
+			print_pair(&pr[i]);
+		printf("frozen      %.3f ms (freeze to thaw)\n", t_frozen);
+		printf("timeline    freeze %.3f dumped %.3f restored %.3f resumed %.3f thawed %.3f "
+		       "(epoch ms)\n", ep_freeze, ep_dumped, ep_restored, ep_resumed, ep_thawed);
 	}
-	rc = MNICCTL_OK;
 	goto out;
-abort_a:
-	/* the target refused: the source resumes in place, nothing is lost */
-	if (mnic_abort_dump(a) == 0)
-		fprintf(stderr, "mnicctl: %s resumed in place (ABORT_DUMP)\n", from);
+cancel:
+	/* nothing restored and resumed yet: every source resumes in place */
+	for (int i = 0; i < np; i++)
+		if (pr[i].dumped && mnic_abort_dump(pr[i].a) == 0)
+			fprintf(stderr, "mnicctl: %s resumed in place (ABORT_DUMP)\n", pr[i].from);
+	for (int i = 0; i < np; i++)
+		thaw_pid(&pr[i], 0);
 out:
-	free(img);
-	mnic_close(a);
-	mnic_close(b);
+	for (int i = 0; i < np; i++) {
+		free(pr[i].img);
+		mnic_close(pr[i].a);
+		mnic_close(pr[i].b);
+	}
 	return rc;
 }
 
@@ -1035,8 +1265,10 @@ static const struct subcmd {
 	{"flash", DEV_READY, cmd_flash,
 	 "flash IMG [--activate [--wait]]   write a firmware image into the inactive slot"},
 	{"migrate", DEV_NONE, cmd_migrate,
-	 "migrate --from DEV_A --to DEV_B [--copy-user-area] [--peer-override ...]\n"
-	 "                           dump on A, copy host memory, restore and resume on B"},
+	 "migrate --from DEV_A --to DEV_B [--copy-user-area] [--pid PID [--notify FILE]]\n"
+	 "        [--peer-override ...] [--after-dump CMD] [--from DEV_C --to DEV_D ...]\n"
+	 "                           freeze PID, dump on A, copy host memory, restore and\n"
+	 "                           resume on B, tell PID its new device, thaw it"},
 };
 
 static void help(void)

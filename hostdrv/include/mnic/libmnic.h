@@ -73,6 +73,15 @@ void mnic_close(struct mnic_dev *dev);
  * application's objects and memory now live on `path`).  On failure the
  * handle is unchanged. */
 int mnic_reopen(struct mnic_dev *dev, const char *path);
+/* Live migration of a frozen process (BAR backend, same BAR size): map
+ * `path` over the old BAR at the same address, so every host pointer the
+ * application holds stays valid and now reaches the target's copy of the
+ * user area.  Async-signal-safe (system calls and plain stores only: call
+ * it from the handler of the signal the migration tool sends before it
+ * thaws the process); no command may be in progress on `dev`.  -EXDEV
+ * another BAR size, -ENODEV/-EPROTO/-EIO not a READY mnic of this
+ * revision, -EINVAL kernel backend. */
+int mnic_reopen_inplace(struct mnic_dev *dev, const char *path);
 /* Human-readable reason for the last mnic_open/mnic_reopen failure in this
  * thread ("" if none). */
 const char *mnic_open_error(void);
