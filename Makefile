@@ -27,6 +27,14 @@ WARN := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-pr
 INCS := -Ihal/include -Ifirmware -Imgmt/include -Imgmt -I. -I$(GEN)
 
 FW_SRCS := $(wildcard firmware/*.c) $(wildcard mgmt/*.c) $(wildcard rocev2/*.c) hal/common/dma_window.c
+# Firmware images and A/B boot (boot/, docs/firmware-images.md)
+BOOT_LIB_SRCS := boot/sha256.c boot/fwimage.c boot/bootrec.c
+FW_SRCS += $(BOOT_LIB_SRCS)
+# FW_SELFTEST_FAIL=1: a firmware whose boot self-test fails (it never
+# confirms its slot: the loader reverts it), built apart in build/<board>-stfail/.
+ifeq ($(FW_SELFTEST_FAIL),1)
+BUILD := $(BUILD)-stfail
+endif
 
 ifeq ($(BOARD),qemu-virt-a15)
 CROSS := arm-none-eabi-
@@ -61,7 +69,10 @@ SIZE := $(CROSS)size
 CFLAGS := $(WARN) -O2 -g -ffreestanding -fno-stack-protector -ffunction-sections \
 	-fdata-sections $(ARCH_FLAGS) -Ihal/qemu-virt $(INCS)
 SRCS := $(FW_SRCS) $(addprefix hal/qemu-virt/,board.c gic.c gtimer.c semihost.c pl011.c \
-	pcie_ecam.c ivshmem.c virtio_net.c) $(START)
+	pcie_ecam.c ivshmem.c virtio_net.c pflash.c psci.c) $(START)
+ifeq ($(FW_SELFTEST_FAIL),1)
+CFLAGS += -DFW_SELFTEST_FAIL=1
+endif
 IMAGE := $(BUILD)/mnic-fw.elf
 endif
 
@@ -97,6 +108,41 @@ ifneq ($(BOARD),posix)
 endif
 
 -include $(OBJS:.o=.d)
+
+# ---- first-stage loader in flash0 (boot/loader, docs/firmware-images.md) ----
+# XIP from flash0, stack/bss at the board's loader_ram; no libc.  flash0.bin
+# is the whole 64 MiB bank QEMU wants for -drive if=pflash,unit=0.
+comma := ,
+ifneq ($(BOARD),posix)
+LOADER_DIR := $(BUILD)/loader
+LOADER_SRCS := boot/loader/loader.c $(BOOT_LIB_SRCS) hal/qemu-virt/pflash.c hal/qemu-virt/semihost.c
+LOADER_START := boot/loader/start_$(if $(filter qemu-virt-a15,$(BOARD)),a32,a64).S
+LOADER_ARCH := $(if $(filter qemu-virt-a15,$(BOARD)),-mcpu=cortex-a15 -marm -mfloat-abi=soft \
+	-mno-unaligned-access,-mcpu=cortex-a72 -mgeneral-regs-only -mstrict-align -fno-pie \
+	-isystem $(PICOLIBC)/include)
+LOADER_CFLAGS := $(WARN) -Os -g -ffreestanding -fno-builtin -fno-tree-loop-distribute-patterns \
+	-fno-stack-protector -ffunction-sections -fdata-sections $(LOADER_ARCH) \
+	-Ihal/qemu-virt $(INCS)
+LOADER_LDEXTRA := $(if $(filter qemu-virt-a72,$(BOARD)),-no-pie -Wl$(comma)--build-id=none)
+LOADER_OBJS := $(patsubst %,$(LOADER_DIR)/obj/%.o,$(LOADER_SRCS) $(LOADER_START))
+$(GEN)/loader.ld: $(GEN)/board.h
+$(LOADER_DIR)/obj/%.c.o: %.c $(GEN)/board.h
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC  $(BOARD) loader $<")
+	$(Q)$(CC) $(LOADER_CFLAGS) -MMD -MP -c $< -o $@
+$(LOADER_DIR)/obj/%.S.o: %.S
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(LOADER_ARCH) -c $< -o $@
+$(LOADER_DIR)/loader.elf: $(LOADER_OBJS) $(GEN)/loader.ld
+	$(if $(Q),@echo "  LD  $@")
+	$(Q)$(CC) $(LOADER_CFLAGS) -nostdlib -static -T $(GEN)/loader.ld -Wl,--gc-sections \
+		$(LOADER_LDEXTRA) $(LOADER_OBJS) -lgcc -o $@
+	$(Q)$(SIZE) $@ > $(LOADER_DIR)/size.txt
+$(LOADER_DIR)/flash0.bin: $(LOADER_DIR)/loader.elf
+	$(Q)$(CROSS)objcopy -O binary $< $@.tmp && truncate -s 64M $@.tmp && mv $@.tmp $@
+image: $(LOADER_DIR)/flash0.bin
+-include $(LOADER_OBJS:.o=.d)
+endif
 
 # ---- host unit tests (CMocka), plain and ASan+UBSan ----------------------
 include tests/unit/unit.mk
@@ -134,7 +180,12 @@ include hostdrv/hostdrv.mk
 # runs in build/kmod/ on links to hostdrv/kernel/.
 KMOD_SRCS := $(notdir $(wildcard hostdrv/kernel/*.c hostdrv/kernel/*.h)) Kbuild
 .PHONY: kmod
-kmod: build/kmod/mnic.ko
+kmod: build/kmod/mnic.ko build/kmod/mnic-ioctl-check
+# Hostile-caller checks of /dev/mnicN, run in the test VM (static: any libc).
+build/kmod/mnic-ioctl-check: hostdrv/kernel/test/mnic_ioctl_check.c $(wildcard mgmt/include/mnic/*.h)
+	@mkdir -p $(dir $@)
+	$(Q)gcc -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+		-O2 -Imgmt/include -static -pthread $< -o $@
 build/kmod/mnic.ko: $(addprefix hostdrv/kernel/,$(KMOD_SRCS)) $(wildcard mgmt/include/mnic/*.h)
 	@mkdir -p build/kmod
 	$(Q)kver=$(or $(KVER),$$(tests/vm/kver.sh --headers)) && \
