@@ -38,7 +38,9 @@ struct cmd_call {
 
 typedef int (*cmd_fn)(struct mnic_mgmt *m, struct cmd_call *c);
 
-enum handle_kind { H_NONE, H_PD, H_CQ, H_SRQ, H_SRQ_OPT, H_QP, H_MR };
+/* H_QP_BY_QPN: a QPN when op_mod is MNIC_QUERY_QP_BY_QPN, a slot cursor
+ * otherwise (QUERY_QP op_mod NEXT). */
+enum handle_kind { H_NONE, H_PD, H_CQ, H_SRQ, H_SRQ_OPT, H_QP, H_MR, H_QP_BY_QPN };
 
 struct cmd_range {
 	uint16_t off, len;
@@ -512,6 +514,18 @@ static int h_query_qp(struct mnic_mgmt *m, struct cmd_call *c)
 	int rc;
 
 	memcpy(&in, c->buf, sizeof(in));
+	if (c->op_mod == MNIC_QUERY_QP_NEXT) {
+		/* `mnicctl qp list`: the first live QP at or after the slot of
+		 * in.handle; its QPN goes in the reply's reserved word. */
+		uint32_t i;
+
+		for (i = in.handle & ROCEV2_QPN_IDX_MASK; i < ROCEV2_MAX_QP; i++)
+			if (m->cfg.engine->qps[i].in_use)
+				break;
+		if (i >= ROCEV2_MAX_QP)
+			return fail(c, MNIC_CMD_STAT_BAD_RES, HAL_ENXIO, MNIC_SITE_QP);
+		in.handle = m->cfg.engine->qps[i].qpn;
+	}
 	rc = rocev2_query_qp(m->cfg.engine, in.handle, &a);
 	if (rc)
 		return engine_fail(m, c, rc);
@@ -535,6 +549,8 @@ static int h_query_qp(struct mnic_mgmt *m, struct cmd_call *c)
 	o.attr.max_rd_atomic = a.max_rd_atomic;
 	o.attr.max_dest_rd_atomic = a.max_dest_rd_atomic;
 	o.attr.pkey_index = a.pkey_index;
+	if (c->op_mod == MNIC_QUERY_QP_NEXT)
+		o.reserved = in.handle;
 	if (qp)
 		o.mig_flags = (qp->stopped ? MNIC_QP_F_STOPPED : 0u) |
 			      (qp->paused ? MNIC_QP_F_PAUSED : 0u) |
@@ -782,8 +798,9 @@ static const struct cmd_desc cmd_table[] = {
 	  h_create_qp, NULL },
 	{ MNIC_CMD_MODIFY_QP, "MODIFY_QP", IN(mnic_cmd_modify_qp_in), IN(mnic_cmd_simple_out), 0,
 	  { { 0, 0 } }, { HANDLE(mnic_cmd_modify_qp_in, qpn, H_QP) }, h_modify_qp, NULL },
-	{ MNIC_CMD_QUERY_QP, "QUERY_QP", IN(mnic_cmd_handle_in), IN(mnic_cmd_query_qp_out), 0,
-	  { RSVD(mnic_cmd_handle_in, reserved) }, HANDLE_IN(H_QP), h_query_qp, NULL },
+	{ MNIC_CMD_QUERY_QP, "QUERY_QP", IN(mnic_cmd_handle_in), IN(mnic_cmd_query_qp_out),
+	  MNIC_QUERY_QP_NEXT, { RSVD(mnic_cmd_handle_in, reserved) }, HANDLE_IN(H_QP_BY_QPN),
+	  h_query_qp, NULL },
 	{ MNIC_CMD_DESTROY_QP, "DESTROY_QP", IN(mnic_cmd_handle_in), IN(mnic_cmd_simple_out), 0,
 	  { RSVD(mnic_cmd_handle_in, reserved) }, HANDLE_IN(H_QP), h_handle, rocev2_destroy_qp },
 	{ MNIC_CMD_SET_QP_MIG_KEY, "SET_QP_MIG_KEY", IN(mnic_cmd_set_qp_mig_key_in),
@@ -845,9 +862,13 @@ static int h_handle(struct mnic_mgmt *m, struct cmd_call *c)
 }
 
 /* 0 when the handle names a live object of kind k (NO_SRQ for H_SRQ_OPT). */
-static int handle_live(struct rocev2 *e, uint8_t k, uint32_t h)
+static int handle_live(struct rocev2 *e, uint8_t k, uint32_t h, uint16_t op_mod)
 {
 	switch (k) {
+	case H_QP_BY_QPN:
+		if (op_mod != MNIC_QUERY_QP_BY_QPN)
+			return 1;
+		return rocev2_qp_lookup(e, h) != NULL;
 	case H_PD:
 		return rocev2_pd_get(e, h) != NULL;
 	case H_CQ:
@@ -870,6 +891,7 @@ static int handle_live(struct rocev2 *e, uint8_t k, uint32_t h)
 static const uint16_t handle_site[] = {
 	[H_PD] = MNIC_SITE_PD, [H_CQ] = MNIC_SITE_CQ, [H_SRQ] = MNIC_SITE_SRQ,
 	[H_SRQ_OPT] = MNIC_SITE_SRQ, [H_QP] = MNIC_SITE_QP, [H_MR] = MNIC_SITE_MR,
+	[H_QP_BY_QPN] = MNIC_SITE_QP,
 };
 
 static int dispatch_checks(struct mnic_mgmt *m, const struct cmd_desc *d, struct cmd_call *c,
@@ -904,7 +926,7 @@ static int dispatch_checks(struct mnic_mgmt *m, const struct cmd_desc *d, struct
 
 		if (h->kind == H_NONE)
 			continue;
-		if (!handle_live(m->cfg.engine, h->kind, get32(c->buf + h->off))) {
+		if (!handle_live(m->cfg.engine, h->kind, get32(c->buf + h->off), hdr->op_mod)) {
 			m->cnt.refused_handle++;
 			return fail(c, MNIC_CMD_STAT_BAD_RES, HAL_EINVAL, handle_site[h->kind]);
 		}

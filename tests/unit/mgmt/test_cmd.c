@@ -252,7 +252,7 @@ static const struct op_case ops[] = {
 	{ MNIC_CMD_DESTROY_CQ, 16, 8, 0, 12 },
 	{ MNIC_CMD_CREATE_QP, 88, 16, 0, 36 },
 	{ MNIC_CMD_MODIFY_QP, 64, 8, 0, 0 },
-	{ MNIC_CMD_QUERY_QP, 16, 64, 0, 15 },
+	{ MNIC_CMD_QUERY_QP, 16, 64, 1, 15 },
 	{ MNIC_CMD_DESTROY_QP, 16, 8, 0, 13 },
 	{ MNIC_CMD_SET_QP_MIG_KEY, 32, 8, 0, 12 },
 	{ MNIC_CMD_CREATE_SRQ, 48, 16, 0, 44 },
@@ -511,6 +511,28 @@ static void test_object_lifecycle(void **state)
 	assert_int_equal(q.attr.dip, 0x0a000002);
 	assert_int_equal(q.attr.path_mtu, ROCEV2_MTU_1024);
 	assert_int_equal(q.mig_flags, 0);
+	/* QUERY_QP op_mod NEXT walks the live QPs by slot (mnicctl qp list). */
+	{
+		struct mnic_cmd_handle_in in = { in_hdr(MNIC_CMD_QUERY_QP, MNIC_QUERY_QP_NEXT), 0, 0 };
+		struct mnic_cmd_query_qp_out n;
+
+		r = issue(&H, &in, sizeof(in), sizeof(n));
+		expect_status(&r, MNIC_CMD_STAT_OK, 0);
+		memcpy(&n, r.out, sizeof(n));
+		assert_int_equal(n.reserved, o[4]);
+		assert_int_equal(n.attr.sq_psn, 0x777);
+		in.handle = (o[4] & 0xfffu) + 1u;
+		r = issue(&H, &in, sizeof(in), sizeof(n));
+		memcpy(&n, r.out, sizeof(n));
+		assert_int_equal(n.reserved, o[5]);
+		in.handle = (o[5] & 0xfffu) + 1u;
+		r = issue(&H, &in, sizeof(in), sizeof(n));
+		expect_status(&r, MNIC_CMD_STAT_BAD_RES, MNIC_SITE_QP);
+		assert_int_equal(MNIC_SYND_ERRNO(r.syndrome), HAL_ENXIO);
+		in.handle = 0xffffffffu;
+		r = issue(&H, &in, sizeof(in), sizeof(n));
+		expect_status(&r, MNIC_CMD_STAT_BAD_RES, MNIC_SITE_QP);
+	}
 	/* An illegal transition (RTS -> INIT) is the engine's refusal. */
 	{
 		struct mnic_qp_attr a;
