@@ -465,6 +465,9 @@ void hal_platform_wait(struct hal_platform *p, uint64_t deadline_ns)
 		ts.tv_nsec = (long)(left % NS_PER_S);
 		timeout = &ts;
 	}
+	/* Going idle also writes the capture out: a NIC killed by its test
+	 * while idle leaves a complete pcap (stdio buffers die with it). */
+	pcap_flush(&capture);
 	/* EINTR is a wakeup like any other: the caller re-checks its work. */
 	ppoll(pfd, n_ports, timeout, NULL);
 }

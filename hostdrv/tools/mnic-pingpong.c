@@ -347,7 +347,7 @@ static void usage(const char *argv0)
 	       "  -c, --chk              validate received buffer (as ibv_rc_pingpong)\n"
 	       "  -V, --verify           validate every byte (both ends mnic-pingpong)\n"
 	       "  -M, --dmac=<mac>       the peer's MAC (default: from its IPv4 by convention)\n"
-	       "  -t, --timeout=<s>      give up after <s> seconds without progress (default 60)\n"
+	       "  -T, --timeout=<s>      give up after <s> seconds without progress (default 60)\n"
 	       "  -i, -g, -l, -e, -o, -P, -t  accepted for compatibility, ignored\n",
 	       argv0, argv0);
 }
