@@ -99,6 +99,7 @@ mr=\$(mnicctl -d \$D create mr "\$pd" 65536 | sed -n 's/^mr \([^ ]*\).*/\1/p'); 
 qp=\$(mnicctl -d \$D create qp "\$pd" "\$cq" | sed -n 's/^qp //p'); echo "  qp \$qp"
 check create_objects test -n "\$pd" -a -n "\$cq" -a -n "\$mr" -a -n "\$qp"
 check qp_show mnicctl -d \$D qp show "\$qp"
+check qp_list mnicctl -d \$D qp list
 
 # The server listens on the VM's loopback only (mnic-pingpong's network
 # hygiene); a busybox relay on eth0:18516 (the hostfwd target) reaches it.
