@@ -361,6 +361,16 @@ static enum comp_state st_check_ack(struct comp_ctx *c)
 	 * none, and we post receive WQEs by RNR NAK instead). */
 	switch (syn & AETH_TYPE_MASK) {
 	case AETH_ACK:
+		/* A READ or atomic completes with its own responses, which
+		 * carry its data (IBA 9.7.5.1.3; the responder never ACKs
+		 * one), never with a plain ACK at its PSN: that is a late
+		 * ACK of a RESUME sent again (PSN = comp.psn, migrate.c), or
+		 * stray.  Dropped; the retransmit timer recovers a lost
+		 * response. */
+		if (flags & (CWR_RD | CWR_ATOMIC)) {
+			c->e->cnt.comp_dup_acks++;
+			return COMPST_DONE;
+		}
 		c->e->cnt.comp_acks++;
 		comp_reset_retries(qp);
 		return COMPST_WRITE_SEND;

@@ -279,6 +279,31 @@ static void test_atomic_ack(void **state)
 	assert_int_equal(qp->req.rd_atomic_outstanding, 0);
 }
 
+/* A plain ACK at the PSN of a READ or an atomic (the late ACK of a RESUME
+ * sent again carries comp.psn, migrate.c) does not complete it: before,
+ * the atomic completed with success and no result in its buffer (seen by
+ * mnic-traffic across a migration under loss).  Its own response does. */
+static void test_plain_ack_does_not_complete_rd_atomic(void **state)
+{
+	static const uint8_t orig[8] = { 7, 0, 0, 0, 0, 0, 0, 0 };
+
+	(void)state;
+	h_init(&cfg_default);
+	memset(host + DST, 0xa5, 16);
+	post_op(MNIC_WR_ATOMIC_CMP_AND_SWP, 1, DST, 8, MNIC_SEND_SIGNALED);
+	post_op(MNIC_WR_RDMA_READ, 2, DST + 8, 8, MNIC_SEND_SIGNALED);
+	assert_int_equal(pump(), 2);
+	inject(OP_ACKNOWLEDGE, 0, AETH_ACK_UNLIMITED, NULL, 0, 0);
+	expect_no_cqe();
+	assert_int_equal(e->cnt.comp_acks, 0);
+	inject(OP_ATOMIC_ACKNOWLEDGE, 0, AETH_ACK_UNLIMITED, NULL, 0, 7);
+	expect_cqe(1, MNIC_WC_SUCCESS, MNIC_WC_COMP_SWAP, 8);
+	assert_memory_equal(host + DST, orig, 8);
+	inject(OP_ACKNOWLEDGE, 1, AETH_ACK_UNLIMITED, NULL, 0, 0);
+	expect_no_cqe();
+	assert_int_equal(qp->state, ROCEV2_QPS_RTS);
+}
+
 /* Local protection on the completer side: READ data or an atomic result
  * into memory without LOCAL_WRITE. */
 static void test_scatter_protection(void **state)
@@ -911,6 +936,7 @@ int main(void)
 		cmocka_unit_test(test_ack_coalescing),
 		cmocka_unit_test(test_partial_ack),
 		cmocka_unit_test(test_read_scatter),
+		cmocka_unit_test(test_plain_ack_does_not_complete_rd_atomic),
 		cmocka_unit_test(test_bad_responses),
 		cmocka_unit_test(test_read_out_of_sequence),
 		cmocka_unit_test(test_read_partial_retry),
