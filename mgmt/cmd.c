@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "hal/errno.h"
+#include "fwflash.h"
 #include "mgmt.h"
 #include "mnic/cmd_names.h"
 #include "rocev2/dump.h"
@@ -229,11 +230,20 @@ static int h_query_device(struct mnic_mgmt *m, struct cmd_call *c)
 	return 0;
 }
 
+/* Firmware update commands live in mgmt/fwflash.c (issue #8). */
+static int h_fw(struct mnic_mgmt *m, struct cmd_call *c)
+{
+	return mnic_fwflash_cmd(m, c->opcode, c->op_mod, c->buf, c->in_len, c->out_len,
+				&c->produced, &c->status, &c->syndrome);
+}
+
 static int h_fw_query(struct mnic_mgmt *m, struct cmd_call *c)
 {
 	const struct rocev2 *e = m->cfg.engine;
 	struct mnic_cmd_fw_query_out o;
 
+	if (c->op_mod == MNIC_FW_QUERY_SLOTS)
+		return h_fw(m, c);
 	memset(&o, 0, sizeof(o));
 	o.fw_version = MNIC_FW_VERSION_CUR;
 	o.board_id = m->cfg.board_id;
@@ -776,7 +786,8 @@ static int h_mig_config(struct mnic_mgmt *m, struct cmd_call *c)
 static const struct cmd_desc cmd_table[] = {
 	{ MNIC_CMD_QUERY_DEVICE, "QUERY_DEVICE", IN(mnic_cmd_simple_in),
 	  IN(mnic_cmd_query_device_out), 0, { { 0, 0 } }, { { 0, 0 } }, h_query_device, NULL },
-	{ MNIC_CMD_FW_QUERY, "FW_QUERY", IN(mnic_cmd_simple_in), IN(mnic_cmd_fw_query_out), 0,
+	{ MNIC_CMD_FW_QUERY, "FW_QUERY", IN(mnic_cmd_simple_in), IN(mnic_cmd_fw_query_out),
+	  MNIC_FW_QUERY_SLOTS,
 	  { { 0, 0 } }, { { 0, 0 } }, h_fw_query, NULL },
 	{ MNIC_CMD_QUERY_COUNTERS, "QUERY_COUNTERS", IN(mnic_cmd_simple_in),
 	  IN(mnic_cmd_query_counters_out), MNIC_COUNTERS_PORT, { { 0, 0 } }, { { 0, 0 } },
@@ -830,6 +841,15 @@ static const struct cmd_desc cmd_table[] = {
 	  IN(mnic_cmd_simple_out), 0, { { 0, 0 } }, { { 0, 0 } }, h_resume_context, NULL },
 	{ MNIC_CMD_ABORT_DUMP, "ABORT_DUMP", IN(mnic_cmd_simple_in), IN(mnic_cmd_simple_out), 0,
 	  { { 0, 0 } }, { { 0, 0 } }, h_abort_dump, NULL },
+	{ MNIC_CMD_FW_FLASH_BEGIN, "FW_FLASH_BEGIN", IN(mnic_cmd_fw_flash_begin_in),
+	  IN(mnic_cmd_simple_out), 0, { RSVD(mnic_cmd_fw_flash_begin_in, reserved) }, { { 0, 0 } },
+	  h_fw, NULL },
+	{ MNIC_CMD_FW_FLASH_DATA, "FW_FLASH_DATA", IN(mnic_cmd_fw_flash_data_in),
+	  IN(mnic_cmd_simple_out), 0, { { 0, 0 } }, { { 0, 0 } }, h_fw, NULL },
+	{ MNIC_CMD_FW_FLASH_END, "FW_FLASH_END", IN(mnic_cmd_simple_in),
+	  IN(mnic_cmd_fw_flash_end_out), 0, { { 0, 0 } }, { { 0, 0 } }, h_fw, NULL },
+	{ MNIC_CMD_FW_ACTIVATE, "FW_ACTIVATE", IN(mnic_cmd_fw_activate_in), IN(mnic_cmd_simple_out),
+	  0, { RSVD(mnic_cmd_fw_activate_in, reserved) }, { { 0, 0 } }, h_fw, NULL },
 	{ MNIC_CMD_MIG_CONFIG, "MIG_CONFIG", IN(mnic_cmd_mig_config_in), IN(mnic_cmd_simple_out), 0,
 	  { RSVD(mnic_cmd_mig_config_in, reserved) }, { { 0, 0 } }, h_mig_config, NULL },
 };

@@ -3,17 +3,24 @@
 #
 #   qemu-board/nic.sh --board BOARD --name NAME [--mac MAC] [--switch DIR]
 #                     [--selftest] [--bar FILE] [--impair SPEC] [--gdb]
-#                     [--pcap FILE] [--image ELF] [--dry-run] [-- FIRMWARE ARGS...]
+#                     [--pcap FILE] [--image ELF] [--flash FLASH1] [--dry-run]
+#                     [-- FIRMWARE ARGS...]
 #
 # QEMU boards: -nic none, the NIC's port on the switch (-netdev vde), and
 # an ivshmem-plain BAR backed by FILE (default build/nics/NAME.bar).
 # --selftest: two ports joined by QEMU's internal hub instead of the switch,
 # so the self-test sends frames from one port to the other.
 # posix: runs build/posix[-asan]/mnic-fw with the same switch and BAR file.
+# --flash FLASH1: boot as a board does, from pflash instead of -kernel: the
+# first-stage loader (build/BOARD/loader/flash0.bin, read-only bank 0)
+# picks and verifies a slot in FLASH1 (bank 1, 64 MiB, made by `mnicctl
+# image flash-file`; written by the NIC when it updates itself).  The
+# firmware's command line travels as semihosting arguments (no -append
+# without -kernel); a PSCI reset reboots through the loader in place.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-board=; name=; mac=; sw=; selftest=0; bar=; impair=; gdb=0; dry=0; pcap=; image=; san=${SAN:-0}
+board=; name=; mac=; sw=; selftest=0; bar=; impair=; gdb=0; dry=0; pcap=; image=; san=${SAN:-0}; flash1=
 while [ $# -gt 0 ]; do
   case $1 in
     --board) board=${2:?--board needs a value}; shift 2 ;;
@@ -24,6 +31,7 @@ while [ $# -gt 0 ]; do
     --impair) impair=${2:?--impair needs a value}; shift 2 ;;
     --pcap) pcap=${2:?--pcap needs a value}; shift 2 ;;
     --image) image=${2:?--image needs a value}; shift 2 ;;
+    --flash) flash1=${2:?--flash needs a value}; shift 2 ;;
     --selftest) selftest=1; shift ;;
     --gdb) gdb=1; shift ;;
     --dry-run) dry=1; shift ;;
@@ -59,14 +67,28 @@ else
   [ -f "$elf" ] || mnic_die "nic.sh: $elf not built; run: make BOARD=$board"
   # shellcheck disable=SC2206
   cmd=("$QEMU" $QEMU_BOARD_ARGS -kernel "$elf")
+  fwargs=("$@")
+  [ $selftest = 0 ] || fwargs=(selftest "$@")
+  if [ -n "$flash1" ]; then
+    flash0=$MNIC_ROOT/build/$board/loader/flash0.bin
+    [ -f "$flash0" ] || mnic_die "nic.sh: $flash0 not built; run: make BOARD=$board"
+    [ -f "$flash1" ] || mnic_die "nic.sh: no slot flash $flash1 (make one: mnicctl image flash-file)"
+    sh_args=enable=on,target=native,arg=mnic-fw
+    for a in "${fwargs[@]}"; do sh_args+=",arg=${a//,/,,}"; done   # QEMU escapes ',' as ',,'
+    # shellcheck disable=SC2206
+    cmd=("$QEMU" $QEMU_BOARD_ARGS
+         -drive "if=pflash,format=raw,unit=0,readonly=on,file=$flash0"
+         -drive "if=pflash,format=raw,unit=1,file=$flash1"
+         -semihosting-config "$sh_args")
+  fi
   if [ $selftest = 1 ]; then
     cmd+=(-netdev hubport,id=n0,hubid=0 -device "virtio-net-device,netdev=n0,mac=${mac:-52:54:00:5e:00:01}"
-          -netdev hubport,id=n1,hubid=0 -device virtio-net-device,netdev=n1,mac=52:54:00:5e:00:02
-          -append "selftest $*")
+          -netdev hubport,id=n1,hubid=0 -device virtio-net-device,netdev=n1,mac=52:54:00:5e:00:02)
   else
-    cmd+=(-netdev "vde,id=n0,sock=$sw" -device "virtio-net-device,netdev=n0,mac=$mac" -append "$*")
+    cmd+=(-netdev "vde,id=n0,sock=$sw" -device "virtio-net-device,netdev=n0,mac=$mac")
     [ -z "$pcap" ] || cmd+=(-object "filter-dump,id=dump0,netdev=n0,file=$pcap")
   fi
+  [ -n "$flash1" ] || cmd+=(-append "${fwargs[*]}")
   cmd+=(-object "memory-backend-file,id=bar,share=on,mem-path=$bar,size=$BAR_SIZE"
         -device ivshmem-plain,memdev=bar)
   [ $gdb = 0 ] || cmd+=(-s -S)

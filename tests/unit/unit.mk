@@ -88,7 +88,8 @@ build/host/unit/test_icrc build/host-asan/unit/test_icrc: rocev2/icrc.c
 
 # Host interface (issue #5): the command queue transport and the
 # dispatcher with the real engine behind it (tests/unit/mgmt/fake_host.h).
-MGMT_SRCS := mgmt/cmdq.c mgmt/cmd.c mgmt/doorbell.c mgmt/cmd_names.c
+MGMT_SRCS := mgmt/cmdq.c mgmt/cmd.c mgmt/doorbell.c mgmt/cmd_names.c mgmt/fwflash.c \
+	boot/sha256.c boot/fwimage.c boot/bootrec.c
 define mgmt_test
 UNIT_TESTS += $(1)
 $(1)_SRCS := tests/unit/mgmt/$(1).c $(MGMT_SRCS) $(ROCEV2_ENGINE_SRCS)

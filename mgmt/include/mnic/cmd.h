@@ -462,7 +462,8 @@ struct mnic_cmd_fw_slots_out {
 	uint32_t update_written;
 	uint32_t update_total;
 	uint32_t chunk_max;            /* MNIC_FW_FLASH_CHUNK_MAX */
-	uint32_t reserved[2];
+	uint32_t refused;              /* FW_* commands refused since boot */
+	uint32_t flash_errors;         /* erase/program failures since boot */
 	struct mnic_fw_slot_info slot[2];
 	uint8_t bootrec[64];           /* struct mnic_bootrec, as on flash (newest copy) */
 };

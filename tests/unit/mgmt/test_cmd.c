@@ -244,7 +244,7 @@ struct op_case {
 
 static const struct op_case ops[] = {
 	{ MNIC_CMD_QUERY_DEVICE, 8, 120, 0, 0 },
-	{ MNIC_CMD_FW_QUERY, 8, 88, 0, 0 },
+	{ MNIC_CMD_FW_QUERY, 8, 88, 1, 0 },          /* op_mod 1: FW_QUERY_SLOTS */
 	{ MNIC_CMD_QUERY_COUNTERS, 8, 16, 2, 0 },
 	{ MNIC_CMD_GET_EVENTS, 8, 16, 0, 0 },
 	{ MNIC_CMD_NOP, 8, 8, 0, 0 },
@@ -267,6 +267,10 @@ static const struct op_case ops[] = {
 	{ MNIC_CMD_RESUME_CONTEXT, 8, 8, 0, 0 },
 	{ MNIC_CMD_ABORT_DUMP, 8, 8, 0, 0 },
 	{ MNIC_CMD_MIG_CONFIG, 16, 8, 0, 12 },
+	{ MNIC_CMD_FW_FLASH_BEGIN, 144, 8, 0, 12 },
+	{ MNIC_CMD_FW_FLASH_DATA, 16, 8, 0, 0 },
+	{ MNIC_CMD_FW_FLASH_END, 8, 16, 0, 0 },
+	{ MNIC_CMD_FW_ACTIVATE, 16, 8, 0, 12 },
 };
 
 static void check_unchanged(struct host *h, const struct mnic_cmd_query_device_out *before)
@@ -283,7 +287,7 @@ static void check_unchanged(struct host *h, const struct mnic_cmd_query_device_o
 
 static void test_every_opcode_validation(void **state)
 {
-	uint8_t in[128];
+	uint8_t in[160];
 	uint32_t o[6];
 	struct mnic_cmd_query_device_out before;
 	size_t i;
