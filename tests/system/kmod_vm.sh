@@ -5,7 +5,9 @@
 #   switch --- QEMU A15 NIC (BAR file a15.bar) <-ivshmem-plain-> x86 VM: mnic.ko, /dev/mnic0
 #         \--- POSIX NIC   (BAR file posix.bar) <- host: mnic-pingpong client (BAR backend)
 #
-# Inside the VM: insmod mnic.ko; /dev/mnic0 and sysfs health (state,
+# Inside the VM: insmod mnic.ko (two decoy ivshmem devices: no init
+# segment -> left alone, another cmdif_rev -> refused with a message);
+# /dev/mnic0 and sysfs health (state,
 # command queue, board, a moving heartbeat); `mnicctl info`; create a PD,
 # CQ, MR and QP; an RC ping-pong (mnic-pingpong --verify, every byte
 # checked) against the POSIX NIC driven from the host, the out-of-band TCP
@@ -82,6 +84,11 @@ ip link set lo up; ip link set eth0 up; ip addr add 10.0.2.15/24 dev eth0
 check insmod insmod /lib/mnic.ko
 check dev_node test -c \$D
 [ -c \$D ] || finish
+check one_device_bound eq "\$(ls /sys/bus/pci/drivers/mnic | grep -c '^0000:')" 1
+check no_second_node test ! -e /dev/mnic1
+dmesg > /tmp/dmesg.probe
+check rev_mismatch_reported grep -q "revision $((rev - 1)), this driver speaks $rev" /tmp/dmesg.probe
+check decoy_silent eq "\$(grep -c 'mnic 0000:00:01.0' /tmp/dmesg.probe)" 0
 check health_state eq "\$(cat \$H/state)" ready
 check cmdq_status eq "\$(cat \$H/cmdq_status)" running
 check board_name eq "\$(cat \$H/board_name)" qemu-virt-a15
@@ -148,9 +155,21 @@ INIT
   --modules "virtio_net virtio_pci" --bins "$pingpong" \
   --files "$ko:/lib/mnic.ko $mnicctl:/bin/mnicctl $ioctl_check:/bin/mnic-ioctl-check"
 
+# Two more ivshmem devices, probed before the NIC's: one with no init
+# segment (some other ivshmem user: left alone without a word) and one with
+# the magic but another command-interface revision (refused, with a message).
+truncate -s 16M "$out/other.bar"
+python3 - "$out/oldrev.bar" "$rev" <<'PY'
+import struct, sys
+with open(sys.argv[1], "wb") as f:
+    f.truncate(16 << 20)
+    f.write(struct.pack("<IIIII", 0x43494E4D, 1 << 16, int(sys.argv[2]) - 1, 1, 2))
+PY
+
 # ---- boot; the host plays the ping-pong client when the server is up
 start=$(date +%s)
-"$root/tests/vm/vm.sh" --kver "$kver" --initrd "$out/initrd.gz" --ivshmem "$out/a15.bar" \
+"$root/tests/vm/vm.sh" --kver "$kver" --initrd "$out/initrd.gz" --ivshmem "$out/other.bar" \
+  --ivshmem "$out/oldrev.bar" --ivshmem "$out/a15.bar" \
   --hostfwd "$port:18516" --log "$out/vm.log" --append "loglevel=4" >"$out/qemu.log" 2>&1 &
 vm=$!; mnic_track $vm
 client_rc=1
