@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# Live migration of a running RDMA application between POSIX NICs (issue 4,
+# "Integration"): a switch, NICs A, B, C (and D) with seeded impairment
+# (2 % drop, 1 % duplicate, 2 % reorder on every NIC), mnic-traffic between
+# host A/NIC A and host B/NIC B on 8 QPs (SEND, WRITE_WITH_IMM, READ,
+# FETCH_ADD, CMP_SWAP both ways, sequence number + CRC32C in every message),
+# and `mnicctl migrate --pid` moving a process's NIC context and user area
+# mid-stream (docs/migration-howto.md).  Scenarios, one PASS/FAIL line each:
+#   single      B -> C: nothing lost, duplicated or reordered on any QP, no
+#               error completion, atomics exactly once (both sides judge),
+#               A's QPs now address C, C sent RESUMEs and had them ACKed
+#   both_ends   A -> D and B -> C in the same window (peer-address
+#               overrides derived by mnicctl): the same checks
+#   forged      a shared migration key; while A is paused a RESUME with a
+#               wrong MAC and one without a MAC are injected on the wire as
+#               if from C: both dropped and counted (mig_resume_forged), A
+#               stays paused at B's address; then the real restore on C
+#   no_restore  B is frozen and dumped, never restored: A's QPs reach the
+#               pause timeout (MIG_CONFIG 1500 ms), go to ERR, every
+#               outstanding WQE completes with an error, the app ends
+#   abort       B dumped mid-stream, then ABORT_DUMP: B resumes in place,
+#               all traffic verified
+# SAN=1 runs the ASan+UBSan firmware (tools are always the ASan builds).
+set -euo pipefail
+. "$(dirname "$0")/../../qemu-board/lib.sh"
+mnic_init
+out=$MNIC_ROOT/build/test-integration/migrate-posix; rm -rf "$out"; mkdir -p "$out"
+if [ "${SAN:-0}" = 1 ]; then fw=$MNIC_ROOT/build/posix-asan/mnic-fw; else fw=$MNIC_ROOT/build/posix/mnic-fw; fi
+tools=${MIG_TOOLS:-$MNIC_ROOT/build/host-asan/hostdrv}
+M=$tools/mnicctl
+T=$tools/mnic-traffic
+INJ=$MNIC_ROOT/tests/tools/mnic-inject.py
+for f in "$fw" "$M" "$T"; do [ -x "$f" ] || mnic_die "$f missing: run make BOARD=posix hostdrv"; done
+command -v python3 >/dev/null || mnic_die "python3 missing"
+IMPAIR=${IMPAIR:-drop=0.02,dup=0.01,reorder=0.02}
+DUR=${MIG_DURATION:-6}
+QPS=${MIG_QPS:-8}
+KEY=000102030405060708090a0b0c0d0e0f
+json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
+failed=0
+
+# ---- NICs ---------------------------------------------------------------------
+NIC_PIDS=()
+start_nics() {   # scenario names...
+  local dir=$1 i=0 n; shift
+  mkdir -p "$dir"
+  mnic_switch_start "$dir/switch"
+  NIC_PIDS=("$MNIC_SWITCH_PID")
+  for n in "$@"; do
+    i=$((i + 1))
+    "$fw" --name "$n" --vde "$dir/switch" --mac "52:54:00:73:00:0$i" --bar "$dir/$n.bar" \
+      --impair "$IMPAIR,seed=$((i * 7919 + RANDOM % 1000))" \
+      -- run db_min_us=20 db_max_us=1000 >"$dir/$n.log" 2>&1 &
+    NIC_PIDS+=($!); mnic_track $!
+    mnic_wait_line "$dir/$n.log" "^MNIC READY" 20 $! || { cat "$dir/$n.log"; mnic_die "$n not ready"; }
+  done
+}
+stop_nics() {
+  local p
+  for p in "${NIC_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${NIC_PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+  NIC_PIDS=()
+}
+ip_of() { echo "10.115.0.$1"; }    # NIC i: MAC 52:54:00:73:00:0i <-> 10.115.0.i
+
+# ---- traffic ---------------------------------------------------------------------
+# start_traffic DIR [server args] -- [client args]: A serves, B connects
+start_traffic() {
+  local dir=$1 sargs=() cargs=(); shift
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do sargs+=("$1"); shift; done
+  [ $# -gt 0 ] && shift
+  cargs=("$@")
+  PORT=$((20000 + RANDOM % 5000))
+  "$T" -d "$dir/a.bar" -p $PORT -q "$QPS" -t 40 -T "$dir/timeline-a.csv" "${sargs[@]}" \
+    >"$dir/traffic-a.log" 2>&1 &
+  TA=$!; mnic_track $TA
+  "$T" -d "$dir/b.bar" -p $PORT -q "$QPS" -t 40 -T "$dir/timeline-b.csv" "${cargs[@]}" 127.0.0.1 \
+    >"$dir/traffic-b.log" 2>&1 &
+  TB=$!; mnic_track $TB
+  mnic_wait_line "$dir/traffic-a.log" "connected" 20 $TA || { cat "$dir"/traffic-*.log; return 1; }
+  mnic_wait_line "$dir/traffic-b.log" "connected" 20 $TB || { cat "$dir"/traffic-*.log; return 1; }
+}
+# wait_traffic DIR: both must PASS
+wait_traffic() {
+  local dir=$1 ra rb
+  mnic_wait_pid $TA 90; ra=$MNIC_RC
+  mnic_wait_pid $TB 90; rb=$MNIC_RC
+  grep -h "^TRAFFIC" "$dir"/traffic-*.log || true
+  if [ "$ra" != 0 ] || [ "$rb" != 0 ]; then
+    grep -hv "^TRAFFIC\|^ops" "$dir"/traffic-*.log | head -20
+    echo "traffic: A exit $ra, B exit $rb"
+    diag "$dir"; return 1
+  fi
+  grep -q "^TRAFFIC PASS .* lost=0 dup=0 ooo=0 bad=0 errors=0 .*read_bad=0 .*atomic_bad=0" "$dir/traffic-a.log" &&
+  grep -q "^TRAFFIC PASS .* lost=0 dup=0 ooo=0 bad=0 errors=0 .*read_bad=0 .*atomic_bad=0" "$dir/traffic-b.log" ||
+    { echo "traffic: not a clean PASS"; return 1; }
+}
+# the state of every NIC of a failed scenario, into its log
+diag() {
+  local bar
+  for bar in "$1"/*.bar; do
+    echo "--- $(basename "$bar"): QPs and non-zero engine counters"
+    "$M" -d "$bar" qp list 2>&1 || true
+    "$M" -d "$bar" counters --engine 2>&1 | awk '$2 != 0' | tr -s ' ' | paste -sd' ' || true
+  done
+}
+counter() {   # DEV NAME
+  "$M" -d "$1" --json counters --engine | json "d['engine']['$2']"
+}
+# every QP of DEV addresses IP, and none is paused or stopped
+qps_address() {   # DEV IP
+  local got
+  got=$("$M" -d "$1" --json qp list | json "sorted(set((q['dip'], q['paused'], q['stopped'], q['state']) for q in d))")
+  [ "$got" = "[('$2', 0, 0, 'RTS')]" ] || { echo "QPs of $1: $got, want all RTS at $2"; return 1; }
+}
+result() {   # name rc
+  if [ "$2" = 0 ]; then echo "[ PASS ] migrate_posix/$1"; else echo "[ FAIL ] migrate_posix/$1"; failed=1; fi
+}
+
+# ---- 1. single end: B -> C ------------------------------------------------------------
+sc_single() {
+  local d=$out/single
+  start_nics "$d" a b c
+  start_traffic "$d" -D "$DUR" -- -D "$DUR" -N "$d/notify" || return 1
+  sleep 2
+  "$M" migrate --from "$d/b.bar" --to "$d/c.bar" --pid $TB --notify "$d/notify" >"$d/migrate.log" 2>&1 ||
+    { cat "$d/migrate.log"; return 1; }
+  cat "$d/migrate.log"
+  wait_traffic "$d" || return 1
+  grep -q "^TRAFFIC PASS role=client .* migrations=1 .*device=$d/c.bar" "$d/traffic-b.log" ||
+    { echo "B's process did not end on C"; return 1; }
+  qps_address "$d/a.bar" "$(ip_of 3)" || return 1
+  local sent acked resumes
+  sent=$(counter "$d/c.bar" mig_resumes_sent); acked=$(counter "$d/c.bar" mig_resumes_acked)
+  resumes=$(counter "$d/a.bar" resp_resumes)
+  echo "C: mig_resumes_sent=$sent mig_resumes_acked=$acked; A: resp_resumes=$resumes"
+  [ "$sent" -ge "$QPS" ] && [ "$acked" -ge "$QPS" ] && [ "$resumes" -ge "$QPS" ] ||
+    { echo "RESUME not sent/acked on every QP"; return 1; }
+  grep -h "max_gap_ms" "$d/traffic-a.log" | sed 's/.*max_gap_ms=\([0-9.]*\).*/downtime seen by A: \1 ms/'
+  stop_nics
+}
+
+rc=0; sc_single || rc=$?; result single $rc; stop_nics
+
+[ $failed = 0 ] || mnic_die "migrate_posix: a scenario failed (logs: $out)"
+echo "migrate_posix: PASS"
