@@ -50,13 +50,14 @@ mkdir -p "$stage"/{bin,sbin,etc,proc,sys,dev,tmp,run,root,lib/modules/"$kver"}
 cp "$busybox" "$stage/bin/busybox"
 for applet in $("$busybox" --list-full); do
   # --list-full names bin/sh, sbin/insmod, usr/bin/...: keep it flat in /bin and /sbin.
+  # Relative links: a stray write through one stays inside the stage.
   [ "${applet##*/}" = busybox ] && continue
   case $applet in
-    sbin/*|usr/sbin/*) ln -sf /bin/busybox "$stage/sbin/${applet##*/}" ;;
-    *) ln -sf /bin/busybox "$stage/bin/${applet##*/}" ;;
+    sbin/*|usr/sbin/*) ln -sf ../bin/busybox "$stage/sbin/${applet##*/}" ;;
+    *) ln -sf busybox "$stage/bin/${applet##*/}" ;;
   esac
 done
-[ -e "$stage/bin/sh" ] || ln -sf /bin/busybox "$stage/bin/sh"
+[ -e "$stage/bin/sh" ] || ln -sf busybox "$stage/bin/sh"
 
 # ---- modules: modules.dep lines are "path: dep1 dep2 ..." (transitive, load
 # order is right to left); names compare with '-' and '_' equal.
