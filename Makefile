@@ -208,6 +208,8 @@ build/interop/mnic-rw: tests/interop/mnic-rw.c tests/interop/rw_proto.h $(HOSTDR
 images:
 	$(Q)$(MAKE) --no-print-directory BOARD=qemu-virt-a15 all
 	$(Q)$(MAKE) --no-print-directory BOARD=qemu-virt-a72 all
+	$(Q)$(MAKE) --no-print-directory BOARD=qemu-virt-a15 FW_SELFTEST_FAIL=1 all
+	$(Q)$(MAKE) --no-print-directory BOARD=qemu-virt-a72 FW_SELFTEST_FAIL=1 all
 	$(Q)$(MAKE) --no-print-directory BOARD=posix all
 	$(Q)$(MAKE) --no-print-directory BOARD=posix SAN=1 all
 	$(Q)$(MAKE) --no-print-directory hostdrv

@@ -138,11 +138,13 @@ static void note(struct mnic_bootrec *r, uint8_t ev, unsigned slot)
 int boot_select(const struct boot_flash *f, const struct fwimg_limits *lim, struct boot_choice *c)
 {
 	struct mnic_bootrec r;
+	uint8_t ev = MNIC_BOOT_EV_NONE;   /* what this boot did, for the hand-off */
 	int dirty = 0, rc, attempt;
 	unsigned slot, s;
 
 	memset(c, 0, sizeof(*c));
 	c->slot = -1;
+	c->reverted = -1;
 	if (bootrec_load(f, &r) < 0)
 		dirty = 1;             /* fresh flash: rescue below finds the image */
 	for (attempt = 0; attempt < 3; attempt++) {
@@ -150,6 +152,8 @@ int boot_select(const struct boot_flash *f, const struct fwimg_limits *lim, stru
 			if (r.boot_count >= r.max_boots) {
 				r.state[r.test] = MNIC_SLOT_BAD;
 				note(&r, MNIC_BOOT_EV_REVERTED, r.test);
+				c->reverted = r.test;
+				ev = MNIC_BOOT_EV_REVERTED;
 				r.reverts++;
 				r.test = MNIC_SLOT_NONE;
 				r.boot_count = 0;
@@ -159,6 +163,7 @@ int boot_select(const struct boot_flash *f, const struct fwimg_limits *lim, stru
 			slot = r.test;
 			r.boot_count++;
 			note(&r, MNIC_BOOT_EV_TEST, slot);
+			ev = MNIC_BOOT_EV_TEST;
 			dirty = 1;
 		} else {
 			slot = r.active;
@@ -167,7 +172,8 @@ int boot_select(const struct boot_flash *f, const struct fwimg_limits *lim, stru
 						       : -HAL_ENODEV;
 		if (rc == 0) {
 			c->slot = (int)slot;
-			c->event = r.last_slot == slot ? r.last_event : MNIC_BOOT_EV_NONE;
+			/* this boot's event: a test boot, else what happened on the way */
+			c->event = ev;
 			c->boot_count = r.test == slot ? r.boot_count : 0;
 			if (dirty && (rc = bootrec_store(f, &r)) != 0)
 				return rc;
@@ -178,6 +184,7 @@ int boot_select(const struct boot_flash *f, const struct fwimg_limits *lim, stru
 			r.state[slot] = MNIC_SLOT_BAD;
 		note(&r, MNIC_BOOT_EV_REFUSED, slot);
 		dirty = 1;
+		ev = MNIC_BOOT_EV_REFUSED;
 		if (slot == r.test) {
 			r.test = MNIC_SLOT_NONE;
 			r.boot_count = 0;

@@ -46,6 +46,7 @@ struct boot_choice {
 	uint8_t boot_count;
 	struct fwimg_info info;        /* of the chosen slot */
 	int refused[2];                /* fwimg error per slot refused this boot */
+	int reverted;                  /* slot reverted this boot, or -1 */
 };
 /* Pick the slot to boot, updating and storing the record: a test slot
  * counts one more boot, or is reverted once it had max_boots; a slot that

@@ -119,7 +119,7 @@ static const char *const event_text[] = {
 	[MNIC_BOOT_EV_NONE] = "",
 	[MNIC_BOOT_EV_TEST] = " test boot ",
 	[MNIC_BOOT_EV_CONFIRMED] = "",
-	[MNIC_BOOT_EV_REVERTED] = " (reverted)",
+	[MNIC_BOOT_EV_REVERTED] = " (after a revert)",
 	[MNIC_BOOT_EV_REFUSED] = " (other slot refused)",
 	[MNIC_BOOT_EV_RESCUE] = " (rescue: record named nothing bootable)",
 };
@@ -159,6 +159,11 @@ void loader_main(void)
 		puts_uart(" refused: ");
 		puts_uart(c.refused[s] < 0 ? "not marked bootable" : fwimg_strerror(c.refused[s]));
 		puts_uart("\n");
+	}
+	if (c.reverted >= 0) {
+		puts_uart("LOADER: ");
+		put_slot((unsigned)c.reverted);
+		puts_uart(" reverted: its test boots never confirmed it\n");
 	}
 	if (c.slot < 0) {
 		puts_uart("LOADER: no bootable slot\n");

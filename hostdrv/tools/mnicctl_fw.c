@@ -833,7 +833,13 @@ int mnicctl_fw_cmd(const struct mnicctl_opts *o, struct mnic_dev *dev, int argc,
 			;
 		else if (argc != 2)
 			return fail_usage("fw activate [--max-boots N]");
-		return activate(dev, max_boots);
+		int rc = activate(dev, max_boots);
+
+		if (rc)
+			return rc;
+		if (!json)
+			printf("inactive slot activated as test; the NIC resets\n");
+		return MNICCTL_OK;
 	}
 	if (argc != 1)
 		return fail_usage("fw | fw activate [--max-boots N]");

@@ -278,6 +278,8 @@ static void test_revert_after_n_boots(void **state)
 	}
 	assert_int_equal(boot(0, &c), 0);         /* 4th boot: reverted */
 	assert_int_equal(c.slot, MNIC_SLOT_A);
+	assert_int_equal(c.reverted, MNIC_SLOT_B);
+	assert_int_equal(c.event, MNIC_BOOT_EV_REVERTED);
 	assert_int_equal(minor_of(&c), 1);
 	bootrec_load(&flash, &r);
 	assert_int_equal(r.test, MNIC_SLOT_NONE);
@@ -301,6 +303,10 @@ static void test_corrupt_slot_refused(void **state)
 	assert_int_equal(boot(1, &c), 0);
 	assert_int_equal(c.slot, MNIC_SLOT_A);
 	assert_int_equal(c.refused[MNIC_SLOT_B], FWIMG_E_DIGEST);
+	assert_int_equal(c.event, MNIC_BOOT_EV_REFUSED);
+	assert_int_equal(boot(1, &c), 0);          /* the next boot is a plain one */
+	assert_int_equal(c.event, MNIC_BOOT_EV_NONE);
+	assert_int_equal(c.slot, MNIC_SLOT_A);
 	bootrec_load(&flash, &r);
 	assert_int_equal(r.state[MNIC_SLOT_B], MNIC_SLOT_BAD);
 	assert_int_equal(r.test, MNIC_SLOT_NONE);
