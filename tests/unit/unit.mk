@@ -110,3 +110,5 @@ UNIT_TESTS += test_fwimage
 test_fwimage_SRCS := tests/unit/boot/test_fwimage.c $(BOOT_LIB_SRCS)
 UNIT_TESTS += test_bootrec
 test_bootrec_SRCS := tests/unit/boot/test_bootrec.c $(BOOT_LIB_SRCS)
+UNIT_TESTS += test_fwflash
+test_fwflash_SRCS := tests/unit/boot/test_fwflash.c mgmt/fwflash.c $(BOOT_LIB_SRCS)
