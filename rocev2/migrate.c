@@ -11,7 +11,7 @@
  *                                                          (sends nothing, keeps
  *   target: restore, then                                   its WQEs, spends no
  *   rocev2_resume_context()                                 retries)
- *   stopped = 0, RESUME  ---- 0x19, PSN = comp.psn ------>  MAC check, new dmac/dip,
+ *   stopped = 0, RESUME  ---- 0x19, PSN = comp.psn - 1 -->  MAC check, new dmac/dip,
  *                                                          paused = 0, rewinds
  *   resume_pending = 0   <--- ACK, PSN = RESUME's PSN ---
  *   rewinds to comp.psn      ordinary RC recovery fills the gaps both ways
@@ -48,8 +48,8 @@
  * requester so that its format and its MAC live in one file with the check
  * of received ones:
  *
- *   BTH   opcode 0x19, DestQP = attr.dest_qp_num, PSN = comp.psn (oldest
- *         unacknowledged), AckReq 1, SE 0, PadCnt 0; req.psn is not moved
+ *   BTH   opcode 0x19, DestQP = attr.dest_qp_num, PSN = comp.psn - 1 (the
+ *         newest acknowledged), AckReq 1, SE 0, PadCnt 0; req.psn is not moved
  *   AETH  present, all zero (MigrOS sends it zeroed)
  *   MAC   only when the QP has a migration key: 8 bytes, SipHash-2-4 in its
  *         canonical byte order (the little-endian 64-bit result)
@@ -64,15 +64,15 @@
  * new address: a forged RESUME cannot redirect a QP, and a replayed one can
  * only point it at the address it already has.
  *
- * The RESUME's PSN echoes in its ACK, and comp.psn is also the PSN of the
- * oldest outstanding request: an ACK at resume_psn is taken for the RESUME's
- * while resume_pending (the safe reading: at worst a request is sent again
- * and the duplicate answered), and as an ordinary ACK afterwards.  Known
- * limit of that wire format: when a RESUME was sent again because its first
- * ACK was late (not lost), the second ACK may arrive after the rewind and
- * acknowledge the request at that PSN; if that request is then lost, RC
- * cannot recover it.  A RESUME PSN no data ACK can carry (comp.psn - 1)
- * would close this, at the price of MigrOS's PSN = comp.psn.
+ * The RESUME's PSN echoes in its ACK.  It is comp.psn - 1, a PSN that is
+ * already acknowledged, so no ACK at it can complete anything: an ACK of a
+ * RESUME sent again that arrives after the rewind is an ordinary duplicate
+ * ACK.  (MigrOS sends comp.psn, the oldest outstanding request's PSN: such
+ * a late ACK then acknowledged the request sent again at that PSN; if that
+ * one was lost, RC could not recover it, and a READ or atomic completed
+ * without its data.  Found by tests/integration/migrate_posix.sh under
+ * loss.)  The receiver only echoes the PSN, so a MigrOS peer works either
+ * way; while resume_pending an ACK at resume_psn is taken for the RESUME's.
  */
 #include <stddef.h>
 #include <string.h>
@@ -224,8 +224,9 @@ static void mig_transmit(struct rocev2 *e, struct rocev2_qp *qp)
 {
 	struct rocev2_mig *m = &qp->mig;
 	/* The completer takes nothing but the RESUME's ACK meanwhile, so
-	 * comp.psn, and with it the RESUME's PSN, stays put until it comes. */
-	uint32_t psn = qp->comp.psn & BTH_PSN_MASK;
+	 * comp.psn, and with it the RESUME's PSN, stays put until it comes.
+	 * comp.psn - 1: acknowledged already (header comment). */
+	uint32_t psn = (qp->comp.psn - 1u) & BTH_PSN_MASK;
 	uint64_t next = mig_resume_period(qp);
 
 	if (mig_send_resume(e, qp, psn) == -HAL_EAGAIN) {

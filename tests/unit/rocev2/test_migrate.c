@@ -586,7 +586,8 @@ static void inject_ack(struct node *from, uint32_t psn)
 	inject_response(from, OP_ACKNOWLEDGE, psn, AETH_ACK_UNLIMITED);
 }
 
-/* The RESUME frame i as the brief pins it (reference 1(b)/1(c)). */
+/* The RESUME frame i as the brief pins it (reference 1(b)/1(c)), sent by a
+ * QP whose comp.psn is `psn`: it carries comp.psn - 1 (migrate.c). */
 static void expect_resume(unsigned i, const struct node *from, const struct node *to, uint32_t psn,
 			  int keyed)
 {
@@ -596,7 +597,7 @@ static void expect_resume(unsigned i, const struct node *from, const struct node
 	assert_ptr_equal(p.from, from);
 	assert_int_equal(p.opcode, 0x19);
 	assert_int_equal(p.dqpn, to->qpn);
-	assert_int_equal(p.psn, psn);
+	assert_int_equal(p.psn, (psn - 1u) & 0xffffffu);
 	assert_int_equal(p.ackreq, 1);
 	assert_int_equal(p.se, 0);
 	assert_int_equal(p.pad, 0);
@@ -613,7 +614,7 @@ static void expect_resume(unsigned i, const struct node *from, const struct node
 	}
 	assert_int_equal(p.paylen, 8);
 	assert_int_equal(p.len, ETH_HLEN + IPV4_HLEN + UDP_HLEN + BTH_LEN + AETH_LEN + 8 + ICRC_LEN);
-	mig_mac(key16, from->qpn, to->qpn, psn, from->eng.env.ipv4, mac);
+	mig_mac(key16, from->qpn, to->qpn, (psn - 1u) & 0xffffffu, from->eng.env.ipv4, mac);
 	assert_memory_equal(p.payload, mac, 8);
 }
 
@@ -807,7 +808,7 @@ static void test_resume_in_place(void **state)
 	resume = mark;
 	expect_resume(resume, B, A, b_comp_psn, 0);
 	assert_int_equal(B->qp->req.psn, psn_add(PSN_B, 1));    /* not moved by the RESUME */
-	assert_int_equal(B->qp->mig.resume_psn, b_comp_psn);
+	assert_int_equal(B->qp->mig.resume_psn, (b_comp_psn - 1u) & 0xffffffu);
 	assert_int_equal(B->eng.cnt.mig_resumes_sent, 1);
 	assert_true(fw_timer_armed(&B->qp->mig.resume_timer));
 
@@ -815,7 +816,7 @@ static void test_resume_in_place(void **state)
 	ack = find_from(A, mark, OP_ACKNOWLEDGE);
 	p = pk_of(ack);
 	assert_int_equal(p.syndrome, AETH_ACK_UNLIMITED);
-	assert_int_equal(p.psn, b_comp_psn);
+	assert_int_equal(p.psn, (b_comp_psn - 1u) & 0xffffffu);
 	assert_int_equal(p.dqpn, B->qpn);
 	assert_int_equal(A->eng.cnt.resp_resumes, 1);
 	assert_int_equal(A->qp->paused, 0);
@@ -884,7 +885,7 @@ static void test_resume_new_address(void **state)
 			assert_memory_equal(wire[mark].b, new_mac, 6);
 }
 
-/* The ACK of the RESUME is lost: B sends the RESUME again on its timer
+/* The ACK of the RESUME (PSN comp.psn - 1) is lost: B sends the RESUME again on its timer
  * (the retransmit timeout), the same bytes, counted, without spending a
  * retry, as often as it takes; meanwhile B sends nothing else and takes no
  * other response, and its responder serves A (un-paused by the first
@@ -895,7 +896,45 @@ static int lose_acks_to_b(const struct wire_frame *f)
 {
 	return f->from == A && f->b[ROCEV2_HDR_OFFSET] == OP_ACKNOWLEDGE &&
 	       (f->b[ROCEV2_HDR_OFFSET + BTH_LEN] & AETH_TYPE_MASK) == AETH_ACK &&
-	       get_be24(f->b + ROCEV2_HDR_OFFSET + 9) == lost_ack_psn;
+	       (get_be24(f->b + ROCEV2_HDR_OFFSET + 9) == lost_ack_psn ||
+		get_be24(f->b + ROCEV2_HDR_OFFSET + 9) == ((lost_ack_psn - 1u) & 0xffffffu));
+}
+
+/* A late ACK of the RESUME (a copy that was sent again, or duplicated on
+ * the wire) arrives after the rewind, and the request sent again at
+ * comp.psn is lost.  The ACK must not acknowledge that request: the RESUME
+ * carries comp.psn - 1, already acknowledged.  (With MigrOS's comp.psn
+ * the ACK completed the lost SEND and RC never sent it again: a message
+ * lost across a migration, seen by tests/integration/migrate_posix.sh.) */
+static int lose_sends_of_b(const struct wire_frame *f)
+{
+	return f->from == B && f->b[ROCEV2_HDR_OFFSET] == OP_SEND_ONLY;
+}
+
+static void test_late_resume_ack(void **state)
+{
+	uint32_t rpsn;
+	int i;
+
+	(void)state;
+	pair_init();
+	post_recv(A, 0xa0, DATA, 256);
+	stop(B);
+	post_send(B, 0xb0, DATA + 0x1000, 40);  /* waits for the RESUME's ACK */
+	wire_loses = lose_sends_of_b;
+	assert_int_equal(rocev2_abort_dump(&B->eng), 0);
+	rpsn = B->qp->mig.resume_psn;
+	run();
+	assert_int_equal(B->qp->mig.resume_pending, 0);
+	assert_null(cqe_of(A, 0xa0));           /* the SEND went, and was lost */
+	inject_ack(A, rpsn);                    /* the late copy of the RESUME's ACK */
+	run();
+	assert_null(cqe_of(B, 0xb0));
+	wire_loses = NULL;
+	for (i = 0; i < 4 && !cqe_of(B, 0xb0); i++)
+		advance(T_RETRANS);
+	expect_cqe(A, 0xa0, MNIC_WC_SUCCESS, MNIC_WC_RECV, 40);
+	expect_cqe(B, 0xb0, MNIC_WC_SUCCESS, MNIC_WC_SEND, 40);
 }
 
 static void test_resume_retransmitted(void **state)
@@ -932,10 +971,10 @@ static void test_resume_retransmitted(void **state)
 	/* A response that is not the RESUME's ACK is dropped meanwhile: an
 	 * ACK at another PSN, a NAK or a read response at the RESUME's. */
 	inject_ack(A, psn_add(PSN_B, 1));
-	inject_response(A, OP_ACKNOWLEDGE, PSN_B, AETH_NAK_PSN_SEQ_ERROR);
-	inject_response(A, OP_ACKNOWLEDGE, PSN_B, AETH_RNR_NAK | 1);
-	inject_response(A, OP_READ_RESPONSE_ONLY, PSN_B, AETH_ACK_UNLIMITED);
-	inject_response(A, OP_ATOMIC_ACKNOWLEDGE, PSN_B, AETH_ACK_UNLIMITED);
+	inject_response(A, OP_ACKNOWLEDGE, PSN_B - 1u, AETH_NAK_PSN_SEQ_ERROR);
+	inject_response(A, OP_ACKNOWLEDGE, PSN_B - 1u, AETH_RNR_NAK | 1);
+	inject_response(A, OP_READ_RESPONSE_ONLY, PSN_B - 1u, AETH_ACK_UNLIMITED);
+	inject_response(A, OP_ATOMIC_ACKNOWLEDGE, PSN_B - 1u, AETH_ACK_UNLIMITED);
 	run();
 	assert_int_equal(B->eng.cnt.mig_resume_wait_drops, 5);
 	assert_int_equal(B->qp->mig.resume_pending, 1);
@@ -1012,8 +1051,8 @@ static void test_resume_tx_busy(void **state)
 	assert_int_equal(B->eng.cnt.tx_busy, 1);
 	assert_int_equal(B->eng.cnt.mig_resumes_sent, 0);
 	assert_int_equal(B->qp->mig.resume_psn, MIG_NO_PSN);
-	/* An ACK at comp.psn before our RESUME went out is not its ACK. */
-	inject_ack(A, PSN_B);
+	/* An ACK at the RESUME's PSN before our RESUME went out is not its ACK. */
+	inject_ack(A, PSN_B - 1u);
 	run();
 	assert_int_equal(B->qp->mig.resume_pending, 1);
 	assert_int_equal(B->eng.cnt.mig_resume_wait_drops, 1);
@@ -1764,6 +1803,7 @@ int main(void)
 		cmocka_unit_test(test_resume_in_place),
 		cmocka_unit_test(test_resume_new_address),
 		cmocka_unit_test(test_resume_retransmitted),
+		cmocka_unit_test(test_late_resume_ack),
 		cmocka_unit_test(test_resume_tx_busy),
 		cmocka_unit_test(test_pause_timeout),
 		cmocka_unit_test(test_pause_timeout_settings),
