@@ -11,10 +11,12 @@
 #               A's QPs now address C, C sent RESUMEs and had them ACKed
 #   both_ends   A -> D and B -> C in the same window (peer-address
 #               overrides derived by mnicctl): the same checks
-#   forged      a shared migration key; while A is paused a RESUME with a
-#               wrong MAC and one without a MAC are injected on the wire as
-#               if from C: both dropped and counted (mig_resume_forged), A
-#               stays paused at B's address; then the real restore on C
+#   forged      a shared migration key; while A is paused RESUMEs with a
+#               wrong MAC and without a MAC are injected on the wire as if
+#               from C (tests/tools/mnic-inject.py, 3 copies each: A's link
+#               drops 2 %): dropped and counted (mig_resume_forged), A's
+#               paused QPs stay paused at B's address; then the real
+#               restore on C, and the traffic checks of "single"
 #   no_restore  B is frozen and dumped, never restored: A's QPs reach the
 #               pause timeout (MIG_CONFIG 1500 ms), go to ERR, every
 #               outstanding WQE completes with an error, the app ends
@@ -137,10 +139,127 @@ sc_single() {
   [ "$sent" -ge "$QPS" ] && [ "$acked" -ge "$QPS" ] && [ "$resumes" -ge "$QPS" ] ||
     { echo "RESUME not sent/acked on every QP"; return 1; }
   grep -h "max_gap_ms" "$d/traffic-a.log" | sed 's/.*max_gap_ms=\([0-9.]*\).*/downtime seen by A: \1 ms/'
+  cp "$d/traffic-a.log" "$out/single-traffic-a.log"
   stop_nics
 }
 
-rc=0; sc_single || rc=$?; result single $rc; stop_nics
+# ---- 2. both ends at once: A -> D and B -> C ------------------------------------
+sc_both_ends() {
+  local d=$out/both_ends
+  start_nics "$d" a b c d
+  start_traffic "$d" -D "$DUR" -N "$d/notify-a" -- -D "$DUR" -N "$d/notify-b" || return 1
+  sleep 2
+  "$M" migrate --from "$d/a.bar" --to "$d/d.bar" --pid $TA --notify "$d/notify-a" \
+               --from "$d/b.bar" --to "$d/c.bar" --pid $TB --notify "$d/notify-b" \
+    >"$d/migrate.log" 2>&1 || { cat "$d/migrate.log"; return 1; }
+  grep -E "^(migrated|frozen)" "$d/migrate.log"
+  wait_traffic "$d" || return 1
+  grep -q "^TRAFFIC PASS role=server .* migrations=1 .*device=$d/d.bar" "$d/traffic-a.log" &&
+  grep -q "^TRAFFIC PASS role=client .* migrations=1 .*device=$d/c.bar" "$d/traffic-b.log" ||
+    { echo "the processes did not end on D and C"; return 1; }
+  qps_address "$d/d.bar" "$(ip_of 3)" || return 1
+  qps_address "$d/c.bar" "$(ip_of 4)" || return 1
+  local n
+  for n in c d; do
+    [ "$(counter "$d/$n.bar" mig_resumes_acked)" -ge "$QPS" ] ||
+      { echo "$n: RESUME not acked on every QP"; return 1; }
+  done
+  stop_nics
+}
+
+# ---- 3. forged RESUME while A is paused ----------------------------------------------
+sc_forged() {
+  local d=$out/forged
+  start_nics "$d" a b c
+  start_traffic "$d" -D "$DUR" -k $KEY -- -D "$DUR" -k $KEY -N "$d/notify" || return 1
+  # Runs inside `mnicctl migrate` between the dump of B and the restore on
+  # C: A's QPs got NAK_STOPPED from B and are paused.  Forge RESUMEs "from
+  # C" to every QP of A: one with a wrong MAC, one with none.
+  cat >"$d/forge.sh" <<EOS
+#!/usr/bin/env bash
+set -euo pipefail
+json() { python3 -c "import json,sys; d=json.load(sys.stdin); print(\$1)"; }
+for i in \$(seq 100); do
+  p=\$("$M" -d "$d/a.bar" --json qp list | json "sum(q['paused'] for q in d)")
+  [ "\$p" -ge 1 ] && break; sleep 0.02
+done
+[ "\$p" -ge 1 ] || { echo "forge: no QP of A paused"; exit 1; }
+# the paused QPs: QPN:PSN of each; every frame three times (A's link drops 2 %)
+qps=\$("$M" -d "$d/a.bar" --json qp list | json "' '.join('--qp %d:%d' % (q['qpn'], q['rq_psn']) for q in d if q['paused'])")
+n=\$(echo \$qps | wc -w); n=\$((n / 2))
+echo "forge: \$n QPs of A paused after \$i polls"
+for m in --mac=0123456789abcdef --no-mac; do
+  python3 "$INJ" --switch "$d/switch" --src-mac 52:54:00:73:00:03 --src-ip $(ip_of 3) \
+    --dst-mac 52:54:00:73:00:01 --dst-ip $(ip_of 1) --repeat 3 \$qps \$m
+done
+sleep 0.2
+forged=\$("$M" -d "$d/a.bar" --json counters --engine | json "d['engine']['mig_resume_forged']")
+state=\$("$M" -d "$d/a.bar" --json qp list | json "sorted(set((q['dip'], q['paused']) for q in d if q['paused']))")
+echo "forge: A counted mig_resume_forged=\$forged; A's paused QPs (dip, paused): \$state"
+[ "\$forged" -ge \$((2 * n)) ] && [ "\$forged" -le \$((6 * n)) ] ||
+  { echo "forge: \$forged forged RESUMEs counted for \$((6 * n)) injected"; exit 1; }
+[ "\$state" = "[('$(ip_of 2)', 1)]" ] || { echo "forge: a paused QP of A moved or un-paused"; exit 1; }
+EOS
+  chmod +x "$d/forge.sh"
+  sleep 2
+  "$M" migrate --from "$d/b.bar" --to "$d/c.bar" --pid $TB --notify "$d/notify" \
+    --after-dump "$d/forge.sh >$d/forge.log 2>&1" >"$d/migrate.log" 2>&1 ||
+    { cat "$d/forge.log" "$d/migrate.log"; return 1; }
+  grep -v "^injected" "$d/forge.log"
+  echo "forge: $(grep -c "^injected" "$d/forge.log") forged RESUMEs injected"
+  wait_traffic "$d" || return 1
+  qps_address "$d/a.bar" "$(ip_of 3)" || return 1
+  [ "$("$M" -d "$d/a.bar" --json qp list | json "sum(q['has_mig_key'] for q in d)")" = "$QPS" ] ||
+    { echo "A's QPs lost their migration key"; return 1; }
+  stop_nics
+}
+
+# ---- 4. restore never happens: pause timeout -------------------------------------------
+sc_no_restore() {
+  local d=$out/no_restore
+  start_nics "$d" a b
+  # A gives up on a paused peer after 1.5 s (MIG_CONFIG); B is frozen and
+  # dumped, and nothing restores it
+  start_traffic "$d" -D 30 -P 1500 -F -- -D 30 || return 1
+  sleep 1.5
+  kill -STOP $TB
+  "$M" -d "$d/b.bar" dump -o "$d/b.img" >"$d/dump.log" 2>&1 || { cat "$d/dump.log"; return 1; }
+  local ra
+  mnic_wait_pid $TA 30; ra=$MNIC_RC
+  kill -CONT $TB 2>/dev/null || true; kill $TB 2>/dev/null || true
+  grep -h "^TRAFFIC\|^flush" "$d/traffic-a.log" || true
+  [ "$ra" = 0 ] || { grep -v "^TRAFFIC\|^ops" "$d/traffic-a.log" | head; diag "$d"; echo "A: exit $ra"; return 1; }
+  grep -q "^flush: every QP in ERR ($QPS), [1-9][0-9]* error completions .*: yes" "$d/traffic-a.log" ||
+    { echo "A did not see every WQE flushed"; return 1; }
+  local to
+  to=$(counter "$d/a.bar" mig_pause_timeouts)
+  echo "A: mig_pause_timeouts=$to"
+  [ "$to" -ge 1 ] || { echo "no pause timeout counted"; return 1; }
+  stop_nics
+}
+
+# ---- 5. abort: B dumped mid-stream, then resumes in place --------------------------------
+sc_abort() {
+  local d=$out/abort
+  start_nics "$d" a b
+  start_traffic "$d" -D 4 -- -D 4 || return 1
+  sleep 1.5
+  "$M" -d "$d/b.bar" dump -o "$d/b.img" >"$d/dump.log" 2>&1 || { cat "$d/dump.log"; return 1; }
+  sleep 0.3     # A pauses on NAK_STOPPED meanwhile
+  "$M" -d "$d/b.bar" abort >"$d/abort.log" 2>&1 || { cat "$d/abort.log"; return 1; }
+  wait_traffic "$d" || return 1
+  qps_address "$d/a.bar" "$(ip_of 2)" || return 1
+  local stopped
+  stopped=$(counter "$d/b.bar" resp_stopped_naks)
+  echo "B: resp_stopped_naks=$stopped while dumped"
+  [ "$stopped" -ge 1 ] || { echo "B never answered NAK_STOPPED: the dump did not stop it"; return 1; }
+  stop_nics
+}
+
+only=${MIG_SCENARIOS:-single both_ends forged no_restore abort}
+for sc in $only; do
+  rc=0; "sc_$sc" || rc=$?; result "$sc" $rc; stop_nics
+done
 
 [ $failed = 0 ] || mnic_die "migrate_posix: a scenario failed (logs: $out)"
 echo "migrate_posix: PASS"

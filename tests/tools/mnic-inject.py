@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Inject one MigrOS RESUME frame on a vde switch, as an attacker on the
+wire would (tests/integration/migrate_posix.sh, scenario "forged").
+
+  mnic-inject.py --switch DIR --src-mac MAC --src-ip IP --dst-mac MAC
+                 --dst-ip IP --qp QPN:PSN [--qp ...] (--mac HEX16 | --no-mac)
+
+One frame per --qp (the receiver's QPN and the PSN the RESUME carries).
+
+The frame is built independently of the firmware, from the specs:
+Ethernet II, IPv4 (RFC 791, DF, checksum), UDP to 4791 (checksum 0),
+BTH (IBA 9.2: opcode 0x19 = MigrOS RESUME, P_Key 0xffff, AckReq), a zero
+AETH (MigrOS sends it so), the 8-byte MAC unless --no-mac, and the ICRC
+(IBA A17.3.3: CRC-32 over 8 bytes of 0xff, the IPv4 header with TOS, TTL
+and checksum as ones, UDP with checksum as ones, BTH with byte 4 as ones,
+and the rest; stored least significant byte first).  A frame with a good
+ICRC reaches the RESUME check itself, so a drop is the MAC check's.
+Sent with libvdeplug (the switch's own client library) through ctypes."""
+import argparse
+import ctypes
+import struct
+import sys
+import zlib
+
+
+def mac_bytes(s):
+    b = bytes(int(x, 16) for x in s.split(":"))
+    if len(b) != 6:
+        raise ValueError("bad MAC " + s)
+    return b
+
+
+def ip_bytes(s):
+    b = bytes(int(x) for x in s.split("."))
+    if len(b) != 4 or any(x > 255 for x in b):
+        raise ValueError("bad IPv4 " + s)
+    return b
+
+
+def ipv4_csum(hdr):
+    s = sum(struct.unpack("!10H", hdr))
+    while s >> 16:
+        s = (s & 0xffff) + (s >> 16)
+    return (~s) & 0xffff
+
+
+def build(a, dqpn, psn):
+    payload = b"" if a.no_mac else bytes.fromhex(a.mac)
+    bth = struct.pack("!BBHBBHBBH", 0x19, 0, 0xffff, 0, (dqpn >> 16) & 0xff,
+                      dqpn & 0xffff, 0x80, (psn >> 16) & 0xff, psn & 0xffff)
+    aeth = bytes(4)
+    transport = bth + aeth + payload
+    udp_len = 8 + len(transport) + 4
+    udp = struct.pack("!HHHH", 0xc000 | (dqpn & 0x3fff), 4791, udp_len, 0)
+    ip = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + udp_len, 0, 0x4000, 64, 17, 0,
+                               ip_bytes(a.src_ip), ip_bytes(a.dst_ip)))
+    ip[10:12] = struct.pack("!H", ipv4_csum(bytes(ip)))
+    masked = bytearray(bytes(ip) + udp + transport)
+    for off in (1, 8, 10, 11, 20 + 6, 20 + 7, 28 + 4):
+        masked[off] = 0xff
+    icrc = zlib.crc32(b"\xff" * 8 + bytes(masked)) & 0xffffffff
+    eth = mac_bytes(a.dst_mac) + mac_bytes(a.src_mac) + b"\x08\x00"
+    return eth + bytes(ip) + udp + transport + struct.pack("<I", icrc)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--switch", required=True)
+    p.add_argument("--src-mac", required=True)
+    p.add_argument("--src-ip", required=True)
+    p.add_argument("--dst-mac", required=True)
+    p.add_argument("--dst-ip", required=True)
+    p.add_argument("--qp", required=True, action="append",
+                   type=lambda s: tuple(int(x, 0) for x in s.split(":", 1)),
+                   help="QPN:PSN (repeat for more frames)")
+    p.add_argument("--repeat", type=int, default=1, help="send every frame N times")
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--mac", help="8-byte RESUME MAC as 16 hex digits")
+    g.add_argument("--no-mac", action="store_true")
+    a = p.parse_args()
+    if a.mac is not None and len(bytes.fromhex(a.mac)) != 8:
+        p.error("--mac takes 16 hex digits")
+    for t in a.qp:
+        if len(t) != 2 or not (0 < t[0] <= 0xffffff and 0 <= t[1] <= 0xffffff):
+            p.error("--qp QPN:PSN, both 24-bit")
+    try:
+        lib = ctypes.CDLL("libvdeplug.so.2")
+    except OSError as e:
+        print("mnic-inject: cannot load libvdeplug.so.2 (%s): run scripts/deps.sh" % e,
+              file=sys.stderr)
+        return 3
+    lib.vde_open_real.restype = ctypes.c_void_p
+    lib.vde_open_real.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_void_p]
+    lib.vde_send.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int]
+    lib.vde_close.argtypes = [ctypes.c_void_p]
+    # vde_open() is a macro for vde_open_real(url, descr, LIBVDEPLUG_INTERFACE_VERSION, args)
+    conn = lib.vde_open_real(a.switch.encode(), b"mnic-inject", 1, None)
+    if not conn:
+        print("mnic-inject: cannot join the switch at %s" % a.switch, file=sys.stderr)
+        return 3
+    rc = 0
+    for dqpn, psn in a.qp * max(1, min(a.repeat, 100)):
+        frame = build(a, dqpn, psn)
+        n = lib.vde_send(conn, frame, len(frame), 0)
+        if n != len(frame):
+            print("mnic-inject: vde_send returned %d for %d bytes" % (n, len(frame)),
+                  file=sys.stderr)
+            rc = 3
+            break
+        print("injected RESUME to qpn 0x%06x psn 0x%06x from %s (%s), %s, %d bytes" %
+              (dqpn, psn, a.src_ip, a.src_mac, "no MAC" if a.no_mac else "MAC " + a.mac,
+               len(frame)))
+    lib.vde_close(conn)
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
