@@ -140,3 +140,18 @@ if "$MNIC_ROOT/qemu-board/topology.sh" "$MNIC_ROOT/qemu-board/topologies/two-a15
 else
   mnic_die "rawx between two A15 NICs failed (logs in $out/rawx)"
 fi
+
+# downtime_ms (issue 4): the largest gap between completions seen by A
+# while B's process is live-migrated to C mid-stream (POSIX NICs, 2 % drop,
+# 1 % dup, 2 % reorder; tests/integration/migrate_posix.sh, scenario
+# "single", plain builds), median of 5 runs.
+samples=()
+for i in 1 2 3 4 5; do
+  MIG_SCENARIOS=single MIG_TOOLS="$MNIC_ROOT/build/host/hostdrv" \
+    "$MNIC_ROOT/tests/integration/migrate_posix.sh" >"$out/migrate-$i.log" 2>&1 ||
+    mnic_die "migration run $i failed (log: $out/migrate-$i.log)"
+  samples+=("$(sed -n 's/^TRAFFIC PASS role=server .*max_gap_ms=\([0-9.]*\) .*/\1/p' \
+    "$MNIC_ROOT/build/test-integration/migrate-posix/single-traffic-a.log")")
+done
+log "downtime_ms samples: ${samples[*]}"
+echo "downtime_ms: $(printf '%s\n' "${samples[@]}" | median) ms"
