@@ -100,8 +100,8 @@ int mnicctl_fw_parse_version(const char *s, uint8_t *major, uint8_t *minor, uint
 	char *end;
 
 	for (int i = 0; i < 4; i++) {
-		if (i == 3 && *p == '\0')
-			break;
+		if (i == 3 && *p == '\0' && p[-1] != '+')
+			break;                 /* no "+N": build 0 */
 		if (*p < '0' || *p > '9')
 			return -1;
 		errno = 0;

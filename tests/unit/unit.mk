@@ -112,3 +112,8 @@ UNIT_TESTS += test_bootrec
 test_bootrec_SRCS := tests/unit/boot/test_bootrec.c $(BOOT_LIB_SRCS)
 UNIT_TESTS += test_fwflash
 test_fwflash_SRCS := tests/unit/boot/test_fwflash.c mgmt/fwflash.c $(BOOT_LIB_SRCS)
+UNIT_TESTS += test_mnicctl_fw
+test_mnicctl_fw_SRCS := tests/unit/boot/test_mnicctl_fw.c hostdrv/tools/mnicctl_fw.c \
+	hostdrv/tools/mnicctl_args.c $(wildcard hostdrv/lib/*.c) $(BOOT_LIB_SRCS)
+test_mnicctl_fw_CFLAGS := -pthread -Ihostdrv/include -Ihostdrv/lib -Ihostdrv/tools
+test_mnicctl_fw_LIBS := -lsodium
