@@ -155,3 +155,8 @@ for i in 1 2 3 4 5; do
 done
 log "downtime_ms samples: ${samples[*]}"
 echo "downtime_ms: $(printf '%s\n' "${samples[@]}" | median) ms"
+
+# Migration cost per context size (issue 6; MigrOS Figures 9-11):
+# migrate_ms_qps_{1,16,64,256}, migrate_nic_ms_qps_*, dump_bytes_qps_* on
+# POSIX NICs and *_qps_16_a15 on QEMU A15 NICs; how: bench/migrate.sh.
+bash "$MNIC_ROOT/bench/migrate.sh"
