@@ -32,13 +32,17 @@ $(HOSTDRV_ASAN)/obj/%.o: hostdrv/%.c $(HOSTDRV_HDRS)
 	$(Q)gcc $(HOSTDRV_CFLAGS) $(HOSTDRV_SAN) -c $< -o $@
 
 define hostdrv_variant
-$(1)/libmnic.a: $$(patsubst hostdrv/%.c,$(1)/obj/%.o,$$(HOSTDRV_LIB_SRCS))
+$(1)/libmnic.a: $$(patsubst hostdrv/%.c,$(1)/obj/%.o,$$(HOSTDRV_LIB_SRCS)) \
+	$(1)/obj/mgmt/cmd_names.o
 	$$(Q)rm -f $$@ && ar rcs $$@ $$^
 $(1)/%: $(1)/obj/tools/%.o $(1)/libmnic.a
 	$$(if $$(Q),@echo "  LD  $$@")
 	$$(Q)gcc $$(HOSTDRV_CFLAGS) $(2) $$(filter %.o,$$^) $(1)/libmnic.a -pthread $$(HOSTDRV_LIBS) -o $$@
 $(1)/mnicctl: $(1)/obj/tools/mnicctl_args.o $(1)/obj/tools/mnicctl_fw.o \
 	$$(patsubst %.c,$(1)/obj/%.o,$$(HOSTDRV_BOOT_SRCS))
+$(1)/obj/mgmt/cmd_names.o: mgmt/cmd_names.c mgmt/include/mnic/cmd_names.h mgmt/include/mnic/cmd.h
+	@mkdir -p $$(dir $$@)
+	$$(Q)gcc $$(HOSTDRV_CFLAGS) $(2) -c $$< -o $$@
 $(1)/obj/boot/%.o: boot/%.c $$(wildcard boot/*.h) mgmt/include/mnic/fwimage.h
 	@mkdir -p $$(dir $$@)
 	$$(Q)gcc $$(HOSTDRV_CFLAGS) $(2) -c $$< -o $$@

@@ -9,18 +9,12 @@
 #include <string.h>
 
 #include "libmnic_int.h"
+#include "mnic/cmd_names.h"
 
 struct name {
 	uint32_t value;
 	const char *name;
 };
-
-/* "MNIC_CMD_QUERY_DEVICE" -> "QUERY_DEVICE": the prefix lengths below */
-#define NAME_(sym, val) {val, #sym},
-static const struct name opcodes[] = {MNIC_CMD_OPCODE_LIST(NAME_)};
-static const struct name statuses[] = {MNIC_CMD_STATUS_LIST(NAME_)};
-static const struct name deliveries[] = {MNIC_CMD_DELIVERY_LIST(NAME_)};
-#undef NAME_
 
 static const char *lookup(const struct name *t, size_t n, uint32_t v, size_t skip)
 {
@@ -30,22 +24,21 @@ static const char *lookup(const struct name *t, size_t n, uint32_t v, size_t ski
 	return "?";
 }
 
+/* The command interface's names are the firmware's own (mgmt/cmd_names.c,
+ * compiled into libmnic as is): one list, one spelling on both sides. */
 const char *mnic_opcode_name(uint32_t opcode)
 {
-	return lookup(opcodes, sizeof(opcodes) / sizeof(opcodes[0]), opcode,
-		      sizeof("MNIC_CMD_") - 1);
+	return mnic_cmd_opcode_name(opcode);
 }
 
 const char *mnic_status_name(uint32_t status)
 {
-	return lookup(statuses, sizeof(statuses) / sizeof(statuses[0]), status,
-		      sizeof("MNIC_CMD_STAT_") - 1);
+	return mnic_cmd_status_name(status);
 }
 
 const char *mnic_delivery_name(uint32_t delivery)
 {
-	return lookup(deliveries, sizeof(deliveries) / sizeof(deliveries[0]), delivery,
-		      sizeof("MNIC_CMD_DELIV_") - 1);
+	return mnic_cmd_delivery_name(delivery);
 }
 
 const char *mnic_wc_status_name(uint32_t status)
@@ -140,9 +133,10 @@ char *mnic_strerror_result(const struct mnic_cmd_result *r, char *buf, size_t le
 			 layer, mnic_delivery_name(r->delivery), r->delivery);
 		break;
 	case MNIC_ERR_STATUS:
-		snprintf(buf, len, "%s: %s %s (0x%02x), syndrome 0x%08x (%s, site %u)", op, layer,
-			 mnic_status_name(r->status), r->status, r->syndrome,
-			 se ? strerror((int)se) : "no errno", MNIC_SYND_SITE(r->syndrome));
+		snprintf(buf, len, "%s: %s %s (0x%02x), syndrome 0x%08x (%s at check %s)", op,
+			 layer, mnic_status_name(r->status), r->status, r->syndrome,
+			 se ? mnic_cmd_errno_name(se) : "no errno",
+			 mnic_cmd_site_name(MNIC_SYND_SITE(r->syndrome)));
 		break;
 	default:
 		snprintf(buf, len, "%s: %s: %s", op, layer, strerror(r->err < 0 ? -r->err : r->err));

@@ -99,7 +99,7 @@ $(foreach t,test_cmdq test_cmd,$(eval $(call mgmt_test,$(t))))
 
 # Host library (issue #5): libmnic's pure parts and mnicctl's argument parsing.
 UNIT_TESTS += test_libmnic
-test_libmnic_SRCS := tests/unit/hostdrv/test_libmnic.c $(wildcard hostdrv/lib/*.c) \
+test_libmnic_SRCS := tests/unit/hostdrv/test_libmnic.c $(wildcard hostdrv/lib/*.c) mgmt/cmd_names.c \
 	hostdrv/tools/mnicctl_args.c
 test_libmnic_CFLAGS := -pthread -Ihostdrv/include -Ihostdrv/lib -Ihostdrv/tools
 
