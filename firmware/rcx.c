@@ -27,8 +27,7 @@
 #include "hal/mmio.h"
 #include "log.h"
 #include "modes.h"
-#include "rocev2/internal.h"
-#include "rocev2/rocev2.h"
+#include "engine.h"
 
 #define RCX_MAX_QPS   64u
 #define RCX_DEPTH     2u          /* send operations in flight per QP */
@@ -532,11 +531,6 @@ static void on_timeout(struct fw_timer *t, void *arg)
 }
 
 /* ---- setup ------------------------------------------------------------------ */
-static uint32_t ipv4_of(const uint8_t *mac)
-{
-	return 10u << 24 | (uint32_t)mac[3] << 16 | (uint32_t)mac[4] << 8 | mac[5];
-}
-
 static uint32_t start_psn(const uint8_t *mac, uint32_t q)
 {
 	return (uint32_t)mix64(mac_u64(mac) + q) & BTH_PSN_MASK;
@@ -628,7 +622,7 @@ static int setup(struct rcx *x)
 		a.max_dest_rd_atomic = 4;
 		a.min_rnr_timer = 1;   /* 10 us */
 		memcpy(a.av.dmac, x->peer_mac, 6);
-		a.av.dip = ipv4_of(x->peer_mac);
+		a.av.dip = fw_port_ipv4(x->peer_mac);
 		a.av.ttl = 64;
 		if (!rc)
 			rc = rocev2_modify_qp(x->e, q->qpn, &a,
@@ -727,28 +721,11 @@ static void report(struct rcx *x, int ok)
 		 (unsigned)x->leaked);
 }
 
-static struct rocev2 engine;
-
-static int env_tx(void *ctx, const void *frame, size_t len)
-{
-	struct fw_ctx *c = ctx;
-
-	return hal_eth_tx(c->plat->eth[0], frame, len);
-}
-
-static uint64_t env_now(void *ctx)
-{
-	struct fw_ctx *c = ctx;
-
-	return fw_loop_now(c->loop);
-}
-
 int fw_mode_rcx(struct fw_ctx *c, const struct fw_args *a)
 {
 	static const char *const keys[] = { "log", "peer", "qps", "msgs", "max_size", "size", "seed",
 					    "mtu", "ops", "timeout_ms", NULL };
 	struct rcx *x = &rcx;
-	struct rocev2_env env;
 	uint64_t qps, msgs, max_size, size, seed, mtu, timeout_ms;
 	const char *peer = fw_args_get(a, "peer"), *ops = fw_args_get(a, "ops");
 	int rc;
@@ -785,24 +762,14 @@ int fw_mode_rcx(struct fw_ctx *c, const struct fw_args *a)
 		return FW_EXIT_PLATFORM;
 	}
 	x->c = c;
-	x->e = &engine;
+	x->e = &fw_engine;
 	x->nqps = (uint32_t)qps;
 	x->msgs = (uint32_t)msgs;
 	x->max_size = (uint32_t)max_size;
 	x->seed = seed;
 	x->mtu = (unsigned)mtu;
-	memset(&env, 0, sizeof(env));
-	env.ctx = c;
-	env.tx = env_tx;
-	env.now_ns = env_now;
-	env.timers = &c->loop->timers;
-	env.dma = &c->dma;
-	memcpy(env.mac, c->plat->eth[0]->mac, 6);
-	env.ipv4 = ipv4_of(env.mac);
-	if ((rc = rocev2_init(x->e, &env)) != 0) {
-		LOG_ERR("rcx: engine init failed: %d", rc);
+	if (fw_engine_start(c) != 0)
 		return FW_EXIT_FAIL;
-	}
 	rc = setup(x);
 	if (rc != FW_EXIT_OK)
 		return rc;

@@ -18,8 +18,7 @@
 #include "log.h"
 #include "mgmt.h"
 #include "modes.h"
-#include "rocev2/internal.h"
-#include "rocev2/rocev2.h"
+#include "engine.h"
 
 #define RUN_WORK_BUDGET 64u
 
@@ -33,7 +32,6 @@ struct run_state {
 };
 
 static struct run_state run;
-static struct rocev2 engine;
 
 static void on_frame(void *arg, unsigned port, const uint8_t *frame, size_t len)
 {
@@ -81,54 +79,20 @@ static void on_stop(struct fw_timer *t, void *arg)
 	fw_loop_exit(r->c->loop, FW_EXIT_OK);
 }
 
-static int env_tx(void *ctx, const void *frame, size_t len)
-{
-	struct fw_ctx *c = ctx;
-
-	if (c->plat->n_eth < 1)
-		return -HAL_ENODEV;
-	return hal_eth_tx(c->plat->eth[0], frame, len);
-}
-
-static uint64_t env_now(void *ctx)
-{
-	struct fw_ctx *c = ctx;
-
-	return fw_loop_now(c->loop);
-}
-
-/* The port's IPv4 address: 10.mac[3].mac[4].mac[5] (as rcx). */
-static uint32_t ipv4_of(const uint8_t *mac)
-{
-	return 10u << 24 | (uint32_t)mac[3] << 16 | (uint32_t)mac[4] << 8 | mac[5];
-}
-
 static int start_engine(struct run_state *r)
 {
 	struct fw_ctx *c = r->c;
-	struct rocev2_env env;
 	struct mnic_mgmt_cfg cfg;
 	unsigned i;
 	int rc;
 
-	memset(&env, 0, sizeof(env));
-	env.ctx = c;
-	env.tx = env_tx;
-	env.now_ns = env_now;
-	env.timers = &c->loop->timers;
-	env.dma = &c->dma;
-	if (c->plat->n_eth)
-		memcpy(env.mac, c->plat->eth[0]->mac, 6);
-	env.ipv4 = ipv4_of(env.mac);
-	if ((rc = rocev2_init(&engine, &env)) != 0) {
-		LOG_ERR("run: engine init failed: %d", rc);
+	if ((rc = fw_engine_start(c)) != 0)
 		return rc;
-	}
-	r->e = &engine;
+	r->e = &fw_engine;
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.seg = mnic_initseg(&c->plat->hostif);
 	cfg.dma = &c->dma;
-	cfg.engine = &engine;
+	cfg.engine = &fw_engine;
 	cfg.board_id = BOARD_ID;
 	cfg.board_name = c->plat->board;
 	cfg.boot_ns = r->boot_ns;

@@ -1,0 +1,50 @@
+/* The port's RoCEv2 engine, shared by the modes that run one (run, rcx):
+ * one static instance (its object pools are most of the firmware's memory)
+ * and the one place that wires it to the platform. */
+#include <string.h>
+
+#include "engine.h"
+#include "hal/errno.h"
+#include "log.h"
+
+struct rocev2 fw_engine;
+
+uint32_t fw_port_ipv4(const uint8_t mac[6])
+{
+	return 10u << 24 | (uint32_t)mac[3] << 16 | (uint32_t)mac[4] << 8 | mac[5];
+}
+
+static int env_tx(void *ctx, const void *frame, size_t len)
+{
+	struct fw_ctx *c = ctx;
+
+	if (c->plat->n_eth < 1)
+		return -HAL_ENODEV;
+	return hal_eth_tx(c->plat->eth[0], frame, len);
+}
+
+static uint64_t env_now(void *ctx)
+{
+	struct fw_ctx *c = ctx;
+
+	return fw_loop_now(c->loop);
+}
+
+int fw_engine_start(struct fw_ctx *c)
+{
+	struct rocev2_env env;
+	int rc;
+
+	memset(&env, 0, sizeof(env));
+	env.ctx = c;
+	env.tx = env_tx;
+	env.now_ns = env_now;
+	env.timers = &c->loop->timers;
+	env.dma = &c->dma;
+	if (c->plat->n_eth)
+		memcpy(env.mac, c->plat->eth[0]->mac, 6);
+	env.ipv4 = fw_port_ipv4(env.mac);
+	if ((rc = rocev2_init(&fw_engine, &env)) != 0)
+		LOG_ERR("engine init failed: %d", rc);
+	return rc;
+}
