@@ -397,6 +397,13 @@ int mnic_dev_info(struct mnic_dev *dev, struct mnic_dev_info *info)
 		info->state = k.state;
 		memcpy(info->mac, k.mac, 6);
 		memcpy(info->board_name, k.board_name, sizeof(info->board_name));
+		/* The health buffer is in the init-segment page the kernel
+		 * backend maps too (for db_seq): read it there. */
+		if (s) {
+			info->cmdq_status = s->cmdq_status;
+			memcpy(&info->health, (const void *)(uintptr_t)&s->health,
+			       sizeof(info->health));
+		}
 	} else {
 		info->fw_version = s->fw_version;
 		info->cmdif_rev = s->cmdif_rev;

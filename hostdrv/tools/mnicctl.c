@@ -323,8 +323,6 @@ static int cmd_health(struct mnic_dev *dev, int argc, const char **argv)
 		printf("port        rx %llu  tx %llu  rx dropped %llu\n",
 		       (unsigned long long)h->rx_frames, (unsigned long long)h->tx_frames,
 		       (unsigned long long)h->rx_dropped);
-		if (mnic_dev_backend(dev) == MNIC_BACKEND_KERNEL)
-			printf("(health buffer: see the module's sysfs/debugfs view)\n");
 	}
 	return di.state == MNIC_STATE_READY ? MNICCTL_OK : MNICCTL_FAILED;
 }

@@ -100,6 +100,9 @@ for f in \$H/*; do echo "  health/\${f##*/} = \$(cat \$f)"; done
 
 check mnicctl_info mnicctl -d \$D info
 check mnicctl_health mnicctl -d \$D health
+# The health buffer through the ioctl backend's init-segment mapping: live.
+hbj=\$(mnicctl -d \$D --json health | sed -n 's/.*"heartbeat": *\([0-9]*\).*/\1/p')
+check mnicctl_health_heartbeat test "\${hbj:-0}" -gt 0
 pd=\$(mnicctl -d \$D create pd | sed -n 's/^pd //p'); echo "  pd \$pd"
 cq=\$(mnicctl -d \$D create cq 64 | sed -n 's/^cq //p'); echo "  cq \$cq"
 mr=\$(mnicctl -d \$D create mr "\$pd" 65536 | sed -n 's/^mr \([^ ]*\).*/\1/p'); echo "  mr \$mr"
