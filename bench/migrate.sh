@@ -53,7 +53,8 @@ one_run() {
     mnic_track $!
   done
   for nic in a b c; do
-    mnic_wait_line "$d/nic-$nic.log" "^MNIC READY" 60 "" || mnic_die "NIC $nic not READY (see $d)"
+    mnic_wait_line "$d/nic-$nic.log" "^MNIC READY" 60 "" ||
+      { log "NIC $nic not READY: $(tail -1 "$d/nic-$nic.log") (see $d)"; mnic_cleanup; return 1; }
   done
   active=$(( n < 64 ? n : 64 )); idle=$(( n - active ))
   if [ $idle -gt 0 ]; then
