@@ -114,7 +114,7 @@ echo "demo: NICs up: $(for nic in a b c; do printf '%s=%s ' "$nic" \
 port=$((21000 + RANDOM % 4000))
 tmo=$(awk -v d="$dur" 'BEGIN { printf "%d", d + 180 }')
 "$T" -d "$out/a.bar" -p $port -q "$qps" -D "$dur" -t "$tmo" -i 10 -T "$out/timeline-a.csv" \
-  >"$out/traffic-a.log" 2>&1 &
+  -g "$out/gaps-a.csv" >"$out/traffic-a.log" 2>&1 &
 TA=$!; mnic_track $TA
 "$T" -d "$out/b.bar" -p $port -q "$qps" -D "$dur" -t "$tmo" -i 10 -T "$out/timeline-b.csv" \
   -N "$out/notify-b" 127.0.0.1 >"$out/traffic-b.log" 2>&1 &

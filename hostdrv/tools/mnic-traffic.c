@@ -70,7 +70,7 @@ static const char *const op_name[OP_NUM] = {"SEND", "WRITE_IMM", "READ", "FETCH_
 static const unsigned op_weight[OP_NUM] = {35, 35, 14, 8, 8};
 
 struct cfg {
-	const char *dev, *server, *timeline, *notify;
+	const char *dev, *server, *timeline, *notify, *gaps;
 	int port, qps, mtu, expect_flush, has_key, verbose;
 	uint32_t max_size, pause_timeout_ms, interval_ms;
 	uint64_t msgs;
@@ -123,6 +123,7 @@ static struct {
 	double t_start, last_comp, max_gap, max_gap_at;
 	/* timeline */
 	FILE *tl;
+	FILE *gaps;                /* --gaps: every completion gap >= GAP_MIN_S */
 	double next_sample;
 	uint64_t s_tx, s_txb, s_rx, s_rxb, s_ops;
 } g;
@@ -459,9 +460,18 @@ static int post_one(uint32_t q)
 
 /* ---- completions ------------------------------------------------------------ */
 
+/* Gaps worth listing: the downtime of a migration is the gap that spans
+ * its freeze..resume window (mnicctl migrate prints the window in epoch ms),
+ * which need not be the run's largest (start-up, loss recovery). */
+#define GAP_MIN_S 0.001
+
 static void note_completion(void)
 {
 	double t = now_s();
+
+	if (g.gaps && g.last_comp > 0 && t - g.last_comp >= GAP_MIN_S)
+		fprintf(g.gaps, "%.3f,%.3f\n", epoch_ms() - (t - g.last_comp) * 1e3,
+			(t - g.last_comp) * 1e3);
 
 	if (g.last_comp > 0 && t - g.last_comp > g.max_gap) {
 		g.max_gap = t - g.last_comp;
@@ -1125,6 +1135,8 @@ static void usage(void)
 	       "  -T, --timeline CSV       samples every --interval ms: t_s,epoch_ms,tx_msgs_s,\n"
 	       "                           tx_bytes_s,rx_msgs_s,rx_bytes_s,completions_s\n"
 	       "  -i, --interval MS        timeline period (default 100)\n"
+	       "  -g, --gaps CSV           every gap >= 1 ms between completions:\n"
+	       "                           start_epoch_ms,len_ms (downtime of a migration)\n"
 	       "  -k, --mig-key HEX32      migration key for RESUME authentication (both sides)\n"
 	       "  -P, --pause-timeout MS   MIG_CONFIG on this NIC: paused QPs give up after MS\n"
 	       "  -N, --notify FILE        migration: SIGUSR1 rebinds to the device named in FILE\n"
@@ -1165,6 +1177,7 @@ static int parse_args(int argc, char **argv)
 		{"dev", 1, NULL, 'd'}, {"port", 1, NULL, 'p'}, {"qps", 1, NULL, 'q'},
 		{"msgs", 1, NULL, 'n'}, {"duration", 1, NULL, 'D'}, {"size", 1, NULL, 's'},
 		{"mtu", 1, NULL, 'm'}, {"timeline", 1, NULL, 'T'}, {"interval", 1, NULL, 'i'},
+		{"gaps", 1, NULL, 'g'},
 		{"mig-key", 1, NULL, 'k'}, {"pause-timeout", 1, NULL, 'P'},
 		{"notify", 1, NULL, 'N'}, {"expect-flush", 0, NULL, 'F'},
 		{"timeout", 1, NULL, 't'}, {"seed", 1, NULL, 'S'}, {"help", 0, NULL, 'h'},
@@ -1173,10 +1186,11 @@ static int parse_args(int argc, char **argv)
 	int c;
 
 	cfg.duration = 0;
-	while ((c = getopt_long(argc, argv, "d:p:q:n:D:s:m:T:i:k:P:N:Ft:S:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:p:q:n:D:s:m:T:i:g:k:P:N:Ft:S:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd': cfg.dev = optarg; break;
 		case 'T': cfg.timeline = optarg; break;
+		case 'g': cfg.gaps = optarg; break;
 		case 'N': cfg.notify = optarg; break;
 		case 'F': cfg.expect_flush = 1; break;
 		case 'h': usage(); exit(0);
@@ -1274,6 +1288,15 @@ int main(int argc, char **argv)
 		}
 		fprintf(g.tl, "t_s,epoch_ms,tx_msgs_s,tx_bytes_s,rx_msgs_s,rx_bytes_s,completions_s\n");
 	}
+	if (cfg.gaps) {
+		g.gaps = fopen(cfg.gaps, "w");
+		if (!g.gaps) {
+			fprintf(stderr, "mnic-traffic: cannot write %s: %s\n", cfg.gaps,
+				strerror(errno));
+			return EXIT_USAGE;
+		}
+		fprintf(g.gaps, "start_epoch_ms,len_ms\n");
+	}
 	fd = oob_connect();
 	if (fd < 0)
 		return EXIT_DEVICE;
@@ -1288,6 +1311,8 @@ int main(int argc, char **argv)
 	sample(now_s());
 	if (g.tl)
 		fclose(g.tl);
+	if (g.gaps)
+		fclose(g.gaps);
 	if (cfg.expect_flush) {
 		/* every QP must now be in ERR (pause timeout), nothing hung */
 		int in_err = 0;

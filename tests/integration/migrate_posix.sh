@@ -123,12 +123,15 @@ result() {   # name rc
 sc_single() {
   local d=$out/single
   start_nics "$d" a b c
-  start_traffic "$d" -D "$DUR" -- -D "$DUR" -N "$d/notify" || return 1
+  start_traffic "$d" -D "$DUR" -g "$d/gaps-a.csv" -- -D "$DUR" -N "$d/notify" || return 1
   sleep 2
   "$M" migrate --from "$d/b.bar" --to "$d/c.bar" --pid $TB --notify "$d/notify" >"$d/migrate.log" 2>&1 ||
     { cat "$d/migrate.log"; return 1; }
   cat "$d/migrate.log"
   wait_traffic "$d" || return 1
+  # The gap A saw across the freeze..thaw window (bench: downtime_ms).
+  echo "migration downtime seen by A: $("$MNIC_ROOT/tests/tools/mig-downtime.py" "$d/migrate.log" \
+    "$d/gaps-a.csv") ms"
   grep -q "^TRAFFIC PASS role=client .* migrations=1 .*device=$d/c.bar" "$d/traffic-b.log" ||
     { echo "B's process did not end on C"; return 1; }
   qps_address "$d/a.bar" "$(ip_of 3)" || return 1

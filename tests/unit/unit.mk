@@ -99,7 +99,9 @@ $(foreach t,test_cmdq test_cmd,$(eval $(call mgmt_test,$(t))))
 
 # Host library (issue #5): libmnic's pure parts and mnicctl's argument parsing.
 UNIT_TESTS += test_libmnic
-test_libmnic_SRCS := tests/unit/hostdrv/test_libmnic.c $(wildcard hostdrv/lib/*.c) mgmt/cmd_names.c \
+# libmnic as linked into the tools: its sources and the shared names.
+LIBMNIC_SRCS := $(wildcard hostdrv/lib/*.c) mgmt/cmd_names.c
+test_libmnic_SRCS := tests/unit/hostdrv/test_libmnic.c $(LIBMNIC_SRCS) \
 	hostdrv/tools/mnicctl_args.c
 test_libmnic_CFLAGS := -pthread -Ihostdrv/include -Ihostdrv/lib -Ihostdrv/tools
 
@@ -114,6 +116,6 @@ UNIT_TESTS += test_fwflash
 test_fwflash_SRCS := tests/unit/boot/test_fwflash.c mgmt/fwflash.c $(BOOT_LIB_SRCS)
 UNIT_TESTS += test_mnicctl_fw
 test_mnicctl_fw_SRCS := tests/unit/boot/test_mnicctl_fw.c hostdrv/tools/mnicctl_fw.c \
-	hostdrv/tools/mnicctl_args.c $(wildcard hostdrv/lib/*.c) $(BOOT_LIB_SRCS)
+	hostdrv/tools/mnicctl_args.c $(LIBMNIC_SRCS) $(BOOT_LIB_SRCS)
 test_mnicctl_fw_CFLAGS := -pthread -Ihostdrv/include -Ihostdrv/lib -Ihostdrv/tools
 test_mnicctl_fw_LIBS := -lsodium
