@@ -199,7 +199,9 @@ sleep 0.2
 forged=\$("$M" -d "$d/a.bar" --json counters --engine | json "d['engine']['mig_resume_forged']")
 state=\$("$M" -d "$d/a.bar" --json qp list | json "sorted(set((q['dip'], q['paused']) for q in d if q['paused']))")
 echo "forge: A counted mig_resume_forged=\$forged; A's paused QPs (dip, paused): \$state"
-[ "\$forged" -ge \$((2 * n)) ] && [ "\$forged" -le \$((6 * n)) ] ||
+# 6 per QP sent; A's link drops 2 % (at least a third arrive) and
+# duplicates 1 % (an injected frame may count twice).
+[ "\$forged" -ge \$((2 * n)) ] && [ "\$forged" -le \$((12 * n)) ] ||
   { echo "forge: \$forged forged RESUMEs counted for \$((6 * n)) injected"; exit 1; }
 [ "\$state" = "[('$(ip_of 2)', 1)]" ] || { echo "forge: a paused QP of A moved or un-paused"; exit 1; }
 EOS
