@@ -238,8 +238,17 @@ int eth_vde_open(struct eth_vde *v, const char *url, const char *name,
 		fprintf(stderr, "posix: %s: switch path is longer than %d bytes\n", name, PATH_MAX - 1);
 		return -HAL_EINVAL;
 	}
-	strcpy(urlbuf, url);
-	v->conn = vde_open(urlbuf, "mnic", NULL);
+	/* A switch that was just started may have bound its control socket
+	 * but not yet be listening (ECONNREFUSED, seen under load): retry for
+	 * up to a second before giving up.  vde_open() parses the URL in
+	 * place, so each attempt gets a fresh copy. */
+	for (int tries = 0; tries < 20; tries++) {
+		strcpy(urlbuf, url);
+		v->conn = vde_open(urlbuf, "mnic", NULL);
+		if (v->conn || errno != ECONNREFUSED)
+			break;
+		nanosleep(&(struct timespec){ .tv_nsec = 50000000 }, NULL);
+	}
 	if (!v->conn) {
 		fprintf(stderr, "posix: %s: cannot join the switch at %s: %s "
 			"(is `vde_plug null:// switch://%s` running?)\n",
