@@ -110,17 +110,6 @@ static double now_ms(void)
 
 /* ---- errors -> exit codes ------------------------------------------------- */
 
-static int usage_err(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "mnicctl: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, " (see mnicctl --help)\n");
-	return MNICCTL_USAGE;
-}
 
 /* A libmnic call failed on `dev`: print the whole story, pick the code. */
 static int dev_fail(struct mnic_dev *dev, const char *what, int err)
@@ -146,7 +135,7 @@ static int open_dev(const char *path, int raw, struct mnic_dev **dev)
 	int err;
 
 	if (!path)
-		return usage_err("no device: give -d DEV (a BAR file or /dev/mnicN)");
+		return mnicctl_usage("no device: give -d DEV (a BAR file or /dev/mnicN)");
 	err = raw ? mnic_open_raw(path, dev) : mnic_open(path, dev);
 	if (err < 0) {
 		fprintf(stderr, "mnicctl: %s\n", mnic_open_error());
@@ -194,7 +183,7 @@ static int write_file(const char *path, const uint8_t *buf, size_t len)
 
 	/* write a temporary, then rename: a failed dump never leaves half an image */
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
-		return usage_err("output path too long");
+		return mnicctl_usage("output path too long");
 	f = fopen(tmp, "wb");
 	if (!f || fwrite(buf, 1, len, f) != len || fclose(f) != 0) {
 		fprintf(stderr, "mnicctl: %s: cannot write: %s\n", tmp, strerror(errno));
@@ -221,7 +210,7 @@ static int cmd_info(struct mnic_dev *dev, int argc, const char **argv)
 
 	(void)argv;
 	if (argc > 1)
-		return usage_err("info takes no arguments");
+		return mnicctl_usage("info takes no arguments");
 	mnic_dev_info(dev, &di);
 	err = mnic_query_device(dev, &q);
 	if (err < 0)
@@ -292,7 +281,7 @@ static int cmd_health(struct mnic_dev *dev, int argc, const char **argv)
 
 	(void)argv;
 	if (argc > 1)
-		return usage_err("health takes no arguments");
+		return mnicctl_usage("health takes no arguments");
 	if (mnic_dev_info(dev, &di) < 0)
 		return dev_fail(dev, "MNIC_IOC_INFO", mnic_last_error(dev)->err);
 	if (opt.json) {
@@ -349,7 +338,7 @@ static int cmd_counters(struct mnic_dev *dev, int argc, const char **argv)
 			if (!strcmp(argv[i], counter_groups[g].flag))
 				break;
 		if (g == N_GROUPS)
-			return usage_err("counters: unknown option %s (--engine, --mgmt, --port)",
+			return mnicctl_usage("counters: unknown option %s (--engine, --mgmt, --port)",
 					 argv[i]);
 		want[g] = any = 1;
 	}
@@ -434,7 +423,7 @@ static int cmd_qp(struct mnic_dev *dev, int argc, const char **argv)
 
 	if (argc >= 2 && !strcmp(argv[1], "show")) {
 		if (argc != 3 || mnicctl_parse_u32(argv[2], &qpn) || qpn > 0xffffff)
-			return usage_err("qp show QPN (a 24-bit number, e.g. 0x001001)");
+			return mnicctl_usage("qp show QPN (a 24-bit number, e.g. 0x001001)");
 		err = mnic_query_qp(dev, qpn, &q);
 		if (err < 0)
 			return dev_fail(dev, "QUERY_QP", err);
@@ -478,7 +467,7 @@ static int cmd_qp(struct mnic_dev *dev, int argc, const char **argv)
 			printf("%d QPs\n", n);
 		return MNICCTL_OK;
 	}
-	return usage_err("qp list | qp show QPN");
+	return mnicctl_usage("qp list | qp show QPN");
 }
 
 /* ---- migration ----------------------------------------------------------------------- */
@@ -519,10 +508,10 @@ static int cmd_dump(struct mnic_dev *dev, int argc, const char **argv)
 		if (!strcmp(argv[i], "-o") && i + 1 < argc)
 			out = argv[++i];
 		else
-			return usage_err("dump -o IMG");
+			return mnicctl_usage("dump -o IMG");
 	}
 	if (!out)
-		return usage_err("dump needs -o IMG");
+		return mnicctl_usage("dump needs -o IMG");
 	if (!opt.json)
 		fprintf(stderr, "dump: stopping every QP and dumping the context of %s ...\n",
 			mnic_dev_path(dev));
@@ -575,14 +564,14 @@ static int cmd_restore(struct mnic_dev *dev, int argc, const char **argv)
 			in = argv[++i];
 		else if (!strcmp(argv[i], "--peer-override") && i + 1 < argc) {
 			if (mnicctl_parse_override(argv[++i], &ov))
-				return usage_err("--peer-override OLDIP=NEWIP,MAC (e.g. "
+				return mnicctl_usage("--peer-override OLDIP=NEWIP,MAC (e.g. "
 						 "10.0.0.2=10.0.0.4,52:54:00:00:00:04)");
 			have_ov = 1;
 		} else
-			return usage_err("restore -i IMG [--peer-override OLDIP=NEWIP,MAC]");
+			return mnicctl_usage("restore -i IMG [--peer-override OLDIP=NEWIP,MAC]");
 	}
 	if (!in)
-		return usage_err("restore needs -i IMG");
+		return mnicctl_usage("restore needs -i IMG");
 	rc = read_file(in, &img, &len);
 	if (rc)
 		return rc;
@@ -614,7 +603,7 @@ static int cmd_simple(struct mnic_dev *dev, int argc, const char **argv)
 	int err;
 
 	if (argc != 1)
-		return usage_err("%s takes no arguments", argv[0]);
+		return mnicctl_usage("%s takes no arguments", argv[0]);
 	err = !strcmp(argv[0], "resume") ? mnic_resume_context(dev) : mnic_abort_dump(dev);
 	if (err < 0)
 		return dev_fail(dev, !strcmp(argv[0], "resume") ? "RESUME_CONTEXT" : "ABORT_DUMP",
@@ -772,13 +761,13 @@ static int cmd_migrate(struct mnic_dev *unused, int argc, const char **argv)
 
 		if (!strcmp(argv[i], "--from") && i + 1 < argc) {
 			if (np == MIG_MAX_PAIRS)
-				return usage_err("migrate: at most %d --from/--to pairs", MIG_MAX_PAIRS);
+				return mnicctl_usage("migrate: at most %d --from/--to pairs", MIG_MAX_PAIRS);
 			pr[np++].from = argv[++i];
 		} else if (!strcmp(argv[i], "--to") && i + 1 < argc && p && !p->to) {
 			p->to = argv[++i];
 		} else if (!strcmp(argv[i], "--pid") && i + 1 < argc && p && !p->pid) {
 			if (mnicctl_parse_u32(argv[++i], &v) || v < 2)
-				return usage_err("--pid PID (the process to freeze, > 1)");
+				return mnicctl_usage("--pid PID (the process to freeze, > 1)");
 			p->pid = (long)v;
 		} else if (!strcmp(argv[i], "--notify") && i + 1 < argc && p && !p->notify) {
 			p->notify = argv[++i];
@@ -788,24 +777,24 @@ static int cmd_migrate(struct mnic_dev *unused, int argc, const char **argv)
 			after = argv[++i];
 		} else if (!strcmp(argv[i], "--peer-override") && i + 1 < argc) {
 			if (mnicctl_parse_override(argv[++i], &ov))
-				return usage_err("--peer-override OLDIP=NEWIP,MAC");
+				return mnicctl_usage("--peer-override OLDIP=NEWIP,MAC");
 			have_ov = 1;
 		} else {
-			return usage_err("%s", use);
+			return mnicctl_usage("%s", use);
 		}
 	}
 	if (np == 0)
-		return usage_err("migrate needs --from DEV_A and --to DEV_B");
+		return mnicctl_usage("migrate needs --from DEV_A and --to DEV_B");
 	for (int i = 0; i < np; i++) {
 		if (!pr[i].to)
-			return usage_err("migrate: --from %s has no --to", pr[i].from);
+			return mnicctl_usage("migrate: --from %s has no --to", pr[i].from);
 		if (pr[i].notify && !pr[i].pid)
-			return usage_err("migrate: --notify needs --pid");
+			return mnicctl_usage("migrate: --notify needs --pid");
 		if (pr[i].pid)
 			copy = 1;   /* a process's memory always moves with it */
 	}
 	if (have_ov && np > 1)
-		return usage_err("migrate: with two pairs the peer overrides are derived; "
+		return mnicctl_usage("migrate: with two pairs the peer overrides are derived; "
 				 "drop --peer-override");
 
 	for (int i = 0; i < np && rc == MNICCTL_OK; i++) {
@@ -1054,7 +1043,7 @@ static int cmd_create(struct mnic_dev *dev, int argc, const char **argv)
 		mnic_track_qp_forget(dev, qp);
 		return print_handle("qp", qpn, 0);
 	}
-	return usage_err("create pd | create cq ENTRIES | create mr PD LEN | create qp PD CQ");
+	return mnicctl_usage("create pd | create cq ENTRIES | create mr PD LEN | create qp PD CQ");
 }
 
 static int cmd_destroy(struct mnic_dev *dev, int argc, const char **argv)
@@ -1086,7 +1075,7 @@ static int cmd_destroy(struct mnic_dev *dev, int argc, const char **argv)
 			printf("destroyed %s 0x%x\n", kinds[i].name, h);
 		return MNICCTL_OK;
 	}
-	return usage_err("destroy pd|mr|cq|srq|qp HANDLE (mr: the lkey, qp: the QPN)");
+	return mnicctl_usage("destroy pd|mr|cq|srq|qp HANDLE (mr: the lkey, qp: the QPN)");
 }
 
 /* ---- image (offline) ------------------------------------------------------------------- */
@@ -1130,7 +1119,7 @@ static int image_show(int argc, const char **argv)
 	int rc;
 
 	if (argc != 3)
-		return usage_err("image show IMG");
+		return mnicctl_usage("image show IMG");
 	if (mnicctl_fw_is_image(argv[2]))
 		return mnicctl_fw_image(&opt, argc, argv);
 	rc = read_file(argv[2], &img, &len);
@@ -1217,7 +1206,7 @@ static int cmd_image(struct mnic_dev *unused, int argc, const char **argv)
 	for (size_t i = 0; argc >= 2 && i < sizeof(image_cmds) / sizeof(image_cmds[0]); i++)
 		if (!strcmp(argv[1], image_cmds[i].name))
 			return image_cmds[i].fn(argc, argv);
-	return usage_err("image show IMG");
+	return mnicctl_usage("image show IMG");
 }
 
 /* ---- the subcommand table -------------------------------------------------------------- */
@@ -1293,18 +1282,18 @@ int main(int argc, char **argv)
 	int rc;
 
 	if (mnicctl_parse(argc, argv, &opt, err, sizeof(err)))
-		return usage_err("%s", err);
+		return mnicctl_usage("%s", err);
 	if (opt.help) {
 		help();
 		return MNICCTL_OK;
 	}
 	if (opt.argc == 0)
-		return usage_err("no command");
+		return mnicctl_usage("no command");
 	for (size_t i = 0; i < sizeof(subcmds) / sizeof(subcmds[0]); i++)
 		if (!strcmp(opt.argv[0], subcmds[i].name))
 			sc = &subcmds[i];
 	if (!sc)
-		return usage_err("unknown command '%s'", opt.argv[0]);
+		return mnicctl_usage("unknown command '%s'", opt.argv[0]);
 	if (sc->need != DEV_NONE) {
 		rc = open_dev(opt.dev, sc->need == DEV_RAW, &dev);
 		if (rc)

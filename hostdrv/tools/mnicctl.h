@@ -36,6 +36,9 @@ int mnicctl_parse_ipv4(const char *s, uint32_t *ip);
 int mnicctl_parse_mac(const char *s, uint8_t mac[6]);
 /* "OLDIP=NEWIP,MAC" */
 int mnicctl_parse_override(const char *s, struct mnic_peer_override *ov);
+/* Print "mnicctl: <message> (see mnicctl --help)" to stderr; returns
+ * MNICCTL_USAGE (every subcommand's bad-argument exit). */
+int mnicctl_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* unsigned decimal or 0x hex QPN/number, whole string */
 int mnicctl_parse_u32(const char *s, uint32_t *v);
 

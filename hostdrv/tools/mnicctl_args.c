@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,4 +131,16 @@ int mnicctl_parse(int argc, char *const argv[], struct mnicctl_opts *o, char *er
 		}
 	}
 	return 0;
+}
+
+int mnicctl_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "mnicctl: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see mnicctl --help)\n");
+	return MNICCTL_USAGE;
 }

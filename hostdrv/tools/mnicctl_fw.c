@@ -52,17 +52,6 @@ static const char *name_of(const char *const *t, size_t n, unsigned v)
 
 static int json;
 
-static int fail_usage(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "mnicctl: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, " (see mnicctl --help)\n");
-	return MNICCTL_USAGE;
-}
 
 static int fail_code(int code, const char *fmt, ...)
 {
@@ -316,21 +305,21 @@ static int image_build(int argc, const char **argv)
 		else if ((v = opt_val(argc, argv, &i, "--name")))
 			name = v;
 		else if (argv[i][0] == '-')
-			return fail_usage("image build: unknown option '%s'", argv[i]);
+			return mnicctl_usage("image build: unknown option '%s'", argv[i]);
 		else if (elf)
-			return fail_usage("image build: one ELF only");
+			return mnicctl_usage("image build: one ELF only");
 		else
 			elf = argv[i];
 	}
 	if (!board || !version || !out || !elf || !*board || !*version || !*out)
-		return fail_usage("image build --board BOARD --version X.Y.Z[+N] -o IMG ELF");
+		return mnicctl_usage("image build --board BOARD --version X.Y.Z[+N] -o IMG ELF");
 	if (!(b = board_by_name(board)))
-		return fail_usage("image build: unknown board '%s' (qemu-virt-a15 or qemu-virt-a72)",
+		return mnicctl_usage("image build: unknown board '%s' (qemu-virt-a15 or qemu-virt-a72)",
 				  board);
 	memset(&h, 0, sizeof(h));
 	if (mnicctl_fw_parse_version(version, &h.version.major, &h.version.minor, &h.version.patch,
 				     &h.version.build))
-		return fail_usage("image build: version '%s' is not X.Y.Z or X.Y.Z+N", version);
+		return mnicctl_usage("image build: version '%s' is not X.Y.Z or X.Y.Z+N", version);
 	if ((rc = read_all(elf, &f, &flen, 64u << 20)))
 		return rc;
 	rc = elf_payload(f, flen, elf, &machine, &entry, &lo, &payload, &plen);
@@ -421,14 +410,14 @@ static int image_show_verify(int argc, const char **argv, int verify)
 		else if (verify && (v = opt_val(argc, argv, &i, "--board")))
 			board = v;
 		else if (argv[i][0] == '-')
-			return fail_usage("image %s: unknown option '%s'", argv[1], argv[i]);
+			return mnicctl_usage("image %s: unknown option '%s'", argv[1], argv[i]);
 		else if (path)
-			return fail_usage("image %s: one image only", argv[1]);
+			return mnicctl_usage("image %s: one image only", argv[1]);
 		else
 			path = argv[i];
 	}
 	if (!path || (pubkey && !*pubkey) || (board && !(b = board_by_name(board))))
-		return fail_usage(verify ? "image verify [--board BOARD] [--pubkey KEY.pub] IMG"
+		return mnicctl_usage(verify ? "image verify [--board BOARD] [--pubkey KEY.pub] IMG"
 					 : "image show IMG");
 	if ((rc = load_image(path, &img, &len, &info, &verdict)))
 		return rc;
@@ -503,12 +492,12 @@ static int image_keygen(int argc, const char **argv)
 	int rc;
 
 	if (argc != 4 || strcmp(argv[2], "-o"))
-		return fail_usage("image keygen -o KEY   (writes KEY secret, KEY.pub public)");
+		return mnicctl_usage("image keygen -o KEY   (writes KEY secret, KEY.pub public)");
 	if (sodium_init() < 0)
 		return fail_code(MNICCTL_DEVICE, "libsodium init failed");
 	crypto_sign_keypair(pk, sk);
 	if (snprintf(pub, sizeof(pub), "%s.pub", argv[3]) >= (int)sizeof(pub))
-		return fail_usage("key path too long");
+		return mnicctl_usage("key path too long");
 	rc = write_all(argv[3], sk, sizeof(sk), NULL, 0);
 	if (!rc)
 		rc = chmod(argv[3], 0600) ? fail_code(MNICCTL_DEVICE, "chmod %s failed", argv[3]) : 0;
@@ -537,14 +526,14 @@ static int image_sign(int argc, const char **argv)
 		else if ((v = opt_val(argc, argv, &i, "-o")))
 			out = v;
 		else if (argv[i][0] == '-')
-			return fail_usage("image sign: unknown option '%s'", argv[i]);
+			return mnicctl_usage("image sign: unknown option '%s'", argv[i]);
 		else if (path)
-			return fail_usage("image sign: one image only");
+			return mnicctl_usage("image sign: one image only");
 		else
 			path = argv[i];
 	}
 	if (!key || !path || !*key || (out && !*out))
-		return fail_usage("image sign --key KEY [-o OUT] IMG");
+		return mnicctl_usage("image sign --key KEY [-o OUT] IMG");
 	if (sodium_init() < 0)
 		return fail_code(MNICCTL_DEVICE, "libsodium init failed");
 	if ((rc = load_image(path, &img, &len, &info, &verdict)))
@@ -632,11 +621,11 @@ static int image_flash_file(int argc, const char **argv)
 		else if ((v = opt_val(argc, argv, &i, "--slot-b")))
 			slot[1] = v;
 		else
-			return fail_usage("image flash-file: unknown argument '%s'", argv[i]);
+			return mnicctl_usage("image flash-file: unknown argument '%s'", argv[i]);
 	}
 	if (!out || !*out || (!slot[0] && !slot[1]) || (slot[0] && !*slot[0]) ||
 	    (slot[1] && !*slot[1]))
-		return fail_usage("image flash-file -o FLASH.bin --slot-a IMG [--slot-b IMG]");
+		return mnicctl_usage("image flash-file -o FLASH.bin --slot-a IMG [--slot-b IMG]");
 	m.mem = malloc(MNIC_FLASH_SIZE);
 	if (!m.mem)
 		return fail_code(MNICCTL_DEVICE, "out of memory");
@@ -707,7 +696,7 @@ int mnicctl_fw_image(const struct mnicctl_opts *o, int argc, const char **argv)
 	for (size_t i = 0; argc >= 2 && i < sizeof(image_verbs) / sizeof(image_verbs[0]); i++)
 		if (!strcmp(argv[1], image_verbs[i].name))
 			return image_verbs[i].fn(argc, argv);
-	return fail_usage("image build|show|verify|sign|keygen|flash-file ...");
+	return mnicctl_usage("image build|show|verify|sign|keygen|flash-file ...");
 }
 
 int mnicctl_fw_is_image(const char *path)
@@ -832,7 +821,7 @@ int mnicctl_fw_cmd(const struct mnicctl_opts *o, struct mnic_dev *dev, int argc,
 		    !mnicctl_parse_u32(argv[3], &max_boots) && max_boots <= 255)
 			;
 		else if (argc != 2)
-			return fail_usage("fw activate [--max-boots N]");
+			return mnicctl_usage("fw activate [--max-boots N]");
 		int rc = activate(dev, max_boots);
 
 		if (rc)
@@ -842,7 +831,7 @@ int mnicctl_fw_cmd(const struct mnicctl_opts *o, struct mnic_dev *dev, int argc,
 		return MNICCTL_OK;
 	}
 	if (argc != 1)
-		return fail_usage("fw | fw activate [--max-boots N]");
+		return mnicctl_usage("fw | fw activate [--max-boots N]");
 	if (query_slots(dev, &s))
 		return dev_fail(dev, "FW_QUERY");
 	print_slots(&s);
@@ -929,14 +918,14 @@ int mnicctl_flash_cmd(const struct mnicctl_opts *o, struct mnic_dev *dev, int ar
 		else if (!strcmp(argv[i], "--wait"))
 			wait = 1;
 		else if (argv[i][0] == '-')
-			return fail_usage("flash: unknown option '%s'", argv[i]);
+			return mnicctl_usage("flash: unknown option '%s'", argv[i]);
 		else if (path)
-			return fail_usage("flash: one image only");
+			return mnicctl_usage("flash: one image only");
 		else
 			path = argv[i];
 	}
 	if (!path || (wait && !do_activate))
-		return fail_usage("flash IMG [--activate [--wait]]");
+		return mnicctl_usage("flash IMG [--activate [--wait]]");
 	if ((rc = load_image(path, &img, &len, &info, &verdict)))
 		return rc;
 	if (verdict != FWIMG_OK) {
