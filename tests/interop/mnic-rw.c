@@ -37,21 +37,6 @@ static int die(const char *what, int err)
 	return 1;
 }
 
-static int io_full(int fd, void *buf, size_t len, int wr)
-{
-	uint8_t *p = buf;
-	while (len > 0) {
-		ssize_t n = wr ? write(fd, p, len) : read(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* Connect to HOST:PORT, retrying until `timeout_s`: the peer may still be
  * starting (a VM's hostfwd accepts and drops until the guest listens). */
 static int connect_to(const char *hostport, int timeout_s)

@@ -32,21 +32,6 @@ static int fail(const char *what)
 	return 1;
 }
 
-static int io_full(int fd, void *buf, size_t len, int wr)
-{
-	uint8_t *p = buf;
-	while (len > 0) {
-		ssize_t n = wr ? write(fd, p, len) : read(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 static int parse_peer(const char *msg, uint32_t *qpn, uint32_t *psn, union ibv_gid *gid)
 {
 	unsigned lid, q, p;

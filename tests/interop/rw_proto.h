@@ -16,7 +16,10 @@
 #ifndef INTEROP_RW_PROTO_H
 #define INTEROP_RW_PROTO_H
 
+#include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <unistd.h>
 
 #define RW_MSG_PEER (sizeof "0000:000000:000000:00000000000000000000000000000000")
 #define RW_MSG_MR (RW_MSG_PEER + sizeof ":0000000000000000:00000000:00000000" - 1)
@@ -33,6 +36,24 @@ static inline uint8_t rw_read_byte(uint32_t i)
 static inline uint8_t rw_write_byte(uint32_t i)
 {
 	return (uint8_t)(i * 37u + 0x5au + (i >> 9) * 29u + (i >> 16) * 3u);
+}
+
+/* Read or write exactly len bytes of the exchange (0), or -1. */
+static inline int io_full(int fd, void *buf, size_t len, int wr)
+{
+	uint8_t *p = buf;
+
+	while (len > 0) {
+		ssize_t n = wr ? write(fd, p, len) : read(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
 }
 
 #endif
