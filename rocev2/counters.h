@@ -64,7 +64,7 @@
 	X(resp_rem_op_naks)                                                    \
 	X(resp_read_replays)                                                   \
 	X(resp_atomic_replays)                                                 \
-	X(resp_replays_dropped) /* stale replay stopped: a newer READ/ATOMIC took its slot */ \
+	X(resp_replays_dropped) /* stale replay (or restored reply) stopped: a newer READ/ATOMIC took its slot */ \
 	X(resp_acks_sent)                                                      \
 	X(resp_stopped_naks)    /* NAK_STOPPED (0x65) while migrating */         \
 	X(resp_resumes)         /* MigrOS RESUME accepted: peer address moved */ \
@@ -91,7 +91,16 @@
 	X(mig_resumes_acked)    /* our RESUME ACKed: requester rewinds */      \
 	X(mig_resume_forged)    /* RESUME with a missing or wrong MAC: dropped */ \
 	X(mig_resume_wait_drops) /* response dropped: our RESUME is not ACKed yet */ \
-	X(mig_aborts)           /* rocev2_abort_dump undid a stop */
+	X(mig_aborts)           /* rocev2_abort_dump undid a stop */        \
+	/* resp.c: resp_inv_req_naks by cause (each also counts in the total;  \
+	 * IBA 9.7.5.1.2-9.7.5.1.4), appended */                               \
+	X(resp_invreq_no_first)  /* MIDDLE/LAST outside a message */           \
+	X(resp_invreq_no_last)   /* not MIDDLE/LAST inside a message */        \
+	X(resp_invreq_op_access) /* QP access flags forbid the op */           \
+	X(resp_invreq_rd_atomic) /* no free READ/ATOMIC resource */            \
+	X(resp_invreq_length)    /* payload/RETH length inconsistent */        \
+	X(resp_invreq_recv_long) /* SEND longer than the receive WQE */        \
+	X(resp_invreq_misaligned) /* atomic VA not 8-byte aligned */
 
 struct rocev2_counters {
 #define ROCEV2_COUNTER_FIELD(name) uint64_t name;

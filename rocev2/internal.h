@@ -249,6 +249,9 @@ void rocev2_comp_rx(struct rocev2 *e, struct rocev2_qp *qp, const struct rocev2_
 void rocev2_resp_rx(struct rocev2 *e, struct rocev2_qp *qp, const struct rocev2_pkt *pkt);
 /* Responder: continue read replies in progress; returns packets sent. */
 unsigned rocev2_resp_run(struct rocev2 *e, struct rocev2_qp *qp, unsigned budget);
+/* Responder: the context resumes (rocev2_resume_context): replies still
+ * to be sent may be ones the requester already has. */
+void rocev2_resp_resumed(struct rocev2_qp *qp);
 /* Flush: complete every outstanding and posted WQE with WR_FLUSH_ERR
  * (send queue: after the WQE that failed, which comp completes itself). */
 void rocev2_req_flush(struct rocev2 *e, struct rocev2_qp *qp);

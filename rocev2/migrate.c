@@ -403,8 +403,10 @@ int rocev2_resume_context(struct rocev2 *e)
 					   rocev2_now(e) + ROCEV2_RETRANS_NS(qp->attr.timeout));
 		if (mig_may_resume(qp))
 			mig_start_resume(e, qp);
-		/* Replies and deferred ACKs (resp_run) continue; the requester
-		 * waits for the RESUME's ACK. */
+		/* Replies and deferred ACKs (resp_run) continue, as replays
+		 * (the requester may have them from the stopped source); the
+		 * requester waits for the RESUME's ACK. */
+		rocev2_resp_resumed(qp);
 		if (qp->state >= ROCEV2_QPS_RTR && qp->state <= ROCEV2_QPS_SQE)
 			rocev2_sched(e, qp);
 	}

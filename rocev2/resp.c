@@ -104,44 +104,53 @@ struct resp_nak {
 	uint8_t wc_status;              /* the receive WQE in progress (fatal only) */
 	uint8_t event;                  /* enum rocev2_event_type (fatal only) */
 	size_t counter;                 /* offset in struct rocev2_counters */
+	size_t reason;                  /* a second one: the cause, or NO_COUNTER */
 };
 
-#define INV_REQ(status) \
-	{ AETH_NAK_INVALID_REQ, 1, 0, status, ROCEV2_EVENT_QP_REQ_ERR, CNT(resp_inv_req_naks) }
+/* Every invalid-request NAK counts in resp_inv_req_naks and in the counter
+ * of its cause, so that a failing run names it. */
+#define INV_REQ(status, cause) \
+	{ AETH_NAK_INVALID_REQ, 1, 0, status, ROCEV2_EVENT_QP_REQ_ERR, CNT(resp_inv_req_naks), \
+	  CNT(cause) }
 
 static const struct resp_nak resp_naks[RESPST_NUM] = {
 	/* IBA 9.7.5.1.1: a gap; NAK once with the PSN we expect. */
 	[RESPST_ERR_PSN_OUT_OF_SEQ] = { AETH_NAK_PSN_SEQ_ERROR, 0, 1, 0, NO_EVENT,
-					CNT(resp_out_of_seq) },
+					CNT(resp_out_of_seq), NO_COUNTER },
 	/* MigrOS (reference 1(c)): the QP is being checkpointed; the peer
 	 * pauses and resends after our RESUME. */
-	[RESPST_ERR_STOPPED] = { AETH_NAK_STOPPED, 0, 1, 0, NO_EVENT, CNT(resp_stopped_naks) },
+	[RESPST_ERR_STOPPED] = { AETH_NAK_STOPPED, 0, 1, 0, NO_EVENT, CNT(resp_stopped_naks),
+				 NO_COUNTER },
 	/* No receive WQE (IBA 9.7.5.1.4 resources); low 5 bits: our
 	 * min_rnr_timer. */
-	[RESPST_ERR_RNR] = { AETH_RNR_NAK, 0, 0, 0, NO_EVENT, CNT(resp_rnr_naks) },
+	[RESPST_ERR_RNR] = { AETH_RNR_NAK, 0, 0, 0, NO_EVENT, CNT(resp_rnr_naks), NO_COUNTER },
 	/* IBA 9.7.5.1.2 / 9.7.5.1.3 / 9.7.5.1.4 (class C, as rxe). */
-	[RESPST_ERR_MISSING_OPCODE_FIRST] = INV_REQ(MNIC_WC_REM_INV_REQ_ERR),
-	[RESPST_ERR_MISSING_OPCODE_LAST] = INV_REQ(MNIC_WC_REM_INV_REQ_ERR),
-	[RESPST_ERR_UNSUPPORTED_OPCODE] = INV_REQ(MNIC_WC_REM_INV_REQ_ERR),
-	[RESPST_ERR_TOO_MANY_RD_ATOMIC] = INV_REQ(MNIC_WC_REM_INV_REQ_ERR),
-	[RESPST_ERR_LENGTH] = INV_REQ(MNIC_WC_REM_INV_REQ_ERR),
-	[RESPST_ERR_MISALIGNED_ATOMIC] = INV_REQ(MNIC_WC_REM_INV_REQ_ERR),
+	[RESPST_ERR_MISSING_OPCODE_FIRST] = INV_REQ(MNIC_WC_REM_INV_REQ_ERR,
+						    resp_invreq_no_first),
+	[RESPST_ERR_MISSING_OPCODE_LAST] = INV_REQ(MNIC_WC_REM_INV_REQ_ERR,
+						   resp_invreq_no_last),
+	[RESPST_ERR_UNSUPPORTED_OPCODE] = INV_REQ(MNIC_WC_REM_INV_REQ_ERR,
+						  resp_invreq_op_access),
+	[RESPST_ERR_TOO_MANY_RD_ATOMIC] = INV_REQ(MNIC_WC_REM_INV_REQ_ERR, resp_invreq_rd_atomic),
+	[RESPST_ERR_LENGTH] = INV_REQ(MNIC_WC_REM_INV_REQ_ERR, resp_invreq_length),
+	[RESPST_ERR_MISALIGNED_ATOMIC] = INV_REQ(MNIC_WC_REM_INV_REQ_ERR,
+						 resp_invreq_misaligned),
 	/* A SEND longer than the receive buffers (IBA 9.7.5.1.4): a local
 	 * length error for our WQE, an invalid request for the peer. */
-	[RESPST_ERR_RECV_TOO_LONG] = INV_REQ(MNIC_WC_LOC_LEN_ERR),
+	[RESPST_ERR_RECV_TOO_LONG] = INV_REQ(MNIC_WC_LOC_LEN_ERR, resp_invreq_recv_long),
 	/* IBA 9.7.5.1.5: R_Key, bounds, PD or access.  A WRITE_IMM's receive
 	 * WQE reports it as a local access error (ibv_wc_status). */
 	[RESPST_ERR_RKEY_VIOLATION] = { AETH_NAK_REM_ACC_ERR, 1, 0, MNIC_WC_LOC_ACCESS_ERR,
-					ROCEV2_EVENT_QP_ACCESS_ERR, CNT(resp_rem_acc_naks) },
+					ROCEV2_EVENT_QP_ACCESS_ERR, CNT(resp_rem_acc_naks), NO_COUNTER },
 	/* Our own receive WQE or host memory failed (class A): remote
 	 * operational error for the peer. */
 	[RESPST_ERR_MALFORMED_WQE] = { AETH_NAK_REM_OP_ERR, 1, 0, MNIC_WC_LOC_QP_OP_ERR,
-				       ROCEV2_EVENT_QP_FATAL, CNT(resp_rem_op_naks) },
+				       ROCEV2_EVENT_QP_FATAL, CNT(resp_rem_op_naks), NO_COUNTER },
 	[RESPST_ERR_PROTECTION] = { AETH_NAK_REM_OP_ERR, 1, 0, MNIC_WC_LOC_PROT_ERR,
-				    ROCEV2_EVENT_QP_ACCESS_ERR, CNT(resp_rem_op_naks) },
+				    ROCEV2_EVENT_QP_ACCESS_ERR, CNT(resp_rem_op_naks), NO_COUNTER },
 	[RESPST_ERR_MEMORY] = { AETH_NAK_REM_OP_ERR, 1, 0, MNIC_WC_LOC_QP_OP_ERR,
-				ROCEV2_EVENT_QP_FATAL, CNT(resp_rem_op_naks) },
-	[RESPST_ERR_CQ_OVERFLOW] = { 0, 1, 0, 0, ROCEV2_EVENT_QP_FATAL, NO_COUNTER },
+				ROCEV2_EVENT_QP_FATAL, CNT(resp_rem_op_naks), NO_COUNTER },
+	[RESPST_ERR_CQ_OVERFLOW] = { 0, 1, 0, 0, ROCEV2_EVENT_QP_FATAL, NO_COUNTER, NO_COUNTER },
 };
 
 static void count(struct rocev2 *e, size_t counter)
@@ -432,6 +441,7 @@ static void resp_fatal(struct rocev2 *e, struct rocev2_qp *qp, enum rocev2_resp_
 	const struct resp_nak *n = &resp_naks[s];
 
 	count(e, n->counter);
+	count(e, n->reason);
 	qp->resp.last_error = (uint8_t)s;
 	if (qp->resp.rwqe_valid)
 		(void)resp_complete_rwqe(e, qp, n->wc_status, MNIC_WC_RECV, 0, 0, 0, n->syndrome);
@@ -581,23 +591,30 @@ static enum rocev2_resp_state resp_chk_resource(struct resp_ctx *c, enum rocev2_
 	}
 	if (c->mask & (OPM_READ | OPM_ATOMIC)) {
 		/* The requester keeps at most max_dest_rd_atomic outstanding
-		 * (its max_rd_atomic), so the oldest slot is free again once
-		 * its reply left: the requester had it before sending this.
-		 * A slot still sending its first reply means the peer broke
-		 * the limit.  A slot still *replaying* (a duplicate of that
-		 * oldest request came in before this one) is stale: the
-		 * requester completed that request, or it could not have sent
-		 * this one, so the replay stops and the slot is reused (rxe
-		 * recycles its oldest resource the same way). */
+		 * (its max_rd_atomic, IBA 9.4.4/9.7.5.1.4), so the oldest slot
+		 * is free again once its reply left: the requester had it
+		 * before sending this.  A slot still sending its first reply
+		 * here means the peer broke the limit.  A slot whose reply the
+		 * requester may have had already (replay: a duplicate of that
+		 * oldest request came in before this one, or the reply was
+		 * restored from an image that the stopped source kept sending
+		 * after, rocev2_resp_resumed) is stale: the requester completed
+		 * that request, or it could not have sent this one, so the
+		 * reply stops and the slot is reused (rxe recycles its oldest
+		 * resource the same way).  Newer replies still queued keep
+		 * their order ahead of this one (IBA 9.7.5.1.1). */
 		n = resp_nres(c->qp);
 		if (n == 0)
 			return RESPST_ERR_TOO_MANY_RD_ATOMIC;
 		slot = r->res_head % n;
 		if (r->res[slot].sending && !r->res[slot].replay)
 			return RESPST_ERR_TOO_MANY_RD_ATOMIC;
-		if (r->res[slot].sending)
+		if (r->res[slot].sending) {
 			c->e->cnt.resp_replays_dropped++;
-		r->res[slot].sending = 0;
+			r->res[slot].sending = 0;
+			if (r->res_pending == slot + 1u)
+				r->res_pending = resp_next_reply(r, slot);
+		}
 		c->slot = slot;
 	}
 	return RESPST_CHK_LENGTH;
@@ -1040,6 +1057,23 @@ unsigned rocev2_resp_run(struct rocev2 *e, struct rocev2_qp *qp, unsigned budget
 		return 0;
 	}
 	return resp_emit(e, qp, budget);
+}
+
+/* MigrOS: the image was taken when the context stopped, but a stopped
+ * responder keeps sending the replies it had queued and answers
+ * duplicates (migrate.c), so the requester may have completed a READ or
+ * ATOMIC whose reply the restored copy still has to send, and then sent a
+ * new one within its limit.  Replies still to be sent go on, but as
+ * replays: a new request may take their slot (resp_chk_resource).  After
+ * an aborted dump nothing lagged; a requester within its limit never
+ * needs the slot early, so marking those too costs nothing. */
+void rocev2_resp_resumed(struct rocev2_qp *qp)
+{
+	unsigned i;
+
+	for (i = 0; i < ROCEV2_MAX_RD_ATOMIC; i++)
+		if (qp->resp.res[i].sending)
+			qp->resp.res[i].replay = 1;
 }
 
 /* IBA 10.3.1 (QP in Error): the receive WQE being filled and every WQE

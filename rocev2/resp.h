@@ -14,7 +14,10 @@
  * duplicate request is replayed, never re-executed. */
 struct rocev2_resp_res {
 	uint8_t type;                   /* 0 free, OP_READ_REQUEST, OP_COMPARE_SWAP, OP_FETCH_ADD */
-	uint8_t replay;                 /* sending again after a duplicate */
+	/* The requester may have this reply already: sent again after a
+	 * duplicate, or continued after a resume (rocev2_resp_resumed).  A new
+	 * READ/ATOMIC that needs the slot stops it (resp_chk_resource). */
+	uint8_t replay;
 	uint16_t reserved;
 	uint32_t first_psn, last_psn;   /* PSNs of the response(s) */
 	uint32_t cur_psn;               /* next response PSN to send (reads) */
