@@ -246,7 +246,8 @@
 #define MIG_MEMBERS(M, A, S)                                                               \
 	M(S, resume_pending, uint8_t, SKIP)     /* resume sets it */                       \
 	M(S, has_key, uint8_t, CODE)            /* QP flags bit 1 */                       \
-	A(S, reserved, uint8_t, [2], SKIP)                                                 \
+	M(S, resume_at_rts, uint8_t, SKIP)      /* resume sets it (a QP in RTR) */         \
+	A(S, reserved, uint8_t, [1], SKIP)                                                 \
 	M(S, resume_psn, uint32_t, SKIP)        /* resume sets it */                       \
 	A(S, key, uint8_t, [16], CODE)          /* only when has_key */                    \
 	A(S, pause_timer, struct fw_timer, , SKIP)                                         \

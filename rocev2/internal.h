@@ -74,7 +74,8 @@ struct rocev2_srq {
 struct rocev2_mig {
 	uint8_t resume_pending;         /* restored: RESUME to send / not yet ACKed */
 	uint8_t has_key;                /* RESUME carries and requires a MAC */
-	uint8_t reserved[2];
+	uint8_t resume_at_rts;          /* resumed in RTR: RESUME when it reaches RTS */
+	uint8_t reserved[1];
 	uint32_t resume_psn;            /* PSN the RESUME carries (comp.psn at send) */
 	uint8_t key[16];                /* SipHash-2-4 key shared by both ends */
 	struct fw_timer pause_timer;    /* Paused for too long -> ERR */
@@ -280,6 +281,8 @@ void rocev2_mig_resumed(struct rocev2 *e, struct rocev2_qp *qp);
 int rocev2_mig_check_resume(struct rocev2 *e, struct rocev2_qp *qp, const struct rocev2_pkt *pkt);
 /* The completer saw the ACK of our RESUME (PSN == mig.resume_psn). */
 void rocev2_mig_resume_acked(struct rocev2 *e, struct rocev2_qp *qp);
+/* modify_qp moved the QP to RTS: a QP resumed in RTR sends its RESUME now. */
+void rocev2_mig_rts(struct rocev2 *e, struct rocev2_qp *qp);
 void rocev2_mig_reset(struct rocev2 *e, struct rocev2_qp *qp);
 #else
 static inline void rocev2_mig_paused(struct rocev2 *e, struct rocev2_qp *qp) { (void)e; (void)qp; }
@@ -291,6 +294,7 @@ static inline int rocev2_mig_check_resume(struct rocev2 *e, struct rocev2_qp *qp
 	return -HAL_EACCES;   /* no migration support: RESUME is refused */
 }
 static inline void rocev2_mig_resume_acked(struct rocev2 *e, struct rocev2_qp *qp) { (void)e; (void)qp; }
+static inline void rocev2_mig_rts(struct rocev2 *e, struct rocev2_qp *qp) { (void)e; (void)qp; }
 static inline void rocev2_mig_reset(struct rocev2 *e, struct rocev2_qp *qp) { (void)e; (void)qp; }
 #endif
 

@@ -36,9 +36,20 @@
  * Abort (rocev2_abort_dump) is a resume in place: the peers that our
  * NAK_STOPPED paused have no other way out of Paused than a RESUME (MigrOS
  * has no un-pause), so every QP in RTS or SQD sends one exactly as after a
- * restore, from the address it already had.  (A QP in RTR sends none: it
- * has no requester, and recv.c gives it no responses, so it could not
- * take the ACK; a peer it NAK'd waits for its pause timeout.)
+ * restore, from the address it already had.
+ *
+ * A QP in RTR (restored or aborted) sends its RESUME when the application
+ * moves it to RTS (rocev2_mig_rts, from modify_qp; mig.resume_at_rts),
+ * with the usual retransmission; until then a peer it NAK'd stays Paused
+ * (and errors out after its pause timeout if the move never comes).  Not
+ * at resume time, although RTR has the address vector and dest QPN (IBA
+ * 10.3.1): the RESUME's PSN must be one the QP's send window has already
+ * left behind, and in RTR there is no window yet.  sq_psn comes with
+ * RTR -> RTS and may be anything, so a PSN picked in RTR may fall inside
+ * the first requests' PSNs; an ACK of a RESUME sent again (or duplicated
+ * on the wire) arriving after the move would then acknowledge requests
+ * the peer never received, the failure described below for MigrOS's
+ * comp.psn.  recv.c therefore keeps giving an RTR QP no responses.
  *
  * Both sides rewind at once, where MigrOS waits for the retransmit timer:
  * the paused side when the RESUME arrives (rocev2_mig_resumed), the
@@ -373,6 +384,20 @@ void rocev2_mig_resume_acked(struct rocev2 *e, struct rocev2_qp *qp)
 	mig_rewind(e, qp);
 }
 
+/* RTR -> RTS of a QP resumed in RTR: now it has a send PSN, and its
+ * RESUME carries sq_psn - 1 (qp_attr_apply set comp.psn = sq_psn), which
+ * stays acknowledged as the window moves on (header comment).  Still
+ * stopped (dumped again, the host moved it anyway): rocev2_resume_context
+ * finds it in RTS and sends the RESUME then. */
+void rocev2_mig_rts(struct rocev2 *e, struct rocev2_qp *qp)
+{
+	if (!qp->mig.resume_at_rts)
+		return;
+	qp->mig.resume_at_rts = 0;
+	if (!qp->stopped && mig_may_resume(qp))
+		mig_start_resume(e, qp);
+}
+
 /* ---- public API (rocev2.h) ------------------------------------------------ */
 
 int rocev2_resume_context(struct rocev2 *e)
@@ -403,6 +428,8 @@ int rocev2_resume_context(struct rocev2 *e)
 					   rocev2_now(e) + ROCEV2_RETRANS_NS(qp->attr.timeout));
 		if (mig_may_resume(qp))
 			mig_start_resume(e, qp);
+		else if (qp->state == ROCEV2_QPS_RTR)
+			qp->mig.resume_at_rts = 1;      /* rocev2_mig_rts (header comment) */
 		/* Replies and deferred ACKs (resp_run) continue, as replays
 		 * (the requester may have them from the stopped source); the
 		 * requester waits for the RESUME's ACK. */

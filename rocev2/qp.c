@@ -379,8 +379,13 @@ int rocev2_modify_qp(struct rocev2 *e, uint32_t qpn, const struct rocev2_qp_attr
 	qp_attr_apply(qp, attr, given);
 	qp->state = (uint8_t)next;
 	qp->attr.qp_state = next;
-	if (t->action == QP_ACT_RTS)
+	if (t->action == QP_ACT_RTS) {
+		/* A QP restored (or resumed in place) in RTR owes its peer a
+		 * RESUME from here on (migrate.c); the requester waits for its
+		 * ACK. */
+		rocev2_mig_rts(e, qp);
 		rocev2_sched(e, qp);
+	}
 	return 0;
 }
 

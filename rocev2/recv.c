@@ -181,7 +181,9 @@ int rocev2_parse(struct rocev2 *e, const uint8_t *frame, size_t len, struct roce
  * the responder runs from RTR on, the requester from RTS; SQD and SQE
  * still receive both (outstanding requests complete, the receive queue
  * keeps working).  RESET, INIT and ERR drop everything (an ERR QP has
- * flushed its queues; a late response must not complete anything). */
+ * flushed its queues; a late response must not complete anything).  A QP
+ * resumed in RTR takes no response either: its RESUME, and so the ACK it
+ * waits for, only go out at RTS (migrate.c header comment). */
 static const uint32_t rx_state_accepts[ROCEV2_QPS_NUM] = {
 	[ROCEV2_QPS_RESET] = 0,
 	[ROCEV2_QPS_INIT] = 0,

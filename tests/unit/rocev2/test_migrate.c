@@ -342,8 +342,8 @@ static void node_init(struct node *n, const char *name, uint8_t mac, uint32_t ip
 	assert_non_null(n->qp);
 }
 
-/* RESET -> INIT -> RTR -> RTS towards peer. */
-static void node_connect(struct node *n, const struct node *peer, uint32_t sq_psn, uint32_t rq_psn)
+/* RESET -> INIT -> RTR towards peer. */
+static void node_to_rtr(struct node *n, const struct node *peer, uint32_t rq_psn)
 {
 	struct rocev2_qp_attr a;
 
@@ -365,6 +365,14 @@ static void node_connect(struct node *n, const struct node *peer, uint32_t sq_ps
 								     M(DEST_QPN) | M(RQ_PSN) |
 								     M(MAX_DEST_RD_ATOMIC) |
 								     M(MIN_RNR_TIMER)), 0);
+}
+
+/* RTR -> RTS. */
+static void node_to_rts(struct node *n, uint32_t sq_psn)
+{
+	struct rocev2_qp_attr a;
+
+	memset(&a, 0, sizeof(a));
 	a.qp_state = ROCEV2_QPS_RTS;
 	a.sq_psn = sq_psn;
 	a.timeout = TIMEOUT;
@@ -374,6 +382,13 @@ static void node_connect(struct node *n, const struct node *peer, uint32_t sq_ps
 	assert_int_equal(rocev2_modify_qp(&n->eng, n->qpn, &a, M(STATE) | M(SQ_PSN) | M(TIMEOUT) |
 								     M(RETRY_CNT) | M(RNR_RETRY) |
 								     M(MAX_QP_RD_ATOMIC)), 0);
+}
+
+/* RESET -> INIT -> RTR -> RTS towards peer. */
+static void node_connect(struct node *n, const struct node *peer, uint32_t sq_psn, uint32_t rq_psn)
+{
+	node_to_rtr(n, peer, rq_psn);
+	node_to_rts(n, sq_psn);
 }
 
 /* A and B connected, C down (the host B may move to). */
@@ -1888,6 +1903,203 @@ static void test_restored_reply_the_peer_has(void **state)
 	assert_int_equal(A->qp->state, ROCEV2_QPS_RTS);
 }
 
+/* ---- a QP resumed in RTR (migrate.c header comment) ----------------------------- */
+
+/* A in RTS towards B, B only in RTR towards A (its application has not
+ * moved it on yet): A may send, B may only receive. */
+static void rtr_pair_init(void)
+{
+	retry_cnt = RETRY_CNT;
+	now = 1000000;
+	wire_n = wire_rd = delivered = 0;
+	wire_loses = NULL;
+	node_init(A, "A", MAC_A, IP_A, 1);
+	node_init(B, "B", MAC_B, IP_B, 1);
+	C->up = 0;
+	node_connect(A, B, PSN_A, PSN_B);
+	node_to_rtr(B, A, PSN_A);
+}
+
+/* B is stopped in RTR with a receive WQE posted; A's SEND is answered
+ * with NAK_STOPPED and A is Paused. */
+static void rtr_pause_a(void)
+{
+	unsigned mark = wire_n;
+
+	fill(A->mem + DATA, 40, 7);
+	post_send(A, 0xa0, DATA, 40);
+	run();
+	assert_int_equal(A->qp->paused, 1);
+	assert_int_equal(A->eng.cnt.mig_pauses, 1);
+	assert_true(count_from(B, mark, OP_ACKNOWLEDGE) >= 1);
+	assert_null(cqe_of(A, 0xa0));
+}
+
+/* A's SEND lands in `to` (B, or B restored on C) with no error anywhere,
+ * and `to`, now in RTS, can send back. */
+static void rtr_check_traffic(struct node *to)
+{
+	expect_cqe(A, 0xa0, MNIC_WC_SUCCESS, MNIC_WC_SEND, 40);
+	expect_cqe(to, 0xb0, MNIC_WC_SUCCESS, MNIC_WC_RECV, 40);
+	assert_memory_equal(to->mem + DATA + 0x1000, A->mem + DATA, 40);
+	post_recv(A, 0xa1, DATA + 0x2000, 256);
+	fill(to->mem + DATA + 0x3000, 48, 9);
+	post_send(to, 0xc0, DATA + 0x3000, 48);
+	advance(4 * T_RETRANS);
+	expect_cqe(to, 0xc0, MNIC_WC_SUCCESS, MNIC_WC_SEND, 48);
+	expect_cqe(A, 0xa1, MNIC_WC_SUCCESS, MNIC_WC_RECV, 48);
+	assert_memory_equal(A->mem + DATA + 0x2000, to->mem + DATA + 0x3000, 48);
+	no_error_cqes(A);
+	no_error_cqes(to);
+	assert_int_equal(A->qp->state, ROCEV2_QPS_RTS);
+	assert_int_equal(to->qp->state, ROCEV2_QPS_RTS);
+}
+
+/* B is dumped in RTR after it NAK'd A's SEND, restored on C and resumed:
+ * C sends no RESUME in RTR (no send PSN yet), and exactly one when its
+ * application moves it to RTS, carrying sq_psn - 1.  A un-pauses, follows
+ * C to its new address, and the SEND completes, as does C's first own. */
+static void test_rtr_restored_resumes_at_rts(void **state)
+{
+	struct rocev2_dump_stats st;
+	size_t len = 0;
+	unsigned mark, first;
+
+	(void)state;
+	if (!rocev2_dump_context || !rocev2_restore_image)
+		skip();
+	rtr_pair_init();
+	post_recv(B, 0xb0, DATA + 0x1000, 256);
+	assert_int_equal(rocev2_dump_context(&B->eng, image, sizeof(image), &len, &st), 0);
+	rtr_pause_a();
+	node_init(C, "C", MAC_C, IP_C, 0);
+	memcpy(C->mem, B->mem, WIN);
+	assert_int_equal(rocev2_restore_image(&C->eng, image, len, NULL), 0);
+	C->qpn = B->qpn;
+	C->qp = rocev2_qp_lookup(&C->eng, C->qpn);
+	assert_non_null(C->qp);
+	assert_int_equal(C->qp->state, ROCEV2_QPS_RTR);
+	C->lkey = B->lkey;
+	C->rkey = B->rkey;
+	C->sq_pi = B->sq_pi;
+	C->rq_pi = B->rq_pi;
+	C->cq_ci = B->cq_ci;
+	B->up = 0;
+	first = wire_n;
+	assert_int_equal(rocev2_resume_context(&C->eng), 0);
+	assert_int_equal(C->qp->stopped, 0);
+	assert_int_equal(C->qp->mig.resume_at_rts, 1);
+	assert_int_equal(C->qp->mig.resume_pending, 0);
+	advance(2 * T_RETRANS);
+	assert_int_equal(count_from(C, first, OP_RESUME), 0);
+	assert_int_equal(A->qp->paused, 1);
+
+	mark = wire_n;
+	node_to_rts(C, PSN_B);
+	assert_int_equal(C->qp->mig.resume_at_rts, 0);
+	assert_int_equal(C->qp->mig.resume_pending, 1);
+	expect_resume(mark, C, A, PSN_B, 0);
+	advance(4 * T_RETRANS);
+	assert_int_equal(count_from(C, first, OP_RESUME), 1);
+	assert_int_equal(C->eng.cnt.mig_resumes_sent, 1);
+	assert_int_equal(C->eng.cnt.mig_resume_retransmits, 0);
+	assert_int_equal(C->eng.cnt.mig_resumes_acked, 1);
+	assert_int_equal(C->qp->mig.resume_pending, 0);
+	assert_int_equal(A->eng.cnt.resp_resumes, 1);
+	assert_int_equal(A->qp->paused, 0);
+	assert_int_equal(A->qp->attr.av.dip, IP_C);
+	assert_memory_equal(A->qp->attr.av.dmac, C->eng.env.mac, 6);
+	rtr_check_traffic(C);
+	assert_int_equal(count_from(C, first, OP_RESUME), 1);
+	assert_int_equal(A->eng.cnt.mig_pause_timeouts, 0);
+}
+
+static unsigned rtr_resumes_seen;
+
+static int lose_first_resume_of_b(const struct wire_frame *f)
+{
+	return f->from == B && f->b[ROCEV2_HDR_OFFSET] == OP_RESUME && rtr_resumes_seen++ == 0;
+}
+
+/* The same with the dump aborted (a resume in place, from B's own
+ * address): nothing until RTS, no response taken in RTR, then the RESUME,
+ * whose first copy is lost and which is sent again until ACKed. */
+static void test_rtr_aborted_resumes_at_rts(void **state)
+{
+	uint64_t bad;
+	unsigned mark, first;
+
+	(void)state;
+	rtr_pair_init();
+	post_recv(B, 0xb0, DATA + 0x1000, 256);
+	stop(B);
+	rtr_pause_a();
+	first = wire_n;
+	assert_int_equal(rocev2_abort_dump(&B->eng), 0);
+	assert_int_equal(B->qp->stopped, 0);
+	assert_int_equal(B->qp->mig.resume_at_rts, 1);
+	advance(2 * T_RETRANS);
+	assert_int_equal(count_from(B, first, OP_RESUME), 0);
+	assert_int_equal(A->qp->paused, 1);
+	/* Still RTR: every response is dropped by the demux, the RESUME's
+	 * future ACK PSN included. */
+	bad = B->eng.cnt.rx_bad_state;
+	inject_ack(A, (PSN_B - 1u) & 0xffffffu);
+	inject_ack(A, PSN_B);
+	run();
+	assert_int_equal(B->eng.cnt.rx_bad_state, bad + 2);
+	assert_int_equal(B->eng.cnt.rx_resp_packets, 0);
+
+	rtr_resumes_seen = 0;
+	wire_loses = lose_first_resume_of_b;
+	mark = wire_n;
+	node_to_rts(B, PSN_B);
+	expect_resume(mark, B, A, PSN_B, 0);
+	advance(4 * T_RETRANS);
+	wire_loses = NULL;
+	assert_int_equal(count_from(B, first, OP_RESUME), 2);
+	assert_int_equal(B->eng.cnt.mig_resumes_sent, 1);
+	assert_int_equal(B->eng.cnt.mig_resume_retransmits, 1);
+	assert_int_equal(B->eng.cnt.mig_resumes_acked, 1);
+	assert_int_equal(B->qp->mig.resume_pending, 0);
+	assert_int_equal(A->eng.cnt.resp_resumes, 1);
+	assert_int_equal(A->qp->paused, 0);
+	assert_int_equal(A->qp->attr.av.dip, IP_B);
+	rtr_check_traffic(B);
+	assert_int_equal(count_from(B, first, OP_RESUME), 2);
+}
+
+/* An RTR QP that owes no RESUME (a plain connection setup) takes no
+ * response of any kind, and its move to RTS sends no RESUME. */
+static void test_rtr_drops_responses(void **state)
+{
+	static const struct {
+		uint8_t opcode, syndrome;
+	} resp[] = {
+		{ OP_ACKNOWLEDGE, AETH_ACK_UNLIMITED },
+		{ OP_ACKNOWLEDGE, AETH_NAK_STOPPED },
+		{ OP_READ_RESPONSE_ONLY, AETH_ACK_UNLIMITED },
+		{ OP_ATOMIC_ACKNOWLEDGE, AETH_ACK_UNLIMITED },
+	};
+	unsigned i, mark;
+
+	(void)state;
+	rtr_pair_init();
+	mark = wire_n;
+	for (i = 0; i < sizeof(resp) / sizeof(resp[0]); i++)
+		inject_response(A, resp[i].opcode, (PSN_B - 1u + i) & 0xffffffu, resp[i].syndrome);
+	run();
+	assert_int_equal(B->eng.cnt.rx_bad_state, sizeof(resp) / sizeof(resp[0]));
+	assert_int_equal(B->eng.cnt.rx_resp_packets, 0);
+	assert_int_equal(B->qp->paused, 0);
+	assert_int_equal(B->qp->mig.resume_at_rts, 0);
+	node_to_rts(B, PSN_B);
+	advance(2 * T_RETRANS);
+	assert_int_equal(count_from(B, mark, OP_RESUME), 0);
+	assert_int_equal(B->eng.cnt.mig_resumes_sent, 0);
+	assert_int_equal(B->qp->mig.resume_pending, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1913,6 +2125,9 @@ int main(void)
 		cmocka_unit_test(test_lossy_stop_abort),
 		cmocka_unit_test(test_dump_restore_resume),
 		cmocka_unit_test(test_restored_reply_the_peer_has),
+		cmocka_unit_test(test_rtr_restored_resumes_at_rts),
+		cmocka_unit_test(test_rtr_aborted_resumes_at_rts),
+		cmocka_unit_test(test_rtr_drops_responses),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
