@@ -268,26 +268,34 @@ static int resp_send_ack(struct rocev2 *e, struct rocev2_qp *qp, uint8_t syndrom
 /* Send an ACK/NAK now, or, when behind is set and replies are still going
  * out, after them (IBA 9.7.5.1.1: responses in PSN order).  Only one waits:
  * the one with the later PSN wins (a later ACK covers an earlier one; a
- * NAK's PSN was executed by the time a later ACK is decided).  A failed
- * immediate transmit is dropped: the requester times out and resends, and
- * the duplicate is acknowledged again. */
+ * NAK's PSN was executed by the time a later ACK is decided).  A full TX
+ * ring defers it the same way (resp_emit sends it when the ring has room):
+ * dropped, a NAK or the ACK of a message's last packet would leave the
+ * requester waiting for its retransmit timer (IBA 9.7.6.1.3), and a
+ * sequence NAK is sent once per gap.  Another transmit error is a frame
+ * lost on the wire: the requester times out and resends, and the
+ * duplicate is acknowledged again. */
 static void resp_ack(struct rocev2 *e, struct rocev2_qp *qp, uint8_t syndrome, uint32_t psn,
 		     uint32_t msn, int behind)
 {
 	struct rocev2_resp *r = &qp->resp;
+	int rc = 0;
 
-	if (behind && (r->res_pending || r->ack_deferred)) {
-		if (!r->ack_deferred || psn_cmp(psn, r->ack_deferred_psn) >= 0) {
-			r->ack_deferred = 1;
-			r->ack_syndrome = syndrome;
-			r->ack_deferred_psn = psn & BTH_PSN_MASK;
-			r->ack_deferred_msn = msn;
+	if (!(behind && (r->res_pending || r->ack_deferred))) {
+		rc = resp_send_ack(e, qp, syndrome, psn, msn);
+		if (rc != -HAL_EAGAIN) {
+			if (rc < 0)
+				e->cnt.resp_tx_dropped++;
+			return;
 		}
-		rocev2_sched(e, qp);
-		return;
 	}
-	if (resp_send_ack(e, qp, syndrome, psn, msn) < 0)
-		e->cnt.resp_tx_dropped++;
+	if (!r->ack_deferred || psn_cmp(psn, r->ack_deferred_psn) >= 0) {
+		r->ack_deferred = 1;
+		r->ack_syndrome = syndrome;
+		r->ack_deferred_psn = psn & BTH_PSN_MASK;
+		r->ack_deferred_msn = msn;
+	}
+	rocev2_sched(e, qp);
 }
 
 /* RDMA READ response opcode [first packet][last packet] (IBA 9.2 Table 36). */

@@ -1394,20 +1394,39 @@ static void test_msn_sequence(void **state)
 
 /* ---- transmit failures ------------------------------------------------------------ */
 
-/* An ACK that cannot be sent is dropped; the requester's retry (a
- * duplicate) is acknowledged. */
-static void test_ack_tx_busy_dropped(void **state)
+/* An ACK that meets a full TX ring waits (resp.ack_deferred) and goes out
+ * on the QP's next scheduler slice, not dropped; a duplicate arriving
+ * meanwhile is covered by it.  A sequence NAK likewise (sent once per gap). */
+static void test_ack_tx_busy_deferred(void **state)
 {
 	(void)state;
 	tx_fail = 1;
 	REQ(.opcode = OP_WRITE_ONLY, .psn = RQ_PSN, .ackreq = 1, .va = RMEM, .rkey = rkey_rmem,
 	    .len = 4, .payload = "abcd", .paylen = 4);
 	assert_int_equal(nframes, 0);
-	assert_int_equal(e->cnt.resp_tx_dropped, 1);
+	assert_int_equal(e->cnt.tx_busy, 1);
+	assert_int_equal(e->cnt.resp_tx_dropped, 0);
 	assert_int_equal(qp->resp.psn, RQ_PSN + 1);
+	assert_true(qp->resp.ack_deferred);
+	assert_true(qp->scheduled);
 	REQ(.opcode = OP_WRITE_ONLY, .psn = RQ_PSN, .ackreq = 1, .va = RMEM, .rkey = rkey_rmem,
 	    .len = 4, .payload = "abcd", .paylen = 4);
+	assert_int_equal(nframes, 0);       /* behind the deferred one */
+	assert_int_equal(rocev2_resp_run(e, qp, 16), 1);
 	expect_ack(0, AETH_ACK_UNLIMITED, RQ_PSN, 1);
+	assert_false(qp->resp.ack_deferred);
+	assert_int_equal(rocev2_resp_run(e, qp, 16), 0);
+	assert_int_equal(nframes, 1);
+
+	/* PSN RQ_PSN + 2 with RQ_PSN + 1 missing: the NAK waits for the ring. */
+	tx_fail = 1;
+	REQ(.opcode = OP_WRITE_ONLY, .psn = RQ_PSN + 2, .ackreq = 1, .va = RMEM, .rkey = rkey_rmem,
+	    .len = 4, .payload = "abcd", .paylen = 4);
+	assert_int_equal(nframes, 1);
+	assert_true(qp->resp.sent_psn_nak);
+	assert_int_equal(rocev2_resp_run(e, qp, 16), 1);
+	expect_ack(1, AETH_NAK_PSN_SEQ_ERROR, RQ_PSN + 1, 1);
+	assert_int_equal(e->cnt.resp_tx_dropped, 0);
 }
 
 /* ---- flush ------------------------------------------------------------------------- */
@@ -1730,7 +1749,7 @@ int main(void)
 		cmocka_unit_test_setup(test_stopped_naks, setup),
 		cmocka_unit_test_setup(test_resume, setup),
 		cmocka_unit_test_setup(test_msn_sequence, setup),
-		cmocka_unit_test_setup(test_ack_tx_busy_dropped, setup),
+		cmocka_unit_test_setup(test_ack_tx_busy_deferred, setup),
 		cmocka_unit_test_setup(test_flush_on_modify_to_error, setup),
 		cmocka_unit_test_setup(test_flush_srq_keeps_wqes, setup),
 		cmocka_unit_test_setup(test_loopback_with_losses, setup),
