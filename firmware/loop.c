@@ -29,6 +29,7 @@ void fw_loop_init(struct fw_loop *l, struct hal_platform *p)
 	l->on_work = NULL;
 	l->work_ctx = NULL;
 	l->work_pending = 0;
+	l->tx_stalled = 0;
 	fw_timer_setup(&l->doorbell_timer, doorbell_tick, l);
 	l->exit_requested = 0;
 	l->exit_code = 0;
@@ -121,11 +122,25 @@ static int rx_pending(const struct fw_loop *l)
 	return 0;
 }
 
+/* Sums of every port's transmitted and refused (ring full) frames. */
+static void tx_counts(const struct fw_loop *l, uint64_t *frames, uint64_t *busy)
+{
+	unsigned port;
+
+	*frames = *busy = 0;
+	for (port = 0; port < l->plat->n_eth; port++) {
+		*frames += l->plat->eth[port]->stats.tx_frames;
+		*busy += l->plat->eth[port]->stats.tx_busy;
+	}
+}
+
 int fw_loop_once(struct fw_loop *l)
 {
+	uint64_t frames0, busy0, frames1, busy1;
 	int work;
 
 	l->stats.iterations++;
+	tx_counts(l, &frames0, &busy0);
 	hal_platform_poll(l->plat);
 	work = serve_rx(l);
 	if (fw_timers_run(&l->timers, fw_loop_now(l)))
@@ -138,6 +153,8 @@ int fw_loop_once(struct fw_loop *l)
 		l->work_pending = l->on_work(l->work_ctx);
 		work |= l->work_pending;
 	}
+	tx_counts(l, &frames1, &busy1);
+	l->tx_stalled = busy1 != busy0 && frames1 == frames0;
 	return work;
 }
 
@@ -155,7 +172,7 @@ int fw_loop_run_until(struct fw_loop *l, volatile int *flag, uint64_t deadline_n
 			return 1;
 		if (fw_loop_now(l) >= deadline_ns)
 			return -HAL_ETIMEDOUT;
-		if (rx_pending(l) || l->work_pending)
+		if (rx_pending(l) || (l->work_pending && !l->tx_stalled))
 			continue;
 		next = fw_timers_next(&l->timers);
 		if (deadline_ns < next)
@@ -167,6 +184,7 @@ int fw_loop_run_until(struct fw_loop *l, volatile int *flag, uint64_t deadline_n
 		 * interrupt controller (or fd) and ends the wait at once. */
 		hw->set_deadline(next);
 		l->stats.sleeps++;
+		l->stats.tx_stall_sleeps += l->work_pending;
 		hal_platform_wait(l->plat, next);
 	}
 }

@@ -15,7 +15,11 @@
  *      replies), a bounded slice per iteration so receive stays served.
  *      Last, because frames and timers (retransmissions) queue work.
  * When none has work the loop programs the earliest deadline and sleeps
- * (WFI on the boards, poll() on POSIX); it never spins.
+ * (WFI on the boards, poll() on POSIX); it never spins.  Queued work whose
+ * transmits all met a full TX ring (nothing sent, tx_busy counted) sleeps
+ * too, until the ring drains (the TX completion interrupt on the boards,
+ * the switch socket writable on POSIX), a frame or a deadline: retrying at
+ * once would rebuild the same packet (payload gather, ICRC) to no avail.
  */
 #ifndef FW_LOOP_H
 #define FW_LOOP_H
@@ -38,6 +42,7 @@ typedef int (*fw_doorbell_fn)(void *ctx);
 
 struct fw_loop_stats {
 	uint64_t iterations, sleeps, frames, rx_errors, doorbell_polls, work_slices;
+	uint64_t tx_stall_sleeps;   /* sleeps with work queued, every port's TX full */
 };
 
 struct fw_loop {
@@ -50,6 +55,7 @@ struct fw_loop {
 	fw_work_fn on_work;
 	void *work_ctx;
 	int work_pending;
+	int tx_stalled;             /* last iteration: TX refused, nothing sent */
 	uint64_t doorbell_min_ns, doorbell_max_ns, doorbell_period_ns;
 	struct fw_timer doorbell_timer;
 	volatile int exit_requested;

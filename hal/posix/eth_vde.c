@@ -111,8 +111,10 @@ static int vde_tx(struct hal_eth *eth, const void *frame, size_t len)
 	 * error condition falls through to vde_send(), which reports it. */
 	if (poll(&pfd, 1, 0) == 0) {
 		eth->stats.tx_busy++;
+		v->tx_blocked = 1;   /* hal_platform_wait() also wakes on POLLOUT */
 		return -HAL_EAGAIN;
 	}
+	v->tx_blocked = 0;
 	if (len < HAL_ETH_MIN_FRAME) {
 		memcpy(v->tx_pad, frame, len);
 		memset(v->tx_pad + len, 0, HAL_ETH_MIN_FRAME - len);

@@ -456,7 +456,10 @@ void hal_platform_wait(struct hal_platform *p, uint64_t deadline_ns)
 		/* Frames already off the socket do not make the fd readable. */
 		if (eth_vde_rx_buffered(&ports[i]))
 			until = 0;
-		pfd[i] = (struct pollfd){ .fd = eth_vde_fd(&ports[i]), .events = POLLIN };
+		/* A port whose last transmit found the socket full also wakes
+		 * when it drains (the firmware loop sleeps on a full TX ring). */
+		pfd[i] = (struct pollfd){ .fd = eth_vde_fd(&ports[i]),
+					  .events = (short)(POLLIN | (ports[i].tx_blocked ? POLLOUT : 0)) };
 	}
 	if (until != HAL_TIMER_NEVER) {
 		uint64_t left = until > now ? until - now : 0;

@@ -43,6 +43,7 @@ struct eth_vde {
 	uint64_t tx_send_errors;     /* vde_send() failures after the impairment */
 	struct pcap_writer *pcap;    /* MNIC_PCAP capture, or NULL */
 	int send_errno_logged;
+	int tx_blocked;              /* the last ->tx found the socket full */
 };
 
 /* Join the switch at url (a vde_switch-compatible directory such as the one
