@@ -20,6 +20,7 @@ import argparse
 import ctypes
 import struct
 import sys
+import time
 import zlib
 
 
@@ -99,8 +100,13 @@ def main():
         print("mnic-inject: cannot join the switch at %s" % a.switch, file=sys.stderr)
         return 3
     rc = 0
+    # The switch learns a new port asynchronously, and each port's socket
+    # queues only a few datagrams (net.unix.max_dgram_qlen): a burst from a
+    # port that was just opened is dropped.  Settle, then pace.
+    time.sleep(0.05)
     for dqpn, psn in a.qp * max(1, min(a.repeat, 100)):
         frame = build(a, dqpn, psn)
+        time.sleep(0.002)
         n = lib.vde_send(conn, frame, len(frame), 0)
         if n != len(frame):
             print("mnic-inject: vde_send returned %d for %d bytes" % (n, len(frame)),
@@ -110,6 +116,7 @@ def main():
         print("injected RESUME to qpn 0x%06x psn 0x%06x from %s (%s), %s, %d bytes" %
               (dqpn, psn, a.src_ip, a.src_mac, "no MAC" if a.no_mac else "MAC " + a.mac,
                len(frame)))
+    time.sleep(0.05)   # let the switch forward the last frames before the port goes
     lib.vde_close(conn)
     return rc
 
