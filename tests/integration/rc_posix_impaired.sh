@@ -72,3 +72,6 @@ for f in "$out"/*-nic?.pcap; do
   [ "$n" -gt 1000 ] || mnic_die "$f: too few RoCEv2 packets decoded ($n)"
   [ "$bad" = 0 ] || { tshark -r "$f" -Y "$own && (_ws.malformed || _ws.expert.severity >= warning)" 2>/dev/null | head; mnic_die "$f: tshark found problems"; }
 done
+# Checked: the captures (~800 MB) go, so a CI disk does not fill up; a
+# failure above keeps them for the post-mortem (KEEP_PCAP=1 keeps them too).
+[ "${KEEP_PCAP:-0}" = 1 ] || rm -f "$out"/*-nic?.pcap
