@@ -1184,74 +1184,23 @@ static int qp_decode(const void *payload, size_t len, struct qp_rec *r)
 	return 0;
 }
 
-static int qp_wq_check(const struct rocev2 *e, const struct rocev2_queue_attr *q)
-{
-	return q->size ? rocev2_queue_attr_check(e, q, MNIC_WQE_SIZE) : 0;
-}
-
-/* qp.c's rocev2_create_qp, at the QPN's slot and generation. */
+/* qp.c's constructor, at the QPN's slot and generation; the QP stays
+ * Stopped until rocev2_resume_context. */
 static int qp_create_apply(struct rocev2 *e, const struct qp_rec *r)
 {
-	uint32_t idx = r->qpn & ROCEV2_QPN_IDX_MASK;
-	struct rocev2_qp *qp = &e->qps[idx];
-	struct rocev2_pd *pd;
-	struct rocev2_cq *scq, *rcq;
-	struct rocev2_srq *srq = NULL;
+	struct rocev2_qp_init_attr a = {
+		.pd = r->pd, .send_cq = r->scq, .recv_cq = r->rcq, .srq = r->srq,
+		.sq = r->sq.q, .rq = r->rq.q,
+		.max_send_sge = r->max_send_sge, .max_recv_sge = r->max_recv_sge,
+		.sq_sig_all = r->sq_sig_all,
+	};
 	int rc;
 
-	if (qp->in_use)
+	if (e->qps[r->qpn & ROCEV2_QPN_IDX_MASK].in_use)
 		return -HAL_EEXIST;
-	pd = rocev2_pd_get(e, r->pd);
-	scq = rocev2_cq_get(e, r->scq);
-	rcq = rocev2_cq_get(e, r->rcq);
-	if (r->srq != ROCEV2_NO_SRQ) {
-		srq = rocev2_srq_get(e, r->srq);
-		if (!srq)
-			return -HAL_EINVAL;
-	}
-	if (!pd || !scq || !rcq)
-		return -HAL_EINVAL;
-	rc = qp_wq_check(e, &r->sq.q);
-	if (!rc)
-		rc = qp_wq_check(e, &r->rq.q);
-	if (rc)
+	if ((rc = rocev2_qp_install(e, r->qpn, &a)) != 0)
 		return rc;
-
-	memset(qp, 0, sizeof(*qp));
-	qp->gen = (uint16_t)(r->qpn >> ROCEV2_QPN_IDX_BITS);
-	qp->qpn = r->qpn;
-	qp->state = ROCEV2_QPS_RESET;
-	qp->pd = (uint16_t)(pd - e->pds);
-	qp->scq = (uint16_t)(scq - e->cqs);
-	qp->rcq = (uint16_t)(rcq - e->cqs);
-	qp->srq = srq ? (uint32_t)(srq - e->srqs) : ROCEV2_NO_SRQ;
-	qp->sq.q = r->sq.q;
-	qp->rq.q = r->rq.q;
-	qp->max_send_sge = r->max_send_sge;
-	qp->max_recv_sge = r->max_recv_sge;
-	qp->sq_sig_all = r->sq_sig_all;
-	qp->sport = rocev2_udp_sport(qp->qpn);
-	qp->attr.path_mtu = ROCEV2_MTU_256;
-	qp->mtu = rocev2_mtu_bytes(ROCEV2_MTU_256);
-	/* The memset left heap_idx 0, which reads as armed: every timer idle
-	 * before anything may cancel it (as qp.c). */
-	fw_timer_setup(&qp->comp.retrans_timer, NULL, NULL);
-	fw_timer_setup(&qp->comp.rnr_timer, NULL, NULL);
-	fw_timer_setup(&qp->mig.pause_timer, NULL, NULL);
-	fw_timer_setup(&qp->mig.resume_timer, NULL, NULL);
-	qp->in_use = 1;
-	rocev2_req_reset(qp);
-	rocev2_comp_reset(e, qp);
-	rocev2_resp_reset(qp);
-	rocev2_mig_reset(e, qp);
-	qp->stopped = 1;                /* until rocev2_resume_context */
-
-	pd->refcnt++;
-	scq->refcnt++;
-	rcq->refcnt++;
-	if (srq)
-		srq->refcnt++;
-	e->n_qp++;
+	e->qps[r->qpn & ROCEV2_QPN_IDX_MASK].stopped = 1;
 	return 0;
 }
 

@@ -196,6 +196,9 @@ int rocev2_parse(struct rocev2 *e, const uint8_t *frame, size_t len, struct roce
 
 /* ---- objects (pd.c mr.c cq.c srq.c qp.c) ---------------------------------- */
 struct rocev2_qp *rocev2_qp_lookup(struct rocev2 *e, uint32_t qpn);
+/* Build QP `qpn` in its (free) slot from `a`, in RESET: create and restore
+ * (dump.c) share it.  0, or -HAL_EINVAL for a bad reference or queue. */
+int rocev2_qp_install(struct rocev2 *e, uint32_t qpn, const struct rocev2_qp_init_attr *a);
 struct rocev2_mr *rocev2_mr_lookup(struct rocev2 *e, uint32_t key);   /* lkey or rkey */
 /* 0 if [va, va+len) is inside mr, mr belongs to pd and grants access. */
 int rocev2_mr_check(const struct rocev2_mr *mr, uint16_t pd, uint64_t va, uint64_t len,

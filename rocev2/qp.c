@@ -172,18 +172,17 @@ static void qp_reset_state(struct rocev2 *e, struct rocev2_qp *qp)
 	qp->stopped = qp->paused = 0;
 }
 
-int rocev2_create_qp(struct rocev2 *e, const struct rocev2_qp_init_attr *a, uint32_t *qpn)
+/* The QP constructor, shared by create and restore (dump.c): check the
+ * references and queues of `a`, then build the QP `qpn` in its slot (which
+ * the caller found free) in RESET, holding its PD, CQs and SRQ. */
+int rocev2_qp_install(struct rocev2 *e, uint32_t qpn, const struct rocev2_qp_init_attr *a)
 {
+	struct rocev2_qp *qp = &e->qps[qpn & ROCEV2_QPN_IDX_MASK];
 	struct rocev2_pd *pd;
 	struct rocev2_cq *scq, *rcq;
 	struct rocev2_srq *srq = NULL;
-	struct rocev2_qp *qp;
-	uint32_t idx;
-	uint16_t gen;
 	int err;
 
-	if (!a || !qpn)
-		return -HAL_EINVAL;
 	pd = rocev2_pd_get(e, a->pd);
 	scq = rocev2_cq_get(e, a->send_cq);
 	rcq = rocev2_cq_get(e, a->recv_cq);
@@ -201,15 +200,10 @@ int rocev2_create_qp(struct rocev2 *e, const struct rocev2_qp_init_attr *a, uint
 		err = qp_wq_check(e, &a->rq);
 	if (err)
 		return err;
-	ROCEV2_POOL_FIND_FREE(e->qps, ROCEV2_MAX_QP, idx);
-	if (idx >= ROCEV2_MAX_QP)
-		return -HAL_ENOMEM;
 
-	qp = &e->qps[idx];
-	gen = rocev2_pool_next_gen(qp->gen, ROCEV2_QPN_GEN_MAX);
 	memset(qp, 0, sizeof(*qp));
-	qp->gen = gen;
-	qp->qpn = (uint32_t)gen << ROCEV2_QPN_IDX_BITS | idx;
+	qp->gen = (uint16_t)(qpn >> ROCEV2_QPN_IDX_BITS);
+	qp->qpn = qpn;
 	qp->state = ROCEV2_QPS_RESET;
 	qp->pd = (uint16_t)(pd - e->pds);
 	qp->scq = (uint16_t)(scq - e->cqs);
@@ -240,7 +234,25 @@ int rocev2_create_qp(struct rocev2 *e, const struct rocev2_qp_init_attr *a, uint
 	if (srq)
 		srq->refcnt++;
 	e->n_qp++;
-	*qpn = qp->qpn;
+	return 0;
+}
+
+int rocev2_create_qp(struct rocev2 *e, const struct rocev2_qp_init_attr *a, uint32_t *qpn)
+{
+	uint32_t idx, n;
+	uint16_t gen;
+	int err;
+
+	if (!a || !qpn)
+		return -HAL_EINVAL;
+	ROCEV2_POOL_FIND_FREE(e->qps, ROCEV2_MAX_QP, idx);
+	if (idx >= ROCEV2_MAX_QP)
+		return -HAL_ENOMEM;
+	gen = rocev2_pool_next_gen(e->qps[idx].gen, ROCEV2_QPN_GEN_MAX);
+	n = (uint32_t)gen << ROCEV2_QPN_IDX_BITS | idx;
+	if ((err = rocev2_qp_install(e, n, a)) != 0)
+		return err;
+	*qpn = n;
 	return 0;
 }
 
