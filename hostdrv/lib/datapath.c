@@ -40,6 +40,13 @@ static int sges_ok(const struct mnic_sge *sg, uint32_t n, uint32_t max)
 	return 1;
 }
 
+/* The host address of WQE `index` of a work queue (free-running index). */
+static void *wqe_slot(struct mnic_dev *dev, const struct mnic_queue_desc *q, uint32_t index)
+{
+	return mnic_window_ptr(dev, q->ring_addr + (uint64_t)(index & (q->size - 1)) * MNIC_WQE_SIZE,
+			       MNIC_WQE_SIZE);
+}
+
 /* Opcodes a send queue takes (IBA 9.4.1, mnic/queues.h) */
 static const uint8_t wr_opcode_ok[MNIC_WR_NUM] = {
 	[MNIC_WR_RDMA_WRITE] = 1, [MNIC_WR_RDMA_WRITE_WITH_IMM] = 1, [MNIC_WR_SEND] = 1,
@@ -72,10 +79,7 @@ int mnic_post_send(struct mnic_qp *qp, struct mnic_send_wr *wr, struct mnic_send
 			err = -ENOMEM;
 			break;
 		}
-		slot = mnic_window_ptr(qp->dev,
-				       qp->sq.ring_addr + (uint64_t)(idx & (qp->sq.size - 1)) *
-								  MNIC_WQE_SIZE,
-				       MNIC_WQE_SIZE);
+		slot = wqe_slot(qp->dev, &qp->sq, idx);
 		if (!slot) {
 			err = -EFAULT;
 			break;
@@ -132,9 +136,7 @@ static int post_recv_ring(struct mnic_dev *dev, const struct mnic_queue_desc *q,
 			err = -ENOMEM;
 			break;
 		}
-		slot = mnic_window_ptr(dev, q->ring_addr + (uint64_t)(*pi & (q->size - 1)) *
-								  MNIC_WQE_SIZE,
-				       MNIC_WQE_SIZE);
+		slot = wqe_slot(dev, q, *pi);
 		if (!slot) {
 			err = -EFAULT;
 			break;
