@@ -24,11 +24,14 @@ GEN := $(BUILD)/gen
 BOARD_FILE := qemu-board/boards/$(BOARD).board
 
 WARN := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
-INCS := -Ihal/include -Ifirmware -Imgmt/include -Imgmt -I. -I$(GEN)
+INCS := -Ilib/include -Ihal/include -Ifirmware -Imgmt/include -Imgmt -I. -I$(GEN)
 
-FW_SRCS := $(wildcard firmware/*.c) $(wildcard mgmt/*.c) $(wildcard rocev2/*.c) hal/common/dma_window.c
+# Primitives below every module (lib/: CRCs, hashes): firmware, loader, libmnic, tools.
+LIB_SRCS := $(wildcard lib/*.c)
+FW_SRCS := $(wildcard firmware/*.c) $(wildcard mgmt/*.c) $(wildcard rocev2/*.c) hal/common/dma_window.c \
+	$(LIB_SRCS)
 # Firmware images and A/B boot (boot/, docs/firmware-images.md)
-BOOT_LIB_SRCS := boot/sha256.c boot/fwimage.c boot/bootrec.c
+BOOT_LIB_SRCS := boot/fwimage.c boot/bootrec.c
 FW_SRCS += $(BOOT_LIB_SRCS)
 # FW_SELFTEST_FAIL=1: a firmware whose boot self-test fails (it never
 # confirms its slot: the loader reverts it), built apart in build/<board>-stfail/.
@@ -115,7 +118,7 @@ endif
 comma := ,
 ifneq ($(BOARD),posix)
 LOADER_DIR := $(BUILD)/loader
-LOADER_SRCS := boot/loader/loader.c $(BOOT_LIB_SRCS) hal/qemu-virt/pflash.c hal/qemu-virt/semihost.c
+LOADER_SRCS := boot/loader/loader.c $(BOOT_LIB_SRCS) lib/sha256.c hal/qemu-virt/pflash.c hal/qemu-virt/semihost.c
 LOADER_START := boot/loader/start_$(if $(filter qemu-virt-a15,$(BOARD)),a32,a64).S
 LOADER_ARCH := $(if $(filter qemu-virt-a15,$(BOARD)),-mcpu=cortex-a15 -marm -mfloat-abi=soft \
 	-mno-unaligned-access,-mcpu=cortex-a72 -mgeneral-regs-only -mstrict-align -fno-pie \
@@ -148,7 +151,7 @@ endif
 include tests/unit/unit.mk
 
 UNIT_CFLAGS := -std=c11 -Wall -Wextra -Werror -g -D_GNU_SOURCE -DFW_MAX_TIMERS=64 \
-	-Ihal/include -Ihal/qemu-virt -Ihal/posix -Ifirmware -Imgmt/include -Imgmt -I. \
+	-Ilib/include -Ihal/include -Ihal/qemu-virt -Ihal/posix -Ifirmware -Imgmt/include -Imgmt -I. \
 	-Itests/unit -Itests/unit/hal -Ibuild/host/gen
 SAN_FLAGS := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 

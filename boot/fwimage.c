@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "boot/fwimage.h"
-#include "boot/sha256.h"
+#include "lib/sha256.h"
 
 #define FWIMG_TEXT_(name, text) text,
 static const char *const fwimg_err_text[] = { FWIMG_ERR_LIST(FWIMG_TEXT_) };

@@ -8,7 +8,6 @@
 #include "initseg.h"
 #include "log.h"
 #include "modes.h"
-#include "rocev2/crc32.h"
 
 static struct hal_platform platform;
 static struct fw_loop loop;
@@ -49,7 +48,6 @@ int fw_main(int argc, char **argv)
 		LOG_ERR("platform init failed: %d", rc);
 		return FW_EXIT_PLATFORM;
 	}
-	rocev2_crc32_init();
 	if (argc >= 2) {
 		for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
 			if (strcmp(argv[1], modes[i].name) == 0)

@@ -22,7 +22,7 @@
 #include "hal/errno.h"
 #include "log.h"
 #include "modes.h"
-#include "rocev2/crc32.h"
+#include "lib/crc32.h"
 
 #define RAWX_ETHERTYPE  0x88b5u
 #define RAWX_VERSION    1u
@@ -84,7 +84,7 @@ static struct hal_eth *port(struct rawx *x)
  * so a frame delivered to the wrong peer or with the wrong seq fails. */
 static size_t make_payload(const uint8_t *src, const uint8_t *dst, uint32_t seq, uint8_t *out)
 {
-	uint32_t s = seq * 2654435761u ^ rocev2_crc32(src, 6) ^ (rocev2_crc32(dst, 6) << 1);
+	uint32_t s = seq * 2654435761u ^ crc32_ieee(0, src, 6) ^ (crc32_ieee(0, dst, 6) << 1);
 	size_t len = RAWX_MIN_PAYLOAD + (seq * 37u + src[5]) % RAWX_PAYLOAD_SPAN, i;
 
 	for (i = 0; i < len; i++) {
@@ -98,9 +98,9 @@ static size_t make_payload(const uint8_t *src, const uint8_t *dst, uint32_t seq,
 
 static uint32_t frame_crc(const uint8_t *f, size_t plen)
 {
-	uint32_t st = rocev2_crc32_update(0xffffffffu, f + 14, 8);
+	uint32_t st = crc32_ieee_raw(0xffffffffu, f + 14, 8);
 
-	return ~rocev2_crc32_update(st, f + RAWX_HDR_LEN, plen);
+	return ~crc32_ieee_raw(st, f + RAWX_HDR_LEN, plen);
 }
 
 static size_t build(struct rawx *x, struct rawx_peer *p, unsigned kind, uint32_t seq)

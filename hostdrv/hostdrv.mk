@@ -5,14 +5,14 @@
 
 HOSTDRV_CFLAGS := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -O2 -g -pthread -Ihostdrv/include -Imgmt/include -Ihostdrv/lib \
-	-I. -Ihal/include
+	-I. -Ihal/include -Ilib/include
 HOSTDRV_SAN := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 HOSTDRV_LIB_SRCS := $(wildcard hostdrv/lib/*.c)
 HOSTDRV_HDRS := $(wildcard hostdrv/include/mnic/*.h hostdrv/lib/*.h mgmt/include/mnic/*.h)
 HOSTDRV_TOOLS := mnicctl mnic-pingpong mnic-traffic
 # Firmware images (issue #8): mnicctl links the portable image/boot-record
 # library and libsodium (Ed25519 signing).
-HOSTDRV_BOOT_SRCS := boot/sha256.c boot/fwimage.c boot/bootrec.c
+HOSTDRV_BOOT_SRCS := lib/sha256.c boot/fwimage.c boot/bootrec.c
 HOSTDRV_LIBS := -lsodium
 HOSTDRV_OUT := build/host/hostdrv
 HOSTDRV_ASAN := build/host-asan/hostdrv
@@ -33,7 +33,7 @@ $(HOSTDRV_ASAN)/obj/%.o: hostdrv/%.c $(HOSTDRV_HDRS)
 
 define hostdrv_variant
 $(1)/libmnic.a: $$(patsubst hostdrv/%.c,$(1)/obj/%.o,$$(HOSTDRV_LIB_SRCS)) \
-	$(1)/obj/mgmt/cmd_names.o
+	$(1)/obj/mgmt/cmd_names.o $(1)/obj/lib/crc32.o
 	$$(Q)rm -f $$@ && ar rcs $$@ $$^
 $(1)/%: $(1)/obj/tools/%.o $(1)/libmnic.a
 	$$(if $$(Q),@echo "  LD  $$@")
@@ -41,6 +41,9 @@ $(1)/%: $(1)/obj/tools/%.o $(1)/libmnic.a
 $(1)/mnicctl: $(1)/obj/tools/mnicctl_args.o $(1)/obj/tools/mnicctl_fw.o \
 	$$(patsubst %.c,$(1)/obj/%.o,$$(HOSTDRV_BOOT_SRCS))
 $(1)/obj/mgmt/cmd_names.o: mgmt/cmd_names.c mgmt/include/mnic/cmd_names.h mgmt/include/mnic/cmd.h
+	@mkdir -p $$(dir $$@)
+	$$(Q)gcc $$(HOSTDRV_CFLAGS) $(2) -c $$< -o $$@
+$(1)/obj/lib/%.o: lib/%.c $$(wildcard lib/include/lib/*.h)
 	@mkdir -p $$(dir $$@)
 	$$(Q)gcc $$(HOSTDRV_CFLAGS) $(2) -c $$< -o $$@
 $(1)/obj/boot/%.o: boot/%.c $$(wildcard boot/*.h) mgmt/include/mnic/fwimage.h

@@ -1,6 +1,6 @@
 /* SHA-256, FIPS 180-4: 4.1.2 functions, 4.2.2 constants, 5.1.1 padding,
  * 5.3.3 initial value, 6.2.2 computation.  Big-endian words throughout. */
-#include "boot/sha256.h"
+#include "lib/sha256.h"
 
 /* FIPS 180-4 4.2.2: first 32 bits of the fractional parts of the cube
  * roots of the first 64 primes. */

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "board.h"
-#include "boot/sha256.h"
+#include "lib/sha256.h"
 #include "fwflash.h"
 #include "log.h"
 #ifdef BOARD_FLASH1_BASE

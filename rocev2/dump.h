@@ -64,12 +64,6 @@
 #define ROCEV2_DUMP_QPF_PAUSED 0x01u    /* its peer was stopped (NAK_STOPPED seen) */
 #define ROCEV2_DUMP_QPF_HAS_KEY 0x02u   /* a migration key follows the fixed part */
 
-/* CRC32C (Castagnoli, reflected polynomial 0x82F63B78), the image's
- * checksum.  Continue with _update from state 0xffffffff and finish with
- * ~state; rocev2_crc32c() does both for one buffer. */
-uint32_t rocev2_crc32c_update(uint32_t state, const void *buf, size_t len);
-uint32_t rocev2_crc32c(const void *buf, size_t len);
-
 /* Every check rocev2_restore_image makes before it touches an engine:
  * header, CRC, every record (length, type, version, values, handle
  * ranges), no object twice, every reference resolved inside the image. */

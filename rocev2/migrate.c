@@ -89,6 +89,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "lib/siphash.h"
 
 /* resume_psn before the RESUME is on the wire: matches no 24-bit PSN, so
  * no ACK can be taken for it (comp.c compares the PSN). */
@@ -102,65 +103,6 @@
 
 #define MIG_QP_OF(t, member) \
 	((struct rocev2_qp *)(void *)((uint8_t *)(t) - offsetof(struct rocev2_qp, member)))
-
-/* ---- SipHash-2-4 (Aumasson, Bernstein: "SipHash: a fast short-input PRF",
- * 2012): 2 compression rounds per 8-byte word, 4 finalisation rounds. ---- */
-static uint64_t sip_rotl(uint64_t x, unsigned b)
-{
-	return x << b | x >> (64u - b);
-}
-
-static uint64_t sip_le64(const uint8_t *p)
-{
-	return (uint64_t)get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
-}
-
-static void sip_round(uint64_t v[4])
-{
-	v[0] += v[1];
-	v[1] = sip_rotl(v[1], 13);
-	v[1] ^= v[0];
-	v[0] = sip_rotl(v[0], 32);
-	v[2] += v[3];
-	v[3] = sip_rotl(v[3], 16);
-	v[3] ^= v[2];
-	v[0] += v[3];
-	v[3] = sip_rotl(v[3], 21);
-	v[3] ^= v[0];
-	v[2] += v[1];
-	v[1] = sip_rotl(v[1], 17);
-	v[1] ^= v[2];
-	v[2] = sip_rotl(v[2], 32);
-}
-
-static uint64_t siphash24(const uint8_t key[16], const uint8_t *msg, size_t len)
-{
-	uint64_t k0 = sip_le64(key), k1 = sip_le64(key + 8);
-	uint64_t v[4] = {
-		0x736f6d6570736575ull ^ k0, 0x646f72616e646f6dull ^ k1,
-		0x6c7967656e657261ull ^ k0, 0x7465646279746573ull ^ k1,
-	};
-	uint64_t m, last = (uint64_t)(len & 0xffu) << 56;
-	size_t i, j;
-
-	for (i = 0; i + 8u <= len; i += 8u) {
-		m = sip_le64(msg + i);
-		v[3] ^= m;
-		sip_round(v);
-		sip_round(v);
-		v[0] ^= m;
-	}
-	for (j = 0; i + j < len; j++)
-		last |= (uint64_t)msg[i + j] << (8u * j);
-	v[3] ^= last;
-	sip_round(v);
-	sip_round(v);
-	v[0] ^= last;
-	v[2] ^= 0xffu;
-	for (j = 0; j < 4u; j++)
-		sip_round(v);
-	return v[0] ^ v[1] ^ v[2] ^ v[3];
-}
 
 /* The RESUME MAC (layout in the header comment) into mac[8]. */
 static void mig_mac(const uint8_t key[16], uint32_t src_qpn, uint32_t dst_qpn, uint32_t psn,

@@ -10,31 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lib/crc32.h"
 #include "libmnic_int.h"
-
-/* CRC32C (Castagnoli, reflected 0x82F63B78), table built on first use. */
-static uint32_t crc_table[256];
-static int crc_ready;
-
-uint32_t mnic_crc32c(uint32_t crc, const void *data, size_t len)
-{
-	const uint8_t *p = data;
-
-	if (!__atomic_load_n(&crc_ready, __ATOMIC_ACQUIRE)) {
-		for (uint32_t i = 0; i < 256; i++) {
-			uint32_t c = i;
-
-			for (int k = 0; k < 8; k++)
-				c = (c >> 1) ^ ((c & 1u) ? 0x82f63b78u : 0u);
-			crc_table[i] = c;
-		}
-		__atomic_store_n(&crc_ready, 1, __ATOMIC_RELEASE);
-	}
-	crc = ~crc;
-	while (len--)
-		crc = crc_table[(crc ^ *p++) & 0xffu] ^ (crc >> 8);
-	return ~crc;
-}
 
 static uint32_t le16(const uint8_t *p)
 {
@@ -124,7 +101,7 @@ int mnic_img_parse(const uint8_t *img, size_t len, struct mnic_img_hdr *hdr,
 		FAIL(-EINVAL, "truncated: header says %u bytes, the file has %zu", h.total, len);
 	if (h.total < len)
 		FAIL(-EINVAL, "%zu trailing bytes after the image's %u", len - h.total, h.total);
-	h.crc_computed = mnic_crc32c(0, img + MNIC_IMG_HDR_LEN, h.total - MNIC_IMG_HDR_LEN);
+	h.crc_computed = crc32c(0, img + MNIC_IMG_HDR_LEN, h.total - MNIC_IMG_HDR_LEN);
 	if (hdr)
 		*hdr = h;
 	if (h.crc_computed != h.crc)

@@ -52,6 +52,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/crc32.h"
 #include "mnic/libmnic.h"
 
 #define SQ_DEPTH 32u            /* send WQEs per QP (all signaled) */
@@ -253,7 +254,7 @@ static uint32_t msg_crc(const uint8_t *m, uint32_t len)
 
 	memcpy(h, m, HDR_LEN);
 	memset(h + offsetof(struct msg_hdr, crc), 0, 4);
-	return mnic_crc32c(mnic_crc32c(0, h, HDR_LEN), m + HDR_LEN, len - HDR_LEN);
+	return crc32c(crc32c(0, h, HDR_LEN), m + HDR_LEN, len - HDR_LEN);
 }
 
 static uint32_t msg_len(uint32_t q, uint64_t seq, int dir)
@@ -776,7 +777,7 @@ static int setup(int fd)
 	memcpy(me.mac, qd.mac, 6);
 	me.has_key = (uint8_t)cfg.has_key;
 	if (cfg.has_key) {
-		uint32_t c = mnic_crc32c(0, cfg.key, 16);
+		uint32_t c = crc32c(0, cfg.key, 16);
 
 		memcpy(me.key_check, &c, 4);
 	}

@@ -21,7 +21,7 @@
 
 #include "boot/bootrec.h"
 #include "boot/fwimage.h"
-#include "boot/sha256.h"
+#include "lib/sha256.h"
 #include "hal/errno.h"
 #include "mnic/fwimage.h"
 #include "mnicctl_fw.h"

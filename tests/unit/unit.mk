@@ -14,8 +14,15 @@ test_args_SRCS := tests/unit/firmware/test_args.c firmware/args.c firmware/log.c
 UNIT_TESTS += test_loop
 test_loop_SRCS := tests/unit/firmware/test_loop.c firmware/loop.c firmware/timer.c
 
+# lib/: the primitives below everything, each against known answers.
 UNIT_TESTS += test_crc32
-test_crc32_SRCS := tests/unit/rocev2/test_crc32.c rocev2/crc32.c
+test_crc32_SRCS := tests/unit/lib/test_crc32.c
+test_crc32_LIBS := -lz
+build/host/unit/test_crc32 build/host-asan/unit/test_crc32: lib/crc32.c lib/include/lib/crc32.h
+UNIT_TESTS += test_sha256
+test_sha256_SRCS := tests/unit/lib/test_sha256.c lib/sha256.c
+UNIT_TESTS += test_siphash
+test_siphash_SRCS := tests/unit/lib/test_siphash.c lib/siphash.c
 
 UNIT_TESTS += test_virtio_net
 test_virtio_net_SRCS := tests/unit/hal/test_virtio_net.c tests/unit/hal/fake_virtio_mmio.c hal/qemu-virt/virtio_net.c
@@ -44,7 +51,7 @@ test_posix_eth_LIBS := -lvdeplug
 # tests a stage in isolation with the doubles named in its SRCS.
 ROCEV2_TEST_CFLAGS := -Irocev2 -Itests/unit/rocev2 -DROCEV2_MAX_QP=16 -DROCEV2_MAX_MR=64 \
 	-DROCEV2_MAX_PD=16 -DROCEV2_MAX_CQ=16 -DROCEV2_MAX_SRQ=8
-ROCEV2_ENGINE_SRCS := $(filter-out rocev2/crc32.c,$(wildcard rocev2/*.c)) rocev2/crc32.c \
+ROCEV2_ENGINE_SRCS := $(wildcard rocev2/*.c) lib/crc32.c lib/siphash.c \
 	firmware/timer.c hal/common/dma_window.c
 
 define rocev2_test
@@ -54,21 +61,20 @@ $(1)_CFLAGS := $(ROCEV2_TEST_CFLAGS)
 endef
 $(foreach t,test_objects test_qp test_queue test_resp test_req test_comp,$(eval $(call rocev2_test,$(t))))
 
-# Wire stages in isolation: test_icrc includes icrc.c itself (to reach its
-# static CRC engines) and checks it against the bytewise crc32.c;
-# test_recv tests the demux with doubles for the stages it feeds.
+# Wire stages in isolation: test_icrc checks icrc.c against a bitwise
+# reference; test_recv tests the demux with doubles for the stages it feeds.
 UNIT_TESTS += test_icrc
-test_icrc_SRCS := tests/unit/rocev2/test_icrc.c rocev2/crc32.c
+test_icrc_SRCS := tests/unit/rocev2/test_icrc.c rocev2/icrc.c lib/crc32.c
 test_icrc_CFLAGS := $(ROCEV2_TEST_CFLAGS)
 
 UNIT_TESTS += test_net
-test_net_SRCS := tests/unit/rocev2/test_net.c rocev2/net.c rocev2/icrc.c rocev2/opcode.c \
+test_net_SRCS := tests/unit/rocev2/test_net.c rocev2/net.c rocev2/icrc.c rocev2/opcode.c lib/crc32.c \
 	firmware/timer.c hal/common/dma_window.c
 test_net_CFLAGS := $(ROCEV2_TEST_CFLAGS)
 
 UNIT_TESTS += test_recv
 test_recv_SRCS := tests/unit/rocev2/test_recv.c tests/unit/rocev2/recv_doubles.c rocev2/recv.c \
-	rocev2/net.c rocev2/icrc.c rocev2/opcode.c firmware/timer.c hal/common/dma_window.c
+	rocev2/net.c rocev2/icrc.c rocev2/opcode.c lib/crc32.c firmware/timer.c hal/common/dma_window.c
 test_recv_CFLAGS := $(ROCEV2_TEST_CFLAGS)
 
 UNIT_TESTS += test_pcap
@@ -84,12 +90,11 @@ test_migrate_SRCS := tests/unit/rocev2/test_migrate.c \
 	$(filter-out rocev2/migrate.c,$(ROCEV2_ENGINE_SRCS))
 test_migrate_CFLAGS := $(ROCEV2_TEST_CFLAGS)
 build/host/unit/test_migrate build/host-asan/unit/test_migrate: rocev2/migrate.c
-build/host/unit/test_icrc build/host-asan/unit/test_icrc: rocev2/icrc.c
 
 # Host interface (issue #5): the command queue transport and the
 # dispatcher with the real engine behind it (tests/unit/mgmt/fake_host.h).
 MGMT_SRCS := mgmt/cmdq.c mgmt/cmd.c mgmt/doorbell.c mgmt/cmd_names.c mgmt/fwflash.c \
-	boot/sha256.c boot/fwimage.c boot/bootrec.c
+	lib/sha256.c boot/fwimage.c boot/bootrec.c
 define mgmt_test
 UNIT_TESTS += $(1)
 $(1)_SRCS := tests/unit/mgmt/$(1).c $(MGMT_SRCS) $(ROCEV2_ENGINE_SRCS)
@@ -100,14 +105,14 @@ $(foreach t,test_cmdq test_cmd,$(eval $(call mgmt_test,$(t))))
 # Host library (issue #5): libmnic's pure parts and mnicctl's argument parsing.
 UNIT_TESTS += test_libmnic
 # libmnic as linked into the tools: its sources and the shared names.
-LIBMNIC_SRCS := $(wildcard hostdrv/lib/*.c) mgmt/cmd_names.c
+LIBMNIC_SRCS := $(wildcard hostdrv/lib/*.c) mgmt/cmd_names.c lib/crc32.c
 test_libmnic_SRCS := tests/unit/hostdrv/test_libmnic.c $(LIBMNIC_SRCS) \
 	hostdrv/tools/mnicctl_args.c
 test_libmnic_CFLAGS := -pthread -Ihostdrv/include -Ihostdrv/lib -Ihostdrv/tools
 
 # Firmware images and A/B boot (issue #8): SHA-256, the image parser, the
 # boot record with power loss after every flash step.
-BOOT_LIB_SRCS := boot/sha256.c boot/fwimage.c boot/bootrec.c
+BOOT_LIB_SRCS := lib/sha256.c boot/fwimage.c boot/bootrec.c
 UNIT_TESTS += test_fwimage
 test_fwimage_SRCS := tests/unit/boot/test_fwimage.c $(BOOT_LIB_SRCS)
 UNIT_TESTS += test_bootrec

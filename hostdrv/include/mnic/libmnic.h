@@ -464,7 +464,6 @@ int mnic_img_parse(const uint8_t *img, size_t len, struct mnic_img_hdr *hdr,
 		   int (*cb)(const struct mnic_img_rec *rec, const uint8_t *payload, void *arg),
 		   void *arg, char *err, size_t errlen);
 const char *mnic_img_type_name(uint32_t type);
-uint32_t mnic_crc32c(uint32_t crc, const void *data, size_t len);   /* crc = 0 to start */
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,7 @@
 /* SHA-256 (FIPS 180-4 section 6.2), portable C: used by the loader, the
  * firmware and the host tool alike. */
-#ifndef BOOT_SHA256_H
-#define BOOT_SHA256_H
+#ifndef LIB_SHA256_H
+#define LIB_SHA256_H
 
 #include <stddef.h>
 #include <stdint.h>

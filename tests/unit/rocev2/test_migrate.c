@@ -633,25 +633,17 @@ static void expect_resume(unsigned i, const struct node *from, const struct node
 	assert_memory_equal(p.payload, mac, 8);
 }
 
-/* ---- SipHash-2-4 and the MAC layout ----------------------------------------------- */
+/* ---- the RESUME MAC layout ----------------------------------------------- */
 
-/* Vectors of the SipHash paper (key 00..0f, message 00..len-1), and one
- * RESUME MAC whose bytes an independent implementation computed from the
- * documented layout: big-endian {src QPN, dst QPN, PSN, src IPv4}, the
- * 64-bit result little-endian. */
-static void test_siphash_vectors(void **state)
+/* One RESUME MAC whose bytes an independent implementation computed from
+ * the documented layout: big-endian {src QPN, dst QPN, PSN, src IPv4}, the
+ * 64-bit result little-endian (SipHash itself: tests/unit/lib). */
+static void test_resume_mac_layout(void **state)
 {
 	static const uint8_t want_mac[8] = { 0x36, 0x1c, 0x54, 0xaa, 0x6b, 0x5c, 0x1c, 0x05 };
-	uint8_t msg[64], out[8];
-	unsigned i;
+	uint8_t out[8];
 
 	(void)state;
-	for (i = 0; i < sizeof(msg); i++)
-		msg[i] = (uint8_t)i;
-	assert_int_equal(siphash24(key16, msg, 15), 0xa129ca6149be45e5ull);
-	assert_int_equal(siphash24(key16, msg, 0), 0x726fdb47dd0e0e31ull);
-	assert_int_equal(siphash24(key16, msg, 16), 0x3f2acc7f57c29bdbull);
-	assert_int_equal(siphash24(key16, msg, 63), 0x958a324ceb064572ull);
 	mig_mac(key16, 0x001002, 0x000456, 0x000123, 0x0a000001, out);
 	assert_memory_equal(out, want_mac, 8);
 	/* 24-bit fields: bits above them do not enter. */
@@ -2103,7 +2095,7 @@ static void test_rtr_drops_responses(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_siphash_vectors),
+		cmocka_unit_test(test_resume_mac_layout),
 		cmocka_unit_test(test_stopped_side),
 		cmocka_unit_test(test_paused_holds),
 		cmocka_unit_test(test_nak_stopped_acks_before),
