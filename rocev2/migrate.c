@@ -1,5 +1,6 @@
 /* Live migration of RC QPs: MigrOS (USENIX ATC'21) moved into the NIC.
- * Reference: /work/shared/reference/rocev2-and-migros.md 1(a)-1(e).
+ * Reference: the team notes shared/reference/rocev2-and-migros.md (outside
+ * this repository, next to it), items 1(a)-1(e).
  *
  * Two flags per QP, not verbs states (reference 1(a)), and one exchange:
  *

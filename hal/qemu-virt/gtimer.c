@@ -53,11 +53,6 @@ void gtimer_init(void)
 	write_ctl(0);
 }
 
-uint64_t gtimer_freq(void)
-{
-	return freq_hz;
-}
-
 static uint64_t gtimer_now_ns(void)
 {
 	return gtimer_ticks_to_ns(gtimer_count(), freq_hz);
