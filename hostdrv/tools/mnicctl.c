@@ -780,6 +780,46 @@ static void print_pair(const struct mig_proc *p, const struct mnic_mig_pair *mp)
 	print_dump_stats(&mp->stats, mp->img_len);
 }
 
+/* The caller's clock: freeze to thaw (ms) and the epoch of each phase. */
+struct mig_times {
+	double frozen, freeze, dumped, restored, resumed, thawed;
+};
+
+static void print_migration(const struct mig_proc *pr, const struct mnic_mig *m,
+			    const struct mig_times *t)
+{
+	if (opt.json) {
+		jopen(NULL, '{');
+		jopen("pairs", '[');
+		for (uint32_t i = 0; i < m->n_pairs; i++)
+			print_pair(&pr[i], &m->pair[i]);
+		jclose(']');
+		jdbl("frozen_ms", t->frozen);
+		jdbl("epoch_freeze_ms", t->freeze);
+		jdbl("epoch_dumped_ms", t->dumped);
+		jdbl("epoch_restored_ms", t->restored);
+		jdbl("epoch_resumed_ms", t->resumed);
+		jdbl("epoch_thawed_ms", t->thawed);
+		if (m->n_pairs == 1) {   /* the one-pair keys at top level, as before */
+			const struct mnic_mig_pair *mp = &m->pair[0];
+
+			jdbl("checkpoint_ms", mp->checkpoint_ms);
+			jdbl("transfer_ms", mp->transfer_ms);
+			jdbl("restore_ms", mp->restore_ms);
+			jdbl("resume_ms", mp->resume_ms);
+			jnum("user_area_bytes", (unsigned long long)mp->user_area_bytes);
+			print_dump_stats(&mp->stats, mp->img_len);
+		}
+		jclose('}');
+		return;
+	}
+	for (uint32_t i = 0; i < m->n_pairs; i++)
+		print_pair(&pr[i], &m->pair[i]);
+	printf("frozen      %.3f ms (freeze to thaw)\n", t->frozen);
+	printf("timeline    freeze %.3f dumped %.3f restored %.3f resumed %.3f thawed %.3f "
+	       "(epoch ms)\n", t->freeze, t->dumped, t->restored, t->resumed, t->thawed);
+}
+
 static int cmd_migrate(struct mnic_dev *unused, int argc, const char **argv)
 {
 	static const char use[] =
@@ -792,8 +832,8 @@ static int cmd_migrate(struct mnic_dev *unused, int argc, const char **argv)
 	struct mnic_peer_override ov;
 	const char *after = NULL;
 	int np = 0, copy = 0, have_ov = 0, rc = MNICCTL_OK, err;
-	double ep_freeze = 0, ep_dumped = 0, ep_restored = 0, ep_resumed = 0, ep_thawed = 0;
-	double t_frozen0 = 0, t_frozen = 0;
+	struct mig_times t = {0};
+	double t_frozen0;
 
 	(void)unused;
 	memset(pr, 0, sizeof(pr));
@@ -864,7 +904,7 @@ static int cmd_migrate(struct mnic_dev *unused, int argc, const char **argv)
 		goto out;
 
 	/* 1. freeze */
-	ep_freeze = epoch_ms();
+	t.freeze = epoch_ms();
 	t_frozen0 = now_ms();
 	for (int i = 0; i < np; i++) {
 		if (!pr[i].pid)
@@ -883,7 +923,7 @@ static int cmd_migrate(struct mnic_dev *unused, int argc, const char **argv)
 		rc = mig_fail(&mig, pr, err);
 		goto cancel;
 	}
-	ep_dumped = epoch_ms();
+	t.dumped = epoch_ms();
 	if (after) {
 		fflush(stdout);
 		err = system(after);
@@ -902,49 +942,20 @@ static int cmd_migrate(struct mnic_dev *unused, int argc, const char **argv)
 		rc = mig_fail(&mig, pr, err);
 		goto cancel;
 	}
-	ep_restored = epoch_ms();
+	t.restored = epoch_ms();
 	/* 5. resume; a failure is past the point of no return: thaw onto the target */
 	err = mnic_mig_resume(&mig);
 	if (err < 0)
 		rc = mig_fail(&mig, pr, err);
-	ep_resumed = epoch_ms();
+	t.resumed = epoch_ms();
 	/* 6. thaw */
 	for (int i = 0; i < np; i++)
 		thaw_pid(&pr[i], 1);
-	ep_thawed = epoch_ms();
-	t_frozen = now_ms() - t_frozen0;
+	t.thawed = epoch_ms();
+	t.frozen = now_ms() - t_frozen0;
 	if (rc != MNICCTL_OK)
 		goto out;
-	if (opt.json) {
-		jopen(NULL, '{');
-		jopen("pairs", '[');
-		for (int i = 0; i < np; i++)
-			print_pair(&pr[i], &mig.pair[i]);
-		jclose(']');
-		jdbl("frozen_ms", t_frozen);
-		jdbl("epoch_freeze_ms", ep_freeze);
-		jdbl("epoch_dumped_ms", ep_dumped);
-		jdbl("epoch_restored_ms", ep_restored);
-		jdbl("epoch_resumed_ms", ep_resumed);
-		jdbl("epoch_thawed_ms", ep_thawed);
-		if (np == 1) {   /* the one-pair keys at top level, as before */
-			const struct mnic_mig_pair *mp = &mig.pair[0];
-
-			jdbl("checkpoint_ms", mp->checkpoint_ms);
-			jdbl("transfer_ms", mp->transfer_ms);
-			jdbl("restore_ms", mp->restore_ms);
-			jdbl("resume_ms", mp->resume_ms);
-			jnum("user_area_bytes", (unsigned long long)mp->user_area_bytes);
-			print_dump_stats(&mp->stats, mp->img_len);
-		}
-		jclose('}');
-	} else {
-		for (int i = 0; i < np; i++)
-			print_pair(&pr[i], &mig.pair[i]);
-		printf("frozen      %.3f ms (freeze to thaw)\n", t_frozen);
-		printf("timeline    freeze %.3f dumped %.3f restored %.3f resumed %.3f thawed %.3f "
-		       "(epoch ms)\n", ep_freeze, ep_dumped, ep_restored, ep_resumed, ep_thawed);
-	}
+	print_migration(pr, &mig, &t);
 	goto out;
 cancel:
 	/* nothing resumed yet: every dumped source resumes in place */
