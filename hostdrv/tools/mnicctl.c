@@ -634,22 +634,18 @@ static int cmd_simple(struct mnic_dev *dev, int argc, const char **argv)
  *   6. thaw        write the target's path to --notify F, SIGUSR1 (the
  *                  process maps the target BAR in place: mnic_reopen_inplace),
  *                  SIGCONT
- * A failure before 5 aborts every dump (sources resume in place) and thaws
- * the processes without a notify.  The sources keep their stopped objects
- * (the caller tears them down). */
-#define MIG_MAX_PAIRS 2
+ * Steps 2-5 are libmnic's migration sequence (mnic_mig_*); mnicctl is the
+ * caller: devices, freeze and thaw, --after-dump, the report.  A failure
+ * before 5 aborts every dump (sources resume in place) and thaws the
+ * processes without a notify.  The sources keep their stopped objects (the
+ * caller tears them down). */
 
-struct mig_pair {
+/* The caller's side of one pair: its arguments, devices and process. */
+struct mig_proc {
 	const char *from, *to, *notify;
 	long pid;
 	struct mnic_dev *a, *b;
-	uint8_t *img;
-	uint32_t len;
-	int dumped, frozen;
-	int64_t copied;
-	struct mnic_cmd_dump_out st;
-	struct mnic_cmd_query_device_out qa, qb;   /* addresses of source and target */
-	double t_ck, t_xfer, t_rs, t_res;
+	int frozen;
 };
 
 static double epoch_ms(void)
@@ -705,7 +701,7 @@ static int write_notify(const char *file, const char *dev)
 	return 0;
 }
 
-static void thaw_pid(struct mig_pair *p, int moved)
+static void thaw_pid(struct mig_proc *p, int moved)
 {
 	if (!p->frozen)
 		return;
@@ -715,7 +711,51 @@ static void thaw_pid(struct mig_pair *p, int moved)
 	p->frozen = 0;
 }
 
-static void print_pair(const struct mig_pair *p)
+/* The [n/4] progress line of each pair's step (stderr, human mode). */
+static void mig_progress(void *arg, const struct mnic_mig *m, uint32_t i, enum mnic_mig_step step)
+{
+	const struct mig_proc *pr = arg;
+
+	if (opt.json)
+		return;
+	switch (step) {
+	case MNIC_MIG_STEP_DUMP:
+		fprintf(stderr, "[1/4] checkpoint: dump on %s ...\n", pr[i].from);
+		break;
+	case MNIC_MIG_STEP_TRANSFER:
+		fprintf(stderr, "[2/4] transfer: image %u bytes%s ...\n", m->pair[i].img_len,
+			m->opts.copy_user_area ? " + user area" : "");
+		break;
+	case MNIC_MIG_STEP_RESTORE:
+		fprintf(stderr, "[3/4] restore on %s ...\n", pr[i].to);
+		break;
+	case MNIC_MIG_STEP_RESUME:
+		fprintf(stderr, "[4/4] resume on %s ...\n", pr[i].to);
+		break;
+	default:
+		break;
+	}
+}
+
+/* A step of the sequence returned err: report it as any libmnic failure,
+ * except the user-area copy, which is not a command. */
+static int mig_fail(const struct mnic_mig *m, const struct mig_proc *pr, int err)
+{
+	const struct mnic_mig_error *e = &m->err;
+
+	if (m->state != MNIC_MIG_FAILED) {   /* the call itself was refused */
+		fprintf(stderr, "mnicctl: migrate: %s\n", strerror(-err));
+		return MNICCTL_USAGE;
+	}
+	if (e->step == MNIC_MIG_STEP_TRANSFER) {
+		fprintf(stderr, "mnicctl: copy user area %s -> %s: %s (the areas must be the same "
+				"size)\n", pr[e->pair].from, pr[e->pair].to, strerror(-e->err));
+		return MNICCTL_DEVICE;
+	}
+	return dev_fail(e->dev, e->what, e->err);
+}
+
+static void print_pair(const struct mig_proc *p, const struct mnic_mig_pair *mp)
 {
 	if (opt.json) {
 		jopen(NULL, '{');
@@ -723,20 +763,61 @@ static void print_pair(const struct mig_pair *p)
 		jstr("to", p->to);
 		if (p->pid)
 			jnum("pid", (unsigned long long)p->pid);
-		jdbl("checkpoint_ms", p->t_ck);
-		jdbl("transfer_ms", p->t_xfer);
-		jdbl("restore_ms", p->t_rs);
-		jdbl("resume_ms", p->t_res);
-		jnum("user_area_bytes", (unsigned long long)(p->copied > 0 ? p->copied : 0));
-		print_dump_stats(&p->st, p->len);
+		jdbl("checkpoint_ms", mp->checkpoint_ms);
+		jdbl("transfer_ms", mp->transfer_ms);
+		jdbl("restore_ms", mp->restore_ms);
+		jdbl("resume_ms", mp->resume_ms);
+		jnum("user_area_bytes", (unsigned long long)mp->user_area_bytes);
+		print_dump_stats(&mp->stats, mp->img_len);
 		jclose('}');
 		return;
 	}
 	printf("migrated    %s -> %s%s\n", p->from, p->to, p->pid ? " (process frozen)" : "");
 	printf("checkpoint  %.3f ms\ntransfer    %.3f ms (user area %lld bytes)\n"
 	       "restore     %.3f ms\nresume      %.3f ms\n",
-	       p->t_ck, p->t_xfer, (long long)(p->copied > 0 ? p->copied : 0), p->t_rs, p->t_res);
-	print_dump_stats(&p->st, p->len);
+	       mp->checkpoint_ms, mp->transfer_ms, (long long)mp->user_area_bytes, mp->restore_ms,
+	       mp->resume_ms);
+	print_dump_stats(&mp->stats, mp->img_len);
+}
+
+/* The caller's clock: freeze to thaw (ms) and the epoch of each phase. */
+struct mig_times {
+	double frozen, freeze, dumped, restored, resumed, thawed;
+};
+
+static void print_migration(const struct mig_proc *pr, const struct mnic_mig *m,
+			    const struct mig_times *t)
+{
+	if (opt.json) {
+		jopen(NULL, '{');
+		jopen("pairs", '[');
+		for (uint32_t i = 0; i < m->n_pairs; i++)
+			print_pair(&pr[i], &m->pair[i]);
+		jclose(']');
+		jdbl("frozen_ms", t->frozen);
+		jdbl("epoch_freeze_ms", t->freeze);
+		jdbl("epoch_dumped_ms", t->dumped);
+		jdbl("epoch_restored_ms", t->restored);
+		jdbl("epoch_resumed_ms", t->resumed);
+		jdbl("epoch_thawed_ms", t->thawed);
+		if (m->n_pairs == 1) {   /* the one-pair keys at top level, as before */
+			const struct mnic_mig_pair *mp = &m->pair[0];
+
+			jdbl("checkpoint_ms", mp->checkpoint_ms);
+			jdbl("transfer_ms", mp->transfer_ms);
+			jdbl("restore_ms", mp->restore_ms);
+			jdbl("resume_ms", mp->resume_ms);
+			jnum("user_area_bytes", (unsigned long long)mp->user_area_bytes);
+			print_dump_stats(&mp->stats, mp->img_len);
+		}
+		jclose('}');
+		return;
+	}
+	for (uint32_t i = 0; i < m->n_pairs; i++)
+		print_pair(&pr[i], &m->pair[i]);
+	printf("frozen      %.3f ms (freeze to thaw)\n", t->frozen);
+	printf("timeline    freeze %.3f dumped %.3f restored %.3f resumed %.3f thawed %.3f "
+	       "(epoch ms)\n", t->freeze, t->dumped, t->restored, t->resumed, t->thawed);
 }
 
 static int cmd_migrate(struct mnic_dev *unused, int argc, const char **argv)
@@ -745,23 +826,26 @@ static int cmd_migrate(struct mnic_dev *unused, int argc, const char **argv)
 		"migrate --from DEV_A --to DEV_B [--copy-user-area] [--pid PID [--notify FILE]] "
 		"[--peer-override OLDIP=NEWIP,MAC] [--after-dump CMD] (repeat --from.. for a second "
 		"pair)";
-	struct mig_pair pr[MIG_MAX_PAIRS];
+	struct mig_proc pr[MNIC_MIG_MAX_PAIRS];
+	struct mnic_mig mig;
+	struct mnic_mig_opts mo;
 	struct mnic_peer_override ov;
 	const char *after = NULL;
 	int np = 0, copy = 0, have_ov = 0, rc = MNICCTL_OK, err;
-	double t0, ep_freeze = 0, ep_dumped = 0, ep_restored = 0, ep_resumed = 0, ep_thawed = 0;
-	double t_frozen0 = 0, t_frozen = 0;
+	struct mig_times t = {0};
+	double t_frozen0;
 
 	(void)unused;
 	memset(pr, 0, sizeof(pr));
 	memset(&ov, 0, sizeof(ov));
 	for (int i = 1; i < argc; i++) {
-		struct mig_pair *p = np ? &pr[np - 1] : NULL;
+		struct mig_proc *p = np ? &pr[np - 1] : NULL;
 		uint32_t v;
 
 		if (!strcmp(argv[i], "--from") && i + 1 < argc) {
-			if (np == MIG_MAX_PAIRS)
-				return mnicctl_usage("migrate: at most %d --from/--to pairs", MIG_MAX_PAIRS);
+			if (np == MNIC_MIG_MAX_PAIRS)
+				return mnicctl_usage("migrate: at most %u --from/--to pairs",
+						 MNIC_MIG_MAX_PAIRS);
 			pr[np++].from = argv[++i];
 		} else if (!strcmp(argv[i], "--to") && i + 1 < argc && p && !p->to) {
 			p->to = argv[++i];
@@ -797,6 +881,13 @@ static int cmd_migrate(struct mnic_dev *unused, int argc, const char **argv)
 		return mnicctl_usage("migrate: with two pairs the peer overrides are derived; "
 				 "drop --peer-override");
 
+	memset(&mo, 0, sizeof(mo));
+	mo.copy_user_area = copy;
+	mo.override = have_ov ? &ov : NULL;
+	mo.progress = mig_progress;
+	mo.arg = pr;
+	if (mnic_mig_begin(&mig, &mo) < 0)
+		return mnicctl_usage("--peer-override OLDIP=NEWIP,MAC");
 	for (int i = 0; i < np && rc == MNICCTL_OK; i++) {
 		rc = open_dev(pr[i].from, 0, &pr[i].a);
 		if (rc == MNICCTL_OK)
@@ -804,18 +895,16 @@ static int cmd_migrate(struct mnic_dev *unused, int argc, const char **argv)
 		if (rc == MNICCTL_OK) {
 			mnic_set_cmd_timeout(pr[i].a, opt.timeout_ms ? opt.timeout_ms : 60000);
 			mnic_set_cmd_timeout(pr[i].b, opt.timeout_ms ? opt.timeout_ms : 60000);
-			err = mnic_query_device(pr[i].a, &pr[i].qa);
+			err = mnic_mig_add_pair(&mig, pr[i].a, pr[i].b);
 			if (err < 0)
-				rc = dev_fail(pr[i].a, "QUERY_DEVICE", err);
-			else if ((err = mnic_query_device(pr[i].b, &pr[i].qb)) < 0)
-				rc = dev_fail(pr[i].b, "QUERY_DEVICE", err);
+				rc = mig_fail(&mig, pr, err);
 		}
 	}
 	if (rc != MNICCTL_OK)
 		goto out;
 
 	/* 1. freeze */
-	ep_freeze = epoch_ms();
+	t.freeze = epoch_ms();
 	t_frozen0 = now_ms();
 	for (int i = 0; i < np; i++) {
 		if (!pr[i].pid)
@@ -829,19 +918,12 @@ static int cmd_migrate(struct mnic_dev *unused, int argc, const char **argv)
 		}
 	}
 	/* 2. checkpoint */
-	for (int i = 0; i < np; i++) {
-		if (!opt.json)
-			fprintf(stderr, "[1/4] checkpoint: dump on %s ...\n", pr[i].from);
-		t0 = now_ms();
-		err = mnic_dump_context(pr[i].a, 0, &pr[i].img, &pr[i].len, &pr[i].st);
-		pr[i].t_ck = now_ms() - t0;
-		if (err < 0) {
-			rc = dev_fail(pr[i].a, "DUMP_CONTEXT", err);
-			goto cancel;
-		}
-		pr[i].dumped = 1;
+	err = mnic_mig_dump(&mig);
+	if (err < 0) {
+		rc = mig_fail(&mig, pr, err);
+		goto cancel;
 	}
-	ep_dumped = epoch_ms();
+	t.dumped = epoch_ms();
 	if (after) {
 		fflush(stdout);
 		err = system(after);
@@ -852,110 +934,40 @@ static int cmd_migrate(struct mnic_dev *unused, int argc, const char **argv)
 			goto cancel;
 		}
 	}
-	/* 3. transfer */
-	for (int i = 0; i < np; i++) {
-		if (!opt.json)
-			fprintf(stderr, "[2/4] transfer: image %u bytes%s ...\n", pr[i].len,
-				copy ? " + user area" : "");
-		t0 = now_ms();
-		if (copy) {
-			pr[i].copied = mnic_copy_user_area(pr[i].a, pr[i].b);
-			if (pr[i].copied < 0) {
-				fprintf(stderr, "mnicctl: copy user area %s -> %s: %s (the areas must "
-						"be the same size)\n", pr[i].from, pr[i].to,
-					strerror((int)-pr[i].copied));
-				rc = MNICCTL_DEVICE;
-				goto cancel;
-			}
-		}
-		pr[i].t_xfer = now_ms() - t0;
+	/* 3. transfer, 4. restore */
+	err = mnic_mig_transfer(&mig);
+	if (err == 0)
+		err = mnic_mig_restore(&mig);
+	if (err < 0) {
+		rc = mig_fail(&mig, pr, err);
+		goto cancel;
 	}
-	/* 4. restore (two pairs: each target's QPs address the other pair's
-	 * source; they are told the other pair's target instead) */
-	for (int i = 0; i < np; i++) {
-		struct mnic_peer_override o = ov;
-		int use_ov = have_ov;
-
-		if (np == 2) {
-			const struct mig_pair *q = &pr[1 - i];
-
-			memset(&o, 0, sizeof(o));
-			o.old_dip = q->qa.ipv4;
-			o.new_dip = q->qb.ipv4;
-			memcpy(o.new_dmac, q->qb.mac, 6);
-			use_ov = 1;
-		}
-		if (!opt.json)
-			fprintf(stderr, "[3/4] restore on %s ...\n", pr[i].to);
-		t0 = now_ms();
-		err = mnic_restore_image(pr[i].b, pr[i].img, pr[i].len, use_ov ? &o : NULL);
-		pr[i].t_rs = now_ms() - t0;
-		if (err < 0) {
-			rc = dev_fail(pr[i].b, "RESTORE_OBJECT(IMAGE)", err);
-			goto cancel;
-		}
-	}
-	ep_restored = epoch_ms();
-	/* 5. resume */
-	for (int i = 0; i < np; i++) {
-		if (!opt.json)
-			fprintf(stderr, "[4/4] resume on %s ...\n", pr[i].to);
-		t0 = now_ms();
-		err = mnic_resume_context(pr[i].b);
-		pr[i].t_res = now_ms() - t0;
-		if (err < 0) {
-			rc = dev_fail(pr[i].b, "RESUME_CONTEXT", err);
-			break;   /* past the point of no return: thaw onto the target */
-		}
-	}
-	ep_resumed = epoch_ms();
+	t.restored = epoch_ms();
+	/* 5. resume; a failure is past the point of no return: thaw onto the target */
+	err = mnic_mig_resume(&mig);
+	if (err < 0)
+		rc = mig_fail(&mig, pr, err);
+	t.resumed = epoch_ms();
 	/* 6. thaw */
 	for (int i = 0; i < np; i++)
 		thaw_pid(&pr[i], 1);
-	ep_thawed = epoch_ms();
-	t_frozen = now_ms() - t_frozen0;
+	t.thawed = epoch_ms();
+	t.frozen = now_ms() - t_frozen0;
 	if (rc != MNICCTL_OK)
 		goto out;
-	if (opt.json) {
-		jopen(NULL, '{');
-		jopen("pairs", '[');
-		for (int i = 0; i < np; i++)
-			print_pair(&pr[i]);
-		jclose(']');
-		jdbl("frozen_ms", t_frozen);
-		jdbl("epoch_freeze_ms", ep_freeze);
-		jdbl("epoch_dumped_ms", ep_dumped);
-		jdbl("epoch_restored_ms", ep_restored);
-		jdbl("epoch_resumed_ms", ep_resumed);
-		jdbl("epoch_thawed_ms", ep_thawed);
-		if (np == 1) {   /* the one-pair keys at top level, as before */
-			jdbl("checkpoint_ms", pr[0].t_ck);
-			jdbl("transfer_ms", pr[0].t_xfer);
-			jdbl("restore_ms", pr[0].t_rs);
-			jdbl("resume_ms", pr[0].t_res);
-			jnum("user_area_bytes",
-			     (unsigned long long)(pr[0].copied > 0 ? pr[0].copied : 0));
-			print_dump_stats(&pr[0].st, pr[0].len);
-		}
-		jclose('}');
-	} else {
-		for (int i = 0; i < np; i++)
-			print_pair(&pr[i]);
-		printf("frozen      %.3f ms (freeze to thaw)\n", t_frozen);
-		printf("timeline    freeze %.3f dumped %.3f restored %.3f resumed %.3f thawed %.3f "
-		       "(epoch ms)\n", ep_freeze, ep_dumped, ep_restored, ep_resumed, ep_thawed);
-	}
+	print_migration(pr, &mig, &t);
 	goto out;
 cancel:
-	/* nothing restored and resumed yet: every source resumes in place */
+	/* nothing resumed yet: every dumped source resumes in place */
+	mnic_mig_abort(&mig);
 	for (int i = 0; i < np; i++)
-		if (pr[i].dumped && mnic_abort_dump(pr[i].a) == 0)
+		if (mig.pair[i].aborted)
 			fprintf(stderr, "mnicctl: %s resumed in place (ABORT_DUMP)\n", pr[i].from);
 	for (int i = 0; i < np; i++)
 		thaw_pid(&pr[i], 0);
 out:
+	mnic_mig_end(&mig);
 	for (int i = 0; i < np; i++) {
-		free(pr[i].img);
 		mnic_close(pr[i].a);
 		mnic_close(pr[i].b);
 	}

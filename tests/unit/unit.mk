@@ -110,6 +110,11 @@ test_libmnic_SRCS := tests/unit/hostdrv/test_libmnic.c $(LIBMNIC_SRCS) \
 	hostdrv/tools/mnicctl_args.c
 test_libmnic_CFLAGS := -pthread -Ihostdrv/include -Ihostdrv/lib -Ihostdrv/tools
 
+# libmnic's migration sequence: order of calls, overrides, failure reports.
+UNIT_TESTS += test_libmnic_mig
+test_libmnic_mig_SRCS := tests/unit/hostdrv/test_libmnic_mig.c $(LIBMNIC_SRCS)
+test_libmnic_mig_CFLAGS := -pthread -Ihostdrv/include -Ihostdrv/lib
+
 # Firmware images and A/B boot (issue #8): SHA-256, the image parser, the
 # boot record with power loss after every flash step.
 BOOT_LIB_SRCS := lib/sha256.c boot/fwimage.c boot/bootrec.c

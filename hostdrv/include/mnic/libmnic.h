@@ -431,6 +431,159 @@ int mnic_resume_context(struct mnic_dev *dev);
 int mnic_abort_dump(struct mnic_dev *dev);
 int mnic_mig_config(struct mnic_dev *dev, uint32_t pause_timeout_ms);
 
+/* ---- migration orchestration: the sequence, freeze-independent ------------ */
+
+/* One live migration of one or two device contexts (two: both ends of a
+ * connection move at once), as a checkpoint tool runs it with the NIC's
+ * help (docs/migration-howto.md).  The library does the device steps; the
+ * caller owns the devices (opens and closes them) and the process: it
+ * freezes it before mnic_mig_dump (SIGSTOP, CRIU's freezer, ...), makes it
+ * rebind to the target (mnic_reopen_inplace from the process's SIGUSR1
+ * handler, or CRIU restoring it there) and thaws it.
+ *
+ * Order of calls and the state each leaves (m->state):
+ *
+ *   mnic_mig_begin      -> SETUP        options; nothing on any device
+ *   mnic_mig_add_pair   -> SETUP        QUERY_DEVICE of source and target
+ *                                       (their addresses); 1..MNIC_MIG_MAX_PAIRS
+ *      ... the caller freezes the process(es) ...
+ *   mnic_mig_dump       -> DUMPED       DUMP_CONTEXT on every source: its QPs
+ *                                       stop (peers pause); the images are
+ *                                       held in m (pair[i].img) until mnic_mig_end
+ *      ... the caller may inspect or save the images ...
+ *   mnic_mig_transfer   -> TRANSFERRED  each source's user area copied to its
+ *                                       target (if opts.copy_user_area)
+ *   mnic_mig_restore    -> RESTORED     RESTORE_OBJECT(IMAGE) on every target
+ *                                       (its objects stay stopped), with the
+ *                                       peer-address overrides (mnic_mig_override)
+ *   mnic_mig_resume     -> RESUMED      RESUME_CONTEXT on every target: RESUME
+ *                                       to every peer QP; the point of no return
+ *      ... the caller rebinds and thaws the process(es) on the target ...
+ *   mnic_mig_end                        frees the images (never closes a device)
+ *
+ * A call out of this order is refused with -EPROTO, and one with bad
+ * arguments with -EINVAL/-E2BIG; either changes nothing (m->err included).
+ * A failed step leaves state FAILED with m->err naming the step, the pair,
+ * the device and what to do next (m->err.action):
+ *   MNIC_MIG_ACT_ABORT    add_pair .. restore, or abort itself, failed: call
+ *                         mnic_mig_abort (ABORT_DUMP: every dumped source not
+ *                         yet aborted resumes in place; a target keeps what it
+ *                         restored, stopped: the caller tears it down), then
+ *                         thaw the process on the source;
+ *   MNIC_MIG_ACT_TARGET   resume failed: the context lives on the targets;
+ *                         mnic_mig_resume again resumes the targets not yet
+ *                         resumed; while none has, mnic_mig_abort still
+ *                         resumes the sources instead.
+ * mnic_mig_abort works in every state before the first target resumed
+ * (SETUP: nothing to undo; ABORTED: nothing left) and leaves ABORTED; after
+ * it, -EBUSY.  m->err is the last failure (an abort that fails replaces
+ * the step's: report it first).  The images stay in m whatever failed,
+ * until mnic_mig_end, the last call.  A struct mnic_mig is used by one
+ * thread; its fields are for reading (set only by these calls). */
+#define MNIC_MIG_MAX_PAIRS 2u
+
+enum mnic_mig_state {
+	MNIC_MIG_SETUP = 0,
+	MNIC_MIG_DUMPED = 1,
+	MNIC_MIG_TRANSFERRED = 2,
+	MNIC_MIG_RESTORED = 3,
+	MNIC_MIG_RESUMED = 4,
+	MNIC_MIG_FAILED = 5,
+	MNIC_MIG_ABORTED = 6,
+};
+
+enum mnic_mig_step {
+	MNIC_MIG_STEP_NONE = 0,
+	MNIC_MIG_STEP_ADD_PAIR = 1,   /* QUERY_DEVICE */
+	MNIC_MIG_STEP_DUMP = 2,       /* "checkpoint": DUMP_CONTEXT */
+	MNIC_MIG_STEP_TRANSFER = 3,   /* user-area copy */
+	MNIC_MIG_STEP_RESTORE = 4,    /* RESTORE_OBJECT(IMAGE) */
+	MNIC_MIG_STEP_RESUME = 5,     /* RESUME_CONTEXT */
+	MNIC_MIG_STEP_ABORT = 6,      /* ABORT_DUMP */
+};
+
+enum mnic_mig_action {
+	MNIC_MIG_ACT_NONE = 0,        /* no failure */
+	MNIC_MIG_ACT_ABORT = 1,       /* mnic_mig_abort, thaw on the source */
+	MNIC_MIG_ACT_TARGET = 2,      /* retry mnic_mig_resume; the context is on the targets */
+};
+
+struct mnic_mig;
+
+struct mnic_mig_opts {
+	int copy_user_area;           /* mnic_mig_transfer copies the user areas */
+	/* one pair only: the peer override its restore uses (NULL: none); with
+	 * two pairs the overrides are derived (mnic_mig_override) */
+	const struct mnic_peer_override *override;
+	/* called before each pair's step (DUMP, TRANSFER, RESTORE, RESUME),
+	 * e.g. for a progress line; may be NULL */
+	void (*progress)(void *arg, const struct mnic_mig *m, uint32_t pair,
+			 enum mnic_mig_step step);
+	void *arg;
+};
+
+struct mnic_mig_pair {
+	struct mnic_dev *src, *dst;   /* the caller's handles */
+	struct mnic_cmd_query_device_out src_info, dst_info;   /* addresses (QUERY_DEVICE) */
+	uint8_t *img;                 /* the image (malloc'd; freed by mnic_mig_end) */
+	uint32_t img_len;
+	struct mnic_cmd_dump_out stats;   /* DUMP_CONTEXT's per-type statistics */
+	uint64_t user_area_bytes;     /* copied by transfer (0: not copied) */
+	/* step times, ms (CLOCK_MONOTONIC) */
+	double checkpoint_ms, transfer_ms, restore_ms, resume_ms;
+	uint8_t dumped, transferred, restored, resumed, aborted;
+};
+
+struct mnic_mig_error {
+	enum mnic_mig_step step;      /* the step that failed */
+	int32_t pair;                 /* its pair, -1 for the whole call */
+	struct mnic_dev *dev;         /* the device it failed on (NULL: none) */
+	const char *what;             /* the command ("DUMP_CONTEXT"), or the operation */
+	int err;                      /* negative errno returned */
+	enum mnic_mig_action action;
+	struct mnic_cmd_result result;   /* mnic_last_error(dev) at the failure */
+};
+
+struct mnic_mig {
+	enum mnic_mig_state state;
+	struct mnic_mig_opts opts;
+	struct mnic_peer_override override;   /* copy of *opts.override */
+	uint32_t n_pairs;
+	struct mnic_mig_pair pair[MNIC_MIG_MAX_PAIRS];
+	struct mnic_mig_error err;            /* the last failure (action NONE: none) */
+};
+
+/* Start a migration in *m (any previous content is overwritten: end it
+ * first).  opts may be NULL (no copy, no override, no progress).  -EINVAL
+ * an override with old_dip but no new_dip. */
+int mnic_mig_begin(struct mnic_mig *m, const struct mnic_mig_opts *opts);
+/* Add a source -> target pair (two distinct open devices); QUERY_DEVICE of
+ * both.  Returns the pair's index, or a negative errno: -E2BIG more than
+ * MNIC_MIG_MAX_PAIRS, -EINVAL a second pair with opts.override, or the
+ * QUERY_DEVICE's error (m->err.dev says which device). */
+int mnic_mig_add_pair(struct mnic_mig *m, struct mnic_dev *src, struct mnic_dev *dst);
+int mnic_mig_dump(struct mnic_mig *m);
+int mnic_mig_transfer(struct mnic_mig *m);
+int mnic_mig_restore(struct mnic_mig *m);
+int mnic_mig_resume(struct mnic_mig *m);
+/* ABORT_DUMP on every dumped source (pair[i].aborted says which resumed in
+ * place); the first failure is returned (and in m->err), the others are
+ * still tried. */
+int mnic_mig_abort(struct mnic_mig *m);
+void mnic_mig_end(struct mnic_mig *m);
+/* The peer override pair `pair` is restored with: two pairs, each target's
+ * QPs address the other pair's source, they are told the other pair's
+ * target (its IPv4 and MAC from QUERY_DEVICE); one pair, opts.override.
+ * Returns ov filled, or NULL for none. */
+const struct mnic_peer_override *mnic_mig_override(const struct mnic_mig *m, uint32_t pair,
+						  struct mnic_peer_override *ov);
+const char *mnic_mig_step_name(enum mnic_mig_step step);   /* "checkpoint", ... */
+const char *mnic_mig_state_name(enum mnic_mig_state state);
+/* m->err in one line: "restore of pair 1 on c.bar failed: RESTORE_OBJECT(IMAGE):
+ * command status ...; the sources are still stopped: mnic_mig_abort resumes
+ * them in place"; "" when nothing failed.  Returns buf. */
+char *mnic_mig_strerror(const struct mnic_mig *m, char *buf, size_t len);
+
 /* ---- migration image, offline (no device) --------------------------------- */
 
 /* Image/record layout (docs/migration-image.md). */
