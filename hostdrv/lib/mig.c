@@ -1,5 +1,5 @@
 /* Migration commands: MigrOS's ibv_dump_context / ibv_restore_object
- * (reference: /work/shared/reference/rocev2-and-migros.md) as device
+ * (the team notes shared/reference/rocev2-and-migros.md, next to this repository) as device
  * commands (mnic/cmd.h DUMP_CONTEXT, RESTORE_OBJECT, RESUME_CONTEXT,
  * ABORT_DUMP, MIG_CONFIG). */
 #ifndef _GNU_SOURCE
