@@ -10,26 +10,13 @@
 #include <string.h>
 
 #include "image_codec.h"
-#include "lib/crc32.h"
 
-static void rec_begin(struct dump_out *o, uint16_t type, size_t *start)
-{
-	*start = o->pos;
-	out_le(o, type, 2);
-	out_le(o, ROCEV2_DUMP_REC_VERSION, 2);
-	out_le(o, 0, 4);                /* length: rec_end */
-}
-
+/* One record written: its length in place, counted. */
 static void rec_end(struct dump_out *o, size_t start, unsigned stat_type,
 		    struct rocev2_dump_stats *st, uint32_t *count)
 {
-	size_t end = o->pos;
-
-	o->pos = start + 4u;
-	out_le(o, end - start, 4);
-	o->pos = end;
 	st->objects[stat_type]++;
-	st->bytes[stat_type] += (uint32_t)(end - start);
+	st->bytes[stat_type] += (uint32_t)image_rec_end(o, start);
 	(*count)++;
 }
 
@@ -45,28 +32,28 @@ static int dump_records(const struct rocev2 *e, struct dump_out *o, struct rocev
 	for (i = 0; i < ROCEV2_MAX_PD; i++) {
 		if (!e->pds[i].in_use)
 			continue;
-		rec_begin(o, ROCEV2_OBJ_PD, &start);
+		start = image_rec_begin(o, ROCEV2_OBJ_PD);
 		pd_encode(o, e, i);
 		rec_end(o, start, ROCEV2_OBJ_PD, st, count);
 	}
 	for (i = 0; i < ROCEV2_MAX_MR; i++) {
 		if (!e->mrs[i].in_use)
 			continue;
-		rec_begin(o, ROCEV2_OBJ_MR, &start);
+		start = image_rec_begin(o, ROCEV2_OBJ_MR);
 		mr_encode(o, e, i);
 		rec_end(o, start, ROCEV2_OBJ_MR, st, count);
 	}
 	for (i = 0; i < ROCEV2_MAX_CQ; i++) {
 		if (!e->cqs[i].in_use)
 			continue;
-		rec_begin(o, ROCEV2_OBJ_CQ, &start);
+		start = image_rec_begin(o, ROCEV2_OBJ_CQ);
 		cq_encode(o, e, i);
 		rec_end(o, start, ROCEV2_OBJ_CQ, st, count);
 	}
 	for (i = 0; i < ROCEV2_MAX_SRQ; i++) {
 		if (!e->srqs[i].in_use)
 			continue;
-		rec_begin(o, ROCEV2_OBJ_SRQ, &start);
+		start = image_rec_begin(o, ROCEV2_OBJ_SRQ);
 		srq_encode(o, e, i);
 		rec_end(o, start, ROCEV2_OBJ_SRQ, st, count);
 	}
@@ -75,7 +62,7 @@ static int dump_records(const struct rocev2 *e, struct dump_out *o, struct rocev
 
 		if (!qp->in_use)
 			continue;
-		rec_begin(o, ROCEV2_OBJ_QP, &start);
+		start = image_rec_begin(o, ROCEV2_OBJ_QP);
 		rc = qp_encode(o, e, qp);
 		if (rc)
 			return rc;
@@ -135,13 +122,7 @@ int rocev2_dump_context(struct rocev2 *e, void *buf, size_t cap, size_t *len,
 	rc = dump_records(e, &o, &st, &count);
 	if (rc)
 		return rc;
-	o.pos = 0;
-	out_bytes(&o, (const uint8_t *)ROCEV2_DUMP_MAGIC, ROCEV2_DUMP_MAGIC_LEN);
-	out_le(&o, ROCEV2_DUMP_VERSION, 2);
-	out_le(&o, 0, 2);               /* flags */
-	out_le(&o, count, 4);
-	out_le(&o, total, 4);
-	out_le(&o, crc32c(0, b + ROCEV2_DUMP_HDR_LEN, total - ROCEV2_DUMP_HDR_LEN), 4);
+	image_header_write(b, count, total);
 	*len = total;
 	return 0;
 }

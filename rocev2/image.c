@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "image_codec.h"
+#include "lib/crc32.h"
 
 /* ---- member lists --------------------------------------------------------- *
  * Every member of each struct, in declaration order: M(struct, member,
@@ -471,4 +472,118 @@ void copy_fields(void *dst, const void *src, const struct dump_field *t, size_t 
 
 	for (i = 0; i < n; i++)
 		field_set(dst, &t[i], field_get(src, &t[i]));
+}
+
+/* ---- header and record framing ------------------------------------------------- */
+
+void image_header_write(uint8_t *b, uint32_t count, size_t total)
+{
+	struct dump_out o = { b, total, 0 };
+
+	out_bytes(&o, (const uint8_t *)ROCEV2_DUMP_MAGIC, ROCEV2_DUMP_MAGIC_LEN);
+	out_le(&o, ROCEV2_DUMP_VERSION, 2);
+	out_le(&o, 0, 2);               /* flags */
+	out_le(&o, count, 4);
+	out_le(&o, total, 4);
+	out_le(&o, crc32c(0, b + ROCEV2_DUMP_HDR_LEN, total - ROCEV2_DUMP_HDR_LEN), 4);
+}
+
+int image_header_check(const uint8_t *b, size_t len, uint32_t *count)
+{
+	struct dump_in in = { b, len, 0, 0 };
+	uint8_t magic[ROCEV2_DUMP_MAGIC_LEN];
+	uint32_t total, crc;
+
+	if (!b || len < ROCEV2_DUMP_HDR_LEN)
+		return -HAL_EINVAL;
+	in_bytes(&in, magic, sizeof(magic));
+	if (memcmp(magic, ROCEV2_DUMP_MAGIC, ROCEV2_DUMP_MAGIC_LEN))
+		return -HAL_EINVAL;
+	if (in_u16(&in) != ROCEV2_DUMP_VERSION)
+		return -HAL_ERANGE;
+	if (in_u16(&in) != 0)
+		return -HAL_EINVAL;     /* no flags are defined in version 1 */
+	*count = in_u32(&in);
+	total = in_u32(&in);
+	crc = in_u32(&in);
+	if (total != len)
+		return -HAL_EINVAL;     /* truncated, or trailing bytes */
+	if (crc32c(0, b + ROCEV2_DUMP_HDR_LEN, len - ROCEV2_DUMP_HDR_LEN) != crc)
+		return -HAL_EIO;
+	return 0;
+}
+
+size_t image_rec_begin(struct dump_out *o, uint16_t type)
+{
+	size_t start = o->pos;
+
+	out_le(o, type, 2);
+	out_le(o, ROCEV2_DUMP_REC_VERSION, 2);
+	out_le(o, 0, 4);                /* length: image_rec_end */
+	return start;
+}
+
+size_t image_rec_end(struct dump_out *o, size_t start)
+{
+	size_t end = o->pos;
+
+	o->pos = start + 4u;
+	out_le(o, end - start, 4);
+	o->pos = end;
+	return end - start;
+}
+
+void rocev2_image_iter_init(struct rocev2_image_iter *it, const void *img, size_t len)
+{
+	it->img = img;
+	it->len = len;
+	it->pos = ROCEV2_DUMP_HDR_LEN;
+}
+
+/* The record header at *pos: u16 type, u16 version, u32 length (header
+ * included), the whole record inside [pos, len). */
+static int rec_frame(const uint8_t *b, size_t len, size_t pos, struct rocev2_record *r)
+{
+	struct dump_in h = { b + pos, len - pos, 0, 0 };
+	uint32_t rlen;
+
+	r->type = in_u16(&h);
+	r->version = in_u16(&h);
+	rlen = in_u32(&h);
+	if (h.bad || rlen < ROCEV2_DUMP_REC_HDR_LEN || rlen > len - pos)
+		return -HAL_EINVAL;
+	r->payload = b + pos + ROCEV2_DUMP_REC_HDR_LEN;
+	r->len = rlen - ROCEV2_DUMP_REC_HDR_LEN;
+	return 0;
+}
+
+int rocev2_image_next(struct rocev2_image_iter *it, struct rocev2_record *r)
+{
+	int rc;
+
+	if (!it->img || it->pos > it->len)
+		return -HAL_EINVAL;     /* shorter than an image header */
+	if (it->pos == it->len)
+		return 0;
+	rc = rec_frame(it->img, it->len, it->pos, r);
+	if (rc)
+		return rc;
+	it->pos += ROCEV2_DUMP_REC_HDR_LEN + r->len;
+	return 1;
+}
+
+int rocev2_record_parse(const void *rec, size_t len, struct rocev2_record *r)
+{
+	int rc;
+
+	if (!rec || !r)
+		return -HAL_EINVAL;
+	rc = rec_frame(rec, len, 0, r);
+	if (rc)
+		return rc;
+	if (ROCEV2_DUMP_REC_HDR_LEN + r->len != len)
+		return -HAL_EINVAL;     /* the header must describe exactly len bytes */
+	if (r->version != ROCEV2_DUMP_REC_VERSION)
+		return -HAL_ERANGE;
+	return 0;
 }

@@ -62,6 +62,19 @@ void out_fields(struct dump_out *o, const void *obj, const struct dump_field *t,
 void in_fields(struct dump_in *in, void *obj, const struct dump_field *t, size_t n);
 void copy_fields(void *dst, const void *src, const struct dump_field *t, size_t n);
 
+/* ---- header and record framing (image.c) ---------------------------------- */
+/* The image header of the total bytes at b, records already in place. */
+void image_header_write(uint8_t *b, uint32_t count, size_t total);
+/* Magic, versions, flags, length and CRC32C; *count: the records it
+ * announces. */
+int image_header_check(const uint8_t *b, size_t len, uint32_t *count);
+/* A record header at o->pos (its length left for image_rec_end); the
+ * record's start. */
+size_t image_rec_begin(struct dump_out *o, uint16_t type);
+/* The length of the record at start, now that its payload is written:
+ * the record's bytes. */
+size_t image_rec_end(struct dump_out *o, size_t start);
+
 /* ---- decoded records ---------------------------------------------------------- */
 struct pd_rec {
 	uint32_t handle;

@@ -429,3 +429,66 @@ int qp_decode(const void *payload, size_t len, struct qp_rec *r)
 		return -HAL_EINVAL;
 	return 0;
 }
+
+/* ---- host memory of a record ---------------------------------------------------- */
+
+/* A queue's ring and doorbell record; none for a queue of size 0. */
+static unsigned queue_ranges(struct rocev2_host_range *out, unsigned n,
+			     const struct rocev2_queue_attr *q, uint32_t entry_size)
+{
+	if (q->size == 0)
+		return n;
+	out[n++] = (struct rocev2_host_range){ q->ring_addr, (uint64_t)q->size * entry_size,
+					       ROCEV2_RANGE_RING };
+	out[n++] = (struct rocev2_host_range){ q->dbrec_addr, sizeof(struct mnic_dbrec),
+					       ROCEV2_RANGE_DBREC };
+	return n;
+}
+
+int rocev2_record_host_ranges(uint32_t type, const void *payload, size_t len,
+			      struct rocev2_host_range out[], unsigned cap)
+{
+	struct rocev2_host_range r[ROCEV2_RECORD_MAX_RANGES];
+	struct pd_rec pd;
+	struct mr_rec mr;
+	struct cq_rec cq;
+	struct srq_rec srq;
+	unsigned n = 0;
+
+	if (!payload || (!out && cap))
+		return -HAL_EINVAL;
+	switch (type) {
+	case ROCEV2_OBJ_PD:
+		if (pd_decode(payload, len, &pd))
+			return -HAL_EINVAL;
+		break;                  /* a PD names no host memory */
+	case ROCEV2_OBJ_MR:
+		if (mr_decode(payload, len, &mr))
+			return -HAL_EINVAL;
+		r[n++] = (struct rocev2_host_range){ mr.addr, mr.length, ROCEV2_RANGE_MR };
+		break;
+	case ROCEV2_OBJ_CQ:
+		if (cq_decode(payload, len, &cq))
+			return -HAL_EINVAL;
+		n = queue_ranges(r, n, &cq.q, MNIC_CQE_SIZE);
+		break;
+	case ROCEV2_OBJ_SRQ:
+		if (srq_decode(payload, len, &srq))
+			return -HAL_EINVAL;
+		n = queue_ranges(r, n, &srq.q, MNIC_WQE_SIZE);
+		break;
+	case ROCEV2_OBJ_QP:
+		if (qp_decode(payload, len, &qp_scratch))
+			return -HAL_EINVAL;
+		n = queue_ranges(r, n, &qp_scratch.sq.q, MNIC_WQE_SIZE);
+		n = queue_ranges(r, n, &qp_scratch.rq.q, MNIC_WQE_SIZE);
+		break;
+	default:
+		return -HAL_EINVAL;
+	}
+	if (n > cap)
+		return -HAL_ENOSPC;
+	if (n)
+		memcpy(out, r, n * sizeof(r[0]));
+	return (int)n;
+}

@@ -289,28 +289,8 @@ int rocev2_restore_qp_refill(struct rocev2 *e, const void *payload, size_t len)
 
 /* ---- restore ---------------------------------------------------------------------- */
 
-struct dump_rec {
-	uint16_t type, version;
-	const uint8_t *payload;
-	size_t len;                     /* payload bytes */
-};
-
-/* The record at *pos of a validated image; advances *pos. */
-static void rec_at(const uint8_t *img, size_t *pos, struct dump_rec *r)
-{
-	struct dump_in in = { img + *pos, ROCEV2_DUMP_REC_HDR_LEN, 0, 0 };
-	uint32_t len;
-
-	r->type = in_u16(&in);
-	r->version = in_u16(&in);
-	len = in_u32(&in);
-	r->payload = img + *pos + ROCEV2_DUMP_REC_HDR_LEN;
-	r->len = len - ROCEV2_DUMP_REC_HDR_LEN;
-	*pos += len;
-}
-
 /* Payload bytes of a record of this type at least (unknown type: 0). */
-static size_t rec_min_len(uint16_t type)
+static size_t rec_min_len(uint32_t type)
 {
 	switch (type) {
 	case ROCEV2_OBJ_PD:
@@ -330,7 +310,7 @@ static size_t rec_min_len(uint16_t type)
 
 /* One record on its own: decoded and its values checked; the object's
  * index recorded so that the second pass can resolve references. */
-static int rec_check(const struct dump_rec *r)
+static int rec_check(const struct rocev2_record *r)
 {
 	struct pd_rec pd;
 	struct mr_rec mr;
@@ -396,7 +376,7 @@ static int in_image(const uint16_t *gens, uint32_t h)
 
 /* Second pass: every reference names an object of the image (an image
  * is a whole context; the per-object commands are for anything else). */
-static int rec_refs_ok(const struct dump_rec *r)
+static int rec_refs_ok(const struct rocev2_record *r)
 {
 	struct mr_rec mr;
 	struct srq_rec srq;
@@ -419,70 +399,43 @@ static int rec_refs_ok(const struct dump_rec *r)
 	}
 }
 
-int rocev2_validate_image(const void *img, size_t len)
+int rocev2_image_validate(const void *img, size_t len)
 {
-	const uint8_t *b = img;
-	struct dump_in in = { b, len, 0, 0 };
-	uint8_t magic[ROCEV2_DUMP_MAGIC_LEN];
-	uint32_t count, total, crc, i;
-	struct dump_rec r;
-	size_t pos;
+	struct rocev2_image_iter it;
+	struct rocev2_record r;
+	uint32_t count, i;
 	int rc;
 
-	if (!img || len < ROCEV2_DUMP_HDR_LEN)
-		return -HAL_EINVAL;
-	in_bytes(&in, magic, sizeof(magic));
-	if (memcmp(magic, ROCEV2_DUMP_MAGIC, ROCEV2_DUMP_MAGIC_LEN))
-		return -HAL_EINVAL;
-	if (in_u16(&in) != ROCEV2_DUMP_VERSION)
-		return -HAL_ERANGE;
-	if (in_u16(&in) != 0)
-		return -HAL_EINVAL;     /* no flags are defined in version 1 */
-	count = in_u32(&in);
-	total = in_u32(&in);
-	crc = in_u32(&in);
-	if (total != len)
-		return -HAL_EINVAL;     /* truncated, or trailing bytes */
-	if (crc32c(0, b + ROCEV2_DUMP_HDR_LEN, len - ROCEV2_DUMP_HDR_LEN) != crc)
-		return -HAL_EIO;
+	rc = image_header_check(img, len, &count);
+	if (rc)
+		return rc;
 
 	/* Pass 1: every record's frame and contents.  Each record takes at
 	 * least its header, so the walk is bounded by len whatever count
 	 * says. */
 	memset(&slot, 0, sizeof(slot));
-	pos = ROCEV2_DUMP_HDR_LEN;
+	rocev2_image_iter_init(&it, img, len);
 	for (i = 0; i < count; i++) {
-		struct dump_in h = { b + pos, len - pos, 0, 0 };
-		uint32_t rlen;
-
-		r.type = in_u16(&h);
-		r.version = in_u16(&h);
-		rlen = in_u32(&h);
-		if (h.bad || rlen < ROCEV2_DUMP_REC_HDR_LEN || rlen > len - pos)
-			return -HAL_EINVAL;
+		if (rocev2_image_next(&it, &r) <= 0)
+			return -HAL_EINVAL;     /* a frame out of the image, or count too high */
 		if (!rec_min_len(r.type))
 			return -HAL_EINVAL;     /* unknown type */
 		if (r.version != ROCEV2_DUMP_REC_VERSION)
 			return -HAL_ERANGE;
-		if (rlen - ROCEV2_DUMP_REC_HDR_LEN < rec_min_len(r.type))
+		if (r.len < rec_min_len(r.type))
 			return -HAL_EINVAL;
-		r.payload = b + pos + ROCEV2_DUMP_REC_HDR_LEN;
-		r.len = rlen - ROCEV2_DUMP_REC_HDR_LEN;
 		rc = rec_check(&r);
 		if (rc)
 			return rc;
-		pos += rlen;
 	}
-	if (pos != len)
+	if (it.pos != len)
 		return -HAL_EINVAL;     /* count says fewer records than there are */
 
 	/* Pass 2: references, whatever order the records came in. */
-	pos = ROCEV2_DUMP_HDR_LEN;
-	for (i = 0; i < count; i++) {
-		rec_at(b, &pos, &r);
+	rocev2_image_iter_init(&it, img, len);
+	while (rocev2_image_next(&it, &r) > 0)
 		if (!rec_refs_ok(&r))
 			return -HAL_EINVAL;
-	}
 	return 0;
 }
 
@@ -493,7 +446,7 @@ static const uint16_t restore_order[] = {
 #define NKINDS (sizeof(restore_order) / sizeof(restore_order[0]))
 
 /* Remember the generation of the slot r will take (for a rollback). */
-static void save_slot(const struct rocev2 *e, const struct dump_rec *r)
+static void save_slot(const struct rocev2 *e, const struct rocev2_record *r)
 {
 	uint32_t h = get_le32(r->payload);     /* every payload starts with it */
 
@@ -516,7 +469,7 @@ static void save_slot(const struct rocev2 *e, const struct dump_rec *r)
 	}
 }
 
-static int rec_apply(struct rocev2 *e, const struct dump_rec *r,
+static int rec_apply(struct rocev2 *e, const struct rocev2_record *r,
 		     const struct rocev2_restore_opts *opts)
 {
 	struct rocev2_qp *qp;
@@ -553,7 +506,7 @@ static int rec_apply(struct rocev2 *e, const struct dump_rec *r,
 }
 
 /* Destroy what the image made and give every slot its generation back. */
-static void rec_undo(struct rocev2 *e, const struct dump_rec *r)
+static void rec_undo(struct rocev2 *e, const struct rocev2_record *r)
 {
 	uint32_t h = get_le32(r->payload), idx;
 
@@ -592,15 +545,14 @@ static void rec_undo(struct rocev2 *e, const struct dump_rec *r)
 static void restore_rollback(struct rocev2 *e, const uint8_t *img, size_t len, size_t k,
 			     size_t stop)
 {
-	struct dump_rec r;
-	size_t pos;
+	struct rocev2_image_iter it;
+	struct rocev2_record r;
 
 	for (;;) {
-		for (pos = ROCEV2_DUMP_HDR_LEN; pos < len && pos < stop;) {
-			rec_at(img, &pos, &r);
+		rocev2_image_iter_init(&it, img, len);
+		while (it.pos < stop && rocev2_image_next(&it, &r) > 0)
 			if (r.type == restore_order[k])
 				rec_undo(e, &r);
-		}
 		if (k == 0)
 			break;
 		k--;
@@ -611,32 +563,61 @@ static void restore_rollback(struct rocev2 *e, const uint8_t *img, size_t len, s
 int rocev2_restore_image(struct rocev2 *e, const void *img, size_t len,
 			 const struct rocev2_restore_opts *opts)
 {
-	const uint8_t *b = img;
-	struct dump_rec r;
-	size_t k, pos, at;
+	struct rocev2_image_iter it;
+	struct rocev2_record r;
+	size_t k, at;
 	int rc;
 
 	if (!e || !img)
 		return -HAL_EINVAL;
 	if (opts && opts->old_dip && !opts->new_dip)
 		return -HAL_EINVAL;
-	rc = rocev2_validate_image(img, len);
+	rc = rocev2_image_validate(img, len);
 	if (rc)
 		return rc;
 	/* From here on slot[] holds the generations to give back. */
 	for (k = 0; k < NKINDS; k++) {
-		for (pos = ROCEV2_DUMP_HDR_LEN; pos < len;) {
-			at = pos;
-			rec_at(b, &pos, &r);
+		rocev2_image_iter_init(&it, img, len);
+		for (at = it.pos; rocev2_image_next(&it, &r) > 0; at = it.pos) {
 			if (r.type != restore_order[k])
 				continue;
 			save_slot(e, &r);
 			rc = rec_apply(e, &r, opts);
 			if (rc) {
-				restore_rollback(e, b, len, k, at);
+				restore_rollback(e, img, len, k, at);
 				return rc;
 			}
 		}
 	}
 	return 0;
+}
+
+/* ---- one record (the per-object commands) -------------------------------------------- */
+
+typedef int (*restore_fn)(struct rocev2 *e, const void *payload, size_t len);
+
+/* Which record types each op takes, and the call for each. */
+static const restore_fn restore_calls[ROCEV2_RESTORE_OPS][ROCEV2_OBJ_RECORD_TYPES] = {
+	[ROCEV2_RESTORE_CREATE] = {
+		[ROCEV2_OBJ_PD] = rocev2_restore_pd,
+		[ROCEV2_OBJ_CQ] = rocev2_restore_cq,
+		[ROCEV2_OBJ_SRQ] = rocev2_restore_srq,
+		[ROCEV2_OBJ_QP] = rocev2_restore_qp_create,
+	},
+	[ROCEV2_RESTORE_REFILL] = { [ROCEV2_OBJ_QP] = rocev2_restore_qp_refill },
+	[ROCEV2_RESTORE_MR_KEYS] = { [ROCEV2_OBJ_MR] = rocev2_restore_mr },
+};
+
+int rocev2_restore_op_takes(enum rocev2_restore_op op, uint32_t type)
+{
+	return (unsigned)op < ROCEV2_RESTORE_OPS && type < ROCEV2_OBJ_RECORD_TYPES &&
+	       restore_calls[op][type] != NULL;
+}
+
+int rocev2_restore_record(struct rocev2 *e, enum rocev2_restore_op op, uint32_t type,
+			  const void *payload, size_t len)
+{
+	if (!rocev2_restore_op_takes(op, type))
+		return -HAL_EINVAL;
+	return restore_calls[op][type](e, payload, len);
 }
