@@ -1,4 +1,5 @@
-/* rocev2/dump.c, the migration image (docs/migration-image.md):
+/* The migration image codec (rocev2/image.c, image_records.c, dump.c,
+ * restore.c; docs/migration-image.md):
  *
  *   - CRC32C against its check value;
  *   - every object kind dumped from engine A and restored into a fresh
