@@ -1,27 +1,21 @@
-/* Migration image of the RoCEv2 engine (MigrOS dump/restore, in the NIC).
+/* Migration image of the RoCEv2 engine (MigrOS dump/restore, in the NIC):
+ * its layout, private to rocev2/ and its tests.
  *
- * The image format is defined in docs/migration-image.md; dump.c is its
- * only writer and reader.  rocev2.h declares the context-wide entry points
- * (rocev2_dump_context, rocev2_restore_image); this header adds what the
- * image is made of and the per-object restore commands, MigrOS's
- * ibv_restore_object: each takes the payload of one version-1 record
- * (the bytes after its 8-byte record header) and recreates that object
- * with its original handle, key or QPN.
+ * The image format is defined in docs/migration-image.md; the codec
+ * (image.c, image_records.c, dump.c, restore.c: image_codec.h) is its
+ * only writer and reader.  Everything outside the engine goes through
+ * rocev2.h (rocev2_dump_context, rocev2_restore_image) and rocev2_image.h
+ * (walking an image, the host memory of a record, restoring one record).
+ * This header adds the layout constants and the per-object restore
+ * commands behind rocev2_restore_record, MigrOS's ibv_restore_object:
+ * each takes the payload of one version-1 record (the bytes after its
+ * 8-byte record header) and recreates that object with its original
+ * handle, key or QPN.
  *
- * Errors (negative HAL_E*), the same for every function here:
- *   -HAL_EINVAL  malformed: bad magic, lengths, unknown record type,
- *                a value out of range, a reference to an object that is
- *                not there (in the image, or in the engine for the
- *                per-object commands), a refill that does not match its QP
- *   -HAL_ERANGE  image or record version this firmware does not read
- *   -HAL_EIO     CRC32C mismatch; (dump) a QP whose state contradicts
- *                itself (in-flight count > 64, an SGE count > 28): never,
- *                short of corrupt memory
- *   -HAL_EEXIST  the handle / MRN / QPN slot is already in use here
- *   -HAL_EFAULT  a ring, doorbell record or MR lies outside this NIC's
- *                DMA window
- *   -HAL_EBUSY   refill of a QP that is not freshly restore-created
- *   -HAL_ENOSPC  (dump) the buffer is too small
+ * Errors (negative HAL_E*): as rocev2_image.h, and for the dump
+ *   -HAL_EIO     a QP whose state contradicts itself (in-flight count
+ *                > 64, an SGE count > 28): never, short of corrupt memory
+ *   -HAL_ENOSPC  the buffer is too small
  */
 #ifndef ROCEV2_DUMP_H
 #define ROCEV2_DUMP_H
@@ -64,10 +58,9 @@
 #define ROCEV2_DUMP_QPF_PAUSED 0x01u    /* its peer was stopped (NAK_STOPPED seen) */
 #define ROCEV2_DUMP_QPF_HAS_KEY 0x02u   /* a migration key follows the fixed part */
 
-/* Every check rocev2_restore_image makes before it touches an engine:
- * header, CRC, every record (length, type, version, values, handle
- * ranges), no object twice, every reference resolved inside the image. */
-int rocev2_validate_image(const void *img, size_t len);
+/* mgmt/cmd.c's name for rocev2_image_validate, until its restore path
+ * uses rocev2_image.h (issue 12: that change removes this line). */
+#define rocev2_validate_image rocev2_image_validate
 
 /* Per-object restore (payload of one version-1 record).  Dependencies
  * first: the PD of an MR/SRQ/QP, the CQs and SRQ of a QP must exist.

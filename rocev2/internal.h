@@ -70,7 +70,7 @@ struct rocev2_srq {
 };
 
 /* Per-QP state of the migration extension (MigrOS, moved into the NIC).
- * Owned by migrate.c; dump.c serialises it. */
+ * Owned by migrate.c; the image codec (image_records.c) serialises it. */
 struct rocev2_mig {
 	uint8_t resume_pending;         /* restored: RESUME to send / not yet ACKed */
 	uint8_t has_key;                /* RESUME carries and requires a MAC */
@@ -197,7 +197,7 @@ int rocev2_parse(struct rocev2 *e, const uint8_t *frame, size_t len, struct roce
 /* ---- objects (pd.c mr.c cq.c srq.c qp.c) ---------------------------------- */
 struct rocev2_qp *rocev2_qp_lookup(struct rocev2 *e, uint32_t qpn);
 /* Build QP `qpn` in its (free) slot from `a`, in RESET: create and restore
- * (dump.c) share it.  0, or -HAL_EINVAL for a bad reference or queue. */
+ * (restore.c) share it.  0, or -HAL_EINVAL for a bad reference or queue. */
 int rocev2_qp_install(struct rocev2 *e, uint32_t qpn, const struct rocev2_qp_init_attr *a);
 struct rocev2_mr *rocev2_mr_lookup(struct rocev2 *e, uint32_t key);   /* lkey or rkey */
 /* 0 if [va, va+len) is inside mr, mr belongs to pd and grants access. */
@@ -263,7 +263,8 @@ void rocev2_resp_flush(struct rocev2 *e, struct rocev2_qp *qp);
 
 /* ---- migration (migrate.c) ---------------------------------------------- */
 /* Build switch: ROCEV2_MIGRATION=0 compiles the engine without the
- * migration extension (no migrate.c/dump.c, the hooks below are no-ops and
+ * migration extension (no migrate.c and no image codec: image.c,
+ * image_records.c, dump.c, restore.c; the hooks below are no-ops and
  * the Stopped/Paused/RESUME tests on the packet paths are constant false),
  * so make bench can measure what migration support costs per packet
  * (mig_overhead_ratio).  Firmware and tests always build with it. */

@@ -357,7 +357,7 @@ int rocev2_resume_context(struct rocev2 *e)
 		 * for the peer's RESUME starts again here. */
 		if (qp->paused)
 			mig_arm_pause(e, qp);
-		/* A restore arms no timer (dump.c): an RNR wait without its
+		/* A restore arms no timer (restore.c): an RNR wait without its
 		 * timer would never end (the time it asked for has passed,
 		 * resend), and outstanding requests need their retransmit
 		 * timer (it spends no retries before the RESUME's ACK). */

@@ -172,7 +172,7 @@ static void qp_reset_state(struct rocev2 *e, struct rocev2_qp *qp)
 	qp->stopped = qp->paused = 0;
 }
 
-/* The QP constructor, shared by create and restore (dump.c): check the
+/* The QP constructor, shared by create and restore (restore.c): check the
  * references and queues of `a`, then build the QP `qpn` in its slot (which
  * the caller found free) in RESET, holding its PD, CQs and SRQ. */
 int rocev2_qp_install(struct rocev2 *e, uint32_t qpn, const struct rocev2_qp_init_attr *a)

@@ -212,19 +212,23 @@ int rocev2_srq_doorbell(struct rocev2 *e, uint32_t srq);
  *          one in RTR sends it when modify_qp moves it to RTS. */
 #define ROCEV2_PAUSE_TIMEOUT_DEFAULT_NS 10000000000ull   /* 10 s */
 
-struct rocev2_dump_stats {
-	uint32_t objects[6];            /* per enum rocev2_obj_type */
-	uint32_t bytes[6];              /* record bytes per type, headers included */
-	uint32_t total;                 /* image bytes */
-};
-
+/* Image record types (u16 in each record header), then the statistics
+ * that count QPs on an SRQ apart. */
 enum rocev2_obj_type {
 	ROCEV2_OBJ_PD = 0,
 	ROCEV2_OBJ_MR = 1,
 	ROCEV2_OBJ_CQ = 2,
 	ROCEV2_OBJ_SRQ = 3,
 	ROCEV2_OBJ_QP = 4,
+	ROCEV2_OBJ_RECORD_TYPES = 5,    /* record types are below this */
 	ROCEV2_OBJ_QP_SRQ = 5,          /* stats only: QPs attached to an SRQ */
+	ROCEV2_OBJ_NUM = 6,             /* entries of the statistics */
+};
+
+struct rocev2_dump_stats {
+	uint32_t objects[ROCEV2_OBJ_NUM];  /* per enum rocev2_obj_type */
+	uint32_t bytes[ROCEV2_OBJ_NUM];    /* record bytes per type, headers included */
+	uint32_t total;                    /* image bytes */
 };
 
 struct rocev2_restore_opts {
@@ -245,6 +249,9 @@ int rocev2_resume_context(struct rocev2 *e);
  * new source IPv4) and an unauthenticated or forged RESUME is dropped. */
 int rocev2_set_mig_key(struct rocev2 *e, uint32_t qpn, const uint8_t key[16]);
 void rocev2_set_pause_timeout(struct rocev2 *e, uint64_t ns);
+/* Walking an image, the host memory its records name, restoring one
+ * record at a time: */
+#include "rocev2_image.h"
 
 /* Next asynchronous event; 0 when one was returned, -HAL_EAGAIN if none. */
 int rocev2_get_event(struct rocev2 *e, struct rocev2_event *ev);

@@ -81,7 +81,7 @@ UNIT_TESTS += test_pcap
 test_pcap_SRCS := tests/unit/hal/test_pcap.c hal/posix/pcap.c
 
 # Live migration (issue #4): the image, the protocol, end to end.
-$(foreach t,test_dump test_migration_e2e,$(eval $(call rocev2_test,$(t))))
+$(foreach t,test_dump test_image test_migration_e2e,$(eval $(call rocev2_test,$(t))))
 
 # test_migrate compiles rocev2/migrate.c itself (to reach its static
 # SipHash and MAC layout), so it links the engine without it.

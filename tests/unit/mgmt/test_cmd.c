@@ -694,7 +694,7 @@ static void test_dump_restore_image(void **state)
 	assert_int_equal(d.objects[ROCEV2_OBJ_MR], 1);
 	assert_int_equal(d.objects[ROCEV2_OBJ_QP_SRQ], 1);
 	assert_memory_equal(big_out + 64, ROCEV2_DUMP_MAGIC, 8);
-	assert_int_equal(rocev2_validate_image(big_out + 64, need), 0);
+	assert_int_equal(rocev2_image_validate(big_out + 64, need), 0);
 	assert_int_equal(query_qp(&H, o[4]).mig_flags, MNIC_QP_F_STOPPED);
 	assert_true(host_query_device(&H).flags & MNIC_DEV_F_STOPPED);
 	/* Stopped: MODIFY_QP refused, queries and a second dump work. */
@@ -797,7 +797,7 @@ static void test_restore_image_address_check(void **state)
 
 		memcpy(img + ROCEV2_DUMP_OFF_CRC, &crc, 4);
 	}
-	assert_int_equal(rocev2_validate_image(img, need), 0);
+	assert_int_equal(rocev2_image_validate(img, need), 0);
 	host_init(&T);
 	host_enable(&T);
 	r = restore(&T, MNIC_RESTORE_IMAGE, img, need, 0);

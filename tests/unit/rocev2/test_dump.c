@@ -1,4 +1,5 @@
-/* rocev2/dump.c, the migration image (docs/migration-image.md):
+/* The migration image codec (rocev2/image.c, image_records.c, dump.c,
+ * restore.c; docs/migration-image.md):
  *
  *   - CRC32C against its check value;
  *   - every object kind dumped from engine A and restored into a fresh
@@ -634,7 +635,7 @@ static void test_round_trip_objects(void **state)
 		if (na.e.qps[i].in_use)
 			assert_int_equal(na.e.qps[i].stopped, 1);
 	assert_int_equal(na.e.ctx_stopped, 1);
-	assert_int_equal(rocev2_validate_image(img, img_len), 0);
+	assert_int_equal(rocev2_image_validate(img, img_len), 0);
 
 	assert_int_equal(rocev2_restore_image(&nb.e, img, img_len, NULL), 0);
 	same_engine(&na.e, &nb.e);
@@ -1205,7 +1206,7 @@ static void rich_image(void)
 static void refused(const uint8_t *b, size_t len, int err)
 {
 	memcpy(&snap, &nb.e, sizeof(snap));
-	assert_int_equal(rocev2_validate_image(b, len), err);
+	assert_int_equal(rocev2_image_validate(b, len), err);
 	assert_int_equal(rocev2_restore_image(&nb.e, b, len, NULL), err);
 	if (memcmp(&snap, &nb.e, sizeof(snap)))
 		fail_msg("a refused image changed the engine");
@@ -1303,7 +1304,7 @@ static void refused_edit(long off, unsigned at, const void *bytes, size_t n, int
 	memcpy(bad, img, img_len);
 	memcpy(bad + off + at, bytes, n);
 	reseal(bad, img_len);
-	rc = rocev2_validate_image(bad, img_len);
+	rc = rocev2_image_validate(bad, img_len);
 	if (rc != err)
 		fail_msg("record at %ld, byte %u: %d, want %d", off, at, rc, err);
 	refused(bad, img_len, err);
@@ -1442,7 +1443,7 @@ static void test_refuse_duplicates(void **state)
 		const long ok[] = { pd, mr, cq, find_rec(img, img_len, ROCEV2_OBJ_CQ, 1), qp };
 
 		len = craft(bad, ok, 5);
-		assert_int_equal(rocev2_validate_image(bad, len), 0);
+		assert_int_equal(rocev2_image_validate(bad, len), 0);
 	}
 	{
 		const long r[] = { pd, pd };
@@ -1681,7 +1682,7 @@ static void test_peer_override(void **state)
 	memset(&opts, 0, sizeof(opts));
 	opts.old_dip = 0x0a000013u;
 	opts.new_dip = 0;
-	assert_int_equal(rocev2_validate_image(img, img_len), 0);  /* the image is fine ... */
+	assert_int_equal(rocev2_image_validate(img, img_len), 0);  /* the image is fine ... */
 	memcpy(&snap, &nb.e, sizeof(snap));
 	assert_int_equal(rocev2_restore_image(&nb.e, img, img_len, &opts), -HAL_EINVAL);
 	if (memcmp(&snap, &nb.e, sizeof(snap)))

@@ -4,8 +4,8 @@
  * can lose chosen frames and route by destination MAC (a host that moved is
  * reached at its new MAC only).  A side is "stopped" as rocev2_dump_context
  * leaves it (every QP's stopped flag and ctx_stopped), which lets every
- * transition be tested without dump.c; the restore test at the end uses
- * the real dump and restore when dump.c is linked.
+ * transition be tested without the image codec; the restore test at the
+ * end uses the real dump and restore when the codec is linked.
  *
  * SipHash and the MAC layout are static in migrate.c: this test compiles
  * migrate.c itself (as test_icrc does icrc.c) and links the rest of the
@@ -17,9 +17,9 @@
 
 #include "migrate.c"
 
-/* rocev2_dump_context / rocev2_restore_image live in dump.c, written at
- * the same time as migrate.c: referenced weakly, the restore test skips
- * itself when they are absent. */
+/* rocev2_dump_context / rocev2_restore_image live in dump.c and
+ * restore.c, written at the same time as migrate.c: referenced weakly,
+ * the restore test skips itself when they are absent. */
 #pragma weak rocev2_dump_context
 #pragma weak rocev2_restore_image
 
@@ -1374,7 +1374,7 @@ static void test_mig_lifecycle(void **state)
 
 /* A restored QP whose dump held an RNR wait has no RNR timer: resume
  * ends the wait and re-arms the retransmit timer of its outstanding
- * requests (dump.c leaves both to rocev2_resume_context). */
+ * requests (restore.c leaves both to rocev2_resume_context). */
 static void test_resume_restarts_waits(void **state)
 {
 	(void)state;
@@ -1436,7 +1436,7 @@ static void test_resume_sqd(void **state)
 	assert_int_equal(A->qp->state, ROCEV2_QPS_SQD);
 }
 
-/* A restored context has nothing scheduled (dump.c): resume schedules
+/* A restored context has nothing scheduled (restore.c): resume schedules
  * every QP that can have responder work, an RTR one (which sends no
  * RESUME) included, so a READ reply cut short by the dump goes on. */
 static void test_resume_schedules_responders(void **state)
@@ -1742,7 +1742,7 @@ static void test_lossy_stop_abort(void **state)
 	assert_true(lost > 0);
 }
 
-/* ---- the real dump and restore, when dump.c is there ------------------------------ */
+/* ---- the real dump and restore, when the image codec is there -------------------- */
 
 static uint8_t image[1u << 16];
 

@@ -1,0 +1,494 @@
+/* One codec per record type of the migration image (docs/migration-image.md):
+ * encode (dump.c's writer) and decode with every value check (restore.c's
+ * reader), side by side so that each pair reads as the record's layout.
+ *
+ * A decoder accepts only what this engine could hold (qp.c's attribute
+ * checks, the stages' invariants that index arrays or bound lengths); what
+ * depends on the target engine (slot free, memory in its DMA window) is
+ * restore.c's.
+ */
+#include <stddef.h>
+#include <string.h>
+
+#include "image_codec.h"
+
+#define MR_ACCESS_ALL (ROCEV2_ACCESS_LOCAL_WRITE | ROCEV2_ACCESS_REMOTE_WRITE | \
+		       ROCEV2_ACCESS_REMOTE_READ | ROCEV2_ACCESS_REMOTE_ATOMIC)
+#define QP_FLAGS_ALL (ROCEV2_DUMP_QPF_PAUSED | ROCEV2_DUMP_QPF_HAS_KEY)
+#define PSN_OK(v) ((v) <= BTH_PSN_MASK)
+#define FLAG_OK(v) ((v) <= 1u)
+
+/* The QP record being decoded (not reentrant: image_codec.h). */
+struct qp_rec qp_scratch;
+
+/* ---- handles ------------------------------------------------------------------ */
+
+/* A PD/CQ/SRQ handle that can name a slot: index in range, generation
+ * not 0 (pool.h). */
+static int handle_ok(uint32_t h, uint32_t max)
+{
+	return rocev2_handle_index(h) < max && rocev2_handle_gen(h) != 0;
+}
+
+static int qpn_ok(uint32_t qpn)
+{
+	return qpn <= BTH_QPN_MASK && (qpn & ROCEV2_QPN_IDX_MASK) < ROCEV2_MAX_QP &&
+	       (qpn >> ROCEV2_QPN_IDX_BITS) != 0;
+}
+
+static int lkey_ok(uint32_t lkey)
+{
+	return (lkey >> ROCEV2_MR_KEY_BITS) < ROCEV2_MAX_MR && (lkey & ROCEV2_MR_KEY_MAX) != 0;
+}
+
+/* A queue's shape (queue.c's rocev2_queue_attr_check without the window,
+ * which is this NIC's and checked when the object is made). */
+static int queue_shape_ok(const struct rocev2_queue_attr *q, int may_be_none)
+{
+	if (q->size == 0)
+		return may_be_none;
+	return q->size <= ROCEV2_MAX_QUEUE_SIZE && !(q->size & (q->size - 1u)) &&
+	       !(q->dbrec_addr & (sizeof(struct mnic_dbrec) - 1u));
+}
+
+static void out_queue(struct dump_out *o, const struct rocev2_queue_attr *q)
+{
+	out_le(o, q->ring_addr, 8);
+	out_le(o, q->dbrec_addr, 8);
+	out_le(o, q->size, 4);
+}
+
+static void in_queue(struct dump_in *in, struct rocev2_queue_attr *q)
+{
+	q->ring_addr = in_u64(in);
+	q->dbrec_addr = in_u64(in);
+	q->size = in_u32(in);
+}
+
+/* ---- PD ------------------------------------------------------------------------- */
+void pd_encode(struct dump_out *o, const struct rocev2 *e, uint32_t idx)
+{
+	out_le(o, rocev2_handle(e->pds[idx].gen, idx), 4);
+}
+
+int pd_decode(const void *p, size_t len, struct pd_rec *r)
+{
+	struct dump_in in = { p, len, 0, 0 };
+
+	r->handle = in_u32(&in);
+	if (in_done(&in) || !handle_ok(r->handle, ROCEV2_MAX_PD))
+		return -HAL_EINVAL;
+	return 0;
+}
+
+/* ---- MR ------------------------------------------------------------------------- */
+void mr_encode(struct dump_out *o, const struct rocev2 *e, uint32_t idx)
+{
+	const struct rocev2_mr *mr = &e->mrs[idx];
+
+	out_le(o, mr->lkey, 4);
+	out_le(o, rocev2_handle(e->pds[mr->pd].gen, mr->pd), 4);
+	out_le(o, mr->addr, 8);
+	out_le(o, mr->length, 8);
+	out_le(o, mr->access, 4);
+}
+
+int mr_decode(const void *p, size_t len, struct mr_rec *r)
+{
+	struct dump_in in = { p, len, 0, 0 };
+
+	r->lkey = in_u32(&in);
+	r->pd = in_u32(&in);
+	r->addr = in_u64(&in);
+	r->length = in_u64(&in);
+	r->access = in_u32(&in);
+	if (in_done(&in) || !lkey_ok(r->lkey) || !handle_ok(r->pd, ROCEV2_MAX_PD))
+		return -HAL_EINVAL;
+	/* mr.c's rules: known bits; remote write or atomic needs local write
+	 * (IBA 10.6.3.1). */
+	if ((r->access & ~(uint32_t)MR_ACCESS_ALL) ||
+	    ((r->access & (ROCEV2_ACCESS_REMOTE_WRITE | ROCEV2_ACCESS_REMOTE_ATOMIC)) &&
+	     !(r->access & ROCEV2_ACCESS_LOCAL_WRITE)))
+		return -HAL_EINVAL;
+	return 0;
+}
+
+/* ---- CQ ------------------------------------------------------------------------- */
+void cq_encode(struct dump_out *o, const struct rocev2 *e, uint32_t idx)
+{
+	const struct rocev2_cq *cq = &e->cqs[idx];
+
+	out_le(o, rocev2_handle(cq->gen, idx), 4);
+	out_queue(o, &cq->q);
+	out_le(o, cq->pi, 4);
+	out_le(o, cq->error, 1);
+}
+
+int cq_decode(const void *p, size_t len, struct cq_rec *r)
+{
+	struct dump_in in = { p, len, 0, 0 };
+
+	r->handle = in_u32(&in);
+	in_queue(&in, &r->q);
+	r->pi = in_u32(&in);
+	r->error = in_u8(&in);
+	if (in_done(&in) || !handle_ok(r->handle, ROCEV2_MAX_CQ) || !queue_shape_ok(&r->q, 0) ||
+	    !FLAG_OK(r->error))
+		return -HAL_EINVAL;
+	return 0;
+}
+
+/* ---- SRQ ------------------------------------------------------------------------ */
+void srq_encode(struct dump_out *o, const struct rocev2 *e, uint32_t idx)
+{
+	const struct rocev2_srq *srq = &e->srqs[idx];
+
+	out_le(o, rocev2_handle(srq->gen, idx), 4);
+	out_le(o, rocev2_handle(e->pds[srq->pd].gen, srq->pd), 4);
+	out_queue(o, &srq->wq.q);
+	out_le(o, srq->wq.ci, 4);
+	out_le(o, srq->max_sge, 4);
+	out_le(o, srq->limit, 4);
+	out_le(o, srq->limit_armed, 1);
+}
+
+int srq_decode(const void *p, size_t len, struct srq_rec *r)
+{
+	struct dump_in in = { p, len, 0, 0 };
+
+	r->handle = in_u32(&in);
+	r->pd = in_u32(&in);
+	in_queue(&in, &r->q);
+	r->ci = in_u32(&in);
+	r->max_sge = in_u32(&in);
+	r->limit = in_u32(&in);
+	r->limit_armed = in_u8(&in);
+	if (in_done(&in) || !handle_ok(r->handle, ROCEV2_MAX_SRQ) ||
+	    !handle_ok(r->pd, ROCEV2_MAX_PD) || !queue_shape_ok(&r->q, 0))
+		return -HAL_EINVAL;
+	/* srq.c's rules; armed only with a limit (modify_srq_limit). */
+	if (r->max_sge > MNIC_MAX_SGE || r->limit >= r->q.size || !FLAG_OK(r->limit_armed) ||
+	    (r->limit_armed && r->limit == 0))
+		return -HAL_EINVAL;
+	return 0;
+}
+
+/* ---- QP ------------------------------------------------------------------------- */
+
+/* Send WQEs whose track[] entry is live: [comp.wqe_index, next_new). */
+static uint32_t qp_ntrack(const struct rocev2_qp *qp)
+{
+	return qp->req.next_new - qp->comp.wqe_index;
+}
+
+static void out_wq(struct dump_out *o, const struct rocev2_wq *wq)
+{
+	out_queue(o, &wq->q);
+	out_le(o, wq->ci, 4);
+	out_le(o, wq->pi, 4);
+}
+
+static void in_wq(struct dump_in *in, struct rocev2_wq *wq)
+{
+	in_queue(in, &wq->q);
+	wq->ci = in_u32(in);
+	wq->pi = in_u32(in);
+}
+
+/* -HAL_EIO: the QP's own state contradicts itself (never, unless memory
+ * is corrupt); nothing of it can be written. */
+int qp_encode(struct dump_out *o, const struct rocev2 *e, const struct rocev2_qp *qp)
+{
+	const struct rocev2_qp_attr *a = &qp->attr;
+	const struct rocev2_resp *r = &qp->resp;
+	uint32_t ntrack = qp_ntrack(qp), nres = 0, i;
+	uint8_t flags = 0;
+
+	if (ntrack > ROCEV2_MAX_INFLIGHT_WQE || (r->rwqe_valid && r->rwqe.num_sge > MNIC_MAX_SGE))
+		return -HAL_EIO;
+	for (i = 0; i < ROCEV2_MAX_RD_ATOMIC; i++)
+		nres += r->res[i].type != 0;
+	if (qp->paused)
+		flags |= ROCEV2_DUMP_QPF_PAUSED;
+	if (qp->mig.has_key)
+		flags |= ROCEV2_DUMP_QPF_HAS_KEY;
+
+	out_le(o, qp->qpn, 4);
+	out_le(o, rocev2_handle(e->pds[qp->pd].gen, qp->pd), 4);
+	out_le(o, rocev2_handle(e->cqs[qp->scq].gen, qp->scq), 4);
+	out_le(o, rocev2_handle(e->cqs[qp->rcq].gen, qp->rcq), 4);
+	out_le(o, qp->srq == ROCEV2_NO_SRQ ? ROCEV2_NO_SRQ
+					   : rocev2_handle(e->srqs[qp->srq].gen, qp->srq), 4);
+	out_wq(o, &qp->sq);
+	out_wq(o, &qp->rq);
+	out_le(o, qp->max_send_sge, 1);
+	out_le(o, qp->max_recv_sge, 1);
+	out_le(o, qp->sq_sig_all, 1);
+	out_le(o, qp->state, 1);
+	out_le(o, flags, 1);
+	out_le(o, a->path_mtu, 1);
+	out_le(o, a->qp_access_flags, 1);
+	out_le(o, a->timeout, 1);
+	out_le(o, a->retry_cnt, 1);
+	out_le(o, a->rnr_retry, 1);
+	out_le(o, a->min_rnr_timer, 1);
+	out_le(o, a->max_rd_atomic, 1);
+	out_le(o, a->max_dest_rd_atomic, 1);
+	out_le(o, a->av.ttl, 1);
+	out_le(o, a->av.tos, 1);
+	out_bytes(o, a->av.dmac, sizeof(a->av.dmac));
+	out_le(o, a->av.dip, 4);
+	out_le(o, a->pkey_index, 2);
+	out_le(o, a->dest_qp_num, 4);
+	out_le(o, a->rq_psn, 4);
+	out_le(o, a->sq_psn, 4);
+	out_le(o, ntrack, 1);
+	out_le(o, nres, 1);
+	out_fields(o, &qp->req, req_fields, NFIELDS(req_fields));
+	out_fields(o, &qp->comp, comp_fields, NFIELDS(comp_fields));
+	out_fields(o, r, resp_fields, NFIELDS(resp_fields));
+	if (qp->mig.has_key)
+		out_bytes(o, qp->mig.key, sizeof(qp->mig.key));
+	for (i = 0; i < ntrack; i++)
+		out_fields(o, &qp->req.track[(qp->comp.wqe_index + i) % ROCEV2_MAX_INFLIGHT_WQE],
+			   track_fields, NFIELDS(track_fields));
+	for (i = 0; i < ROCEV2_MAX_RD_ATOMIC; i++) {
+		if (!r->res[i].type)
+			continue;
+		out_le(o, i, 1);
+		out_fields(o, &r->res[i], res_fields, NFIELDS(res_fields));
+	}
+	if (r->rwqe_valid) {
+		out_le(o, r->rwqe.wr_id, 8);
+		out_le(o, r->rwqe.num_sge, 1);
+		for (i = 0; i < r->rwqe.num_sge; i++) {
+			out_le(o, r->rwqe.sge[i].addr, 8);
+			out_le(o, r->rwqe.sge[i].length, 4);
+			out_le(o, r->rwqe.sge[i].lkey, 4);
+		}
+	}
+	return 0;
+}
+
+static int opcode_ok(uint8_t op)
+{
+	return op == 0xffu || (rocev2_opcode(op)->mask & OPM_VALID);
+}
+
+/* Values a QP of this engine can hold (qp.c's attribute checks, the
+ * stages' invariants that index arrays or bound lengths). */
+static int qp_values_ok(const struct qp_rec *r)
+{
+	const struct rocev2_qp_attr *a = &r->attr;
+	const struct rocev2_req *q = &r->req;
+	const struct rocev2_comp *c = &r->comp;
+	const struct rocev2_resp *p = &r->resp;
+	uint32_t i, idx;
+
+	if (!qpn_ok(r->qpn) || !handle_ok(r->pd, ROCEV2_MAX_PD) ||
+	    !handle_ok(r->scq, ROCEV2_MAX_CQ) || !handle_ok(r->rcq, ROCEV2_MAX_CQ) ||
+	    (r->srq != ROCEV2_NO_SRQ && !handle_ok(r->srq, ROCEV2_MAX_SRQ)))
+		return 0;
+	if (!queue_shape_ok(&r->sq.q, 1) || !queue_shape_ok(&r->rq.q, 1) ||
+	    (r->srq != ROCEV2_NO_SRQ && r->rq.q.size != 0))
+		return 0;
+	if (r->max_send_sge > MNIC_MAX_SGE || r->max_recv_sge > MNIC_MAX_SGE ||
+	    !FLAG_OK(r->sq_sig_all) || r->state >= ROCEV2_QPS_NUM || (r->flags & ~QP_FLAGS_ALL))
+		return 0;
+	if (a->path_mtu < ROCEV2_MTU_256 || a->path_mtu > ROCEV2_MTU_4096 ||
+	    (a->qp_access_flags & ~(uint32_t)MR_ACCESS_ALL) || a->timeout > 31u ||
+	    a->retry_cnt > 7u || a->rnr_retry > 7u || a->min_rnr_timer > 31u ||
+	    a->max_rd_atomic > ROCEV2_MAX_RD_ATOMIC ||
+	    a->max_dest_rd_atomic > ROCEV2_MAX_RD_ATOMIC ||
+	    a->pkey_index != 0 || a->dest_qp_num > BTH_QPN_MASK || !PSN_OK(a->rq_psn) ||
+	    !PSN_OK(a->sq_psn))
+		return 0;
+	/* Requester and completer. */
+	if (q->state > REQ_STATE_ERROR || !opcode_ok(q->opcode) || !FLAG_OK(q->need_retry) ||
+	    !PSN_OK(q->psn) || !PSN_OK(q->psn_hw) || q->offset > ROCEV2_MAX_MSG ||
+	    q->rd_atomic_outstanding > ROCEV2_MAX_INFLIGHT_WQE || !FLAG_OK(q->started) ||
+	    !FLAG_OK(q->err_pending))
+		return 0;
+	if (r->ntrack > ROCEV2_MAX_INFLIGHT_WQE || q->next_new - c->wqe_index != r->ntrack)
+		return 0;
+	for (i = 0; i < r->ntrack; i++) {
+		const struct rocev2_wqe_track *t =
+			&q->track[(c->wqe_index + i) % ROCEV2_MAX_INFLIGHT_WQE];
+
+		if (!PSN_OK(t->first_psn) || !PSN_OK(t->last_psn) || t->length > ROCEV2_MAX_MSG ||
+		    t->wr_opcode >= MNIC_WR_NUM || !FLAG_OK(t->state))
+			return 0;
+	}
+	if (!PSN_OK(c->psn) || !opcode_ok(c->opcode) || c->retry_cnt > 7u || c->rnr_retry > 7u ||
+	    c->read_offset > ROCEV2_MAX_MSG || !FLAG_OK(c->started_retry) ||
+	    !FLAG_OK(c->rnr_wait) || !FLAG_OK(c->drained))
+		return 0;
+	/* Responder. */
+	if (!PSN_OK(p->psn) || !PSN_OK(p->msn) || !opcode_ok(p->opcode) ||
+	    !FLAG_OK(p->sent_psn_nak) || !FLAG_OK(p->rwqe_valid) ||
+	    p->rwqe_offset > ROCEV2_MAX_MSG || p->write_resid > ROCEV2_MAX_MSG ||
+	    p->write_length > ROCEV2_MAX_MSG || p->res_head >= ROCEV2_MAX_RD_ATOMIC ||
+	    p->res_pending > ROCEV2_MAX_RD_ATOMIC || !PSN_OK(p->ack_psn) ||
+	    !FLAG_OK(p->ack_psn_valid) || !FLAG_OK(p->ack_deferred) ||
+	    !PSN_OK(p->ack_deferred_psn) || !PSN_OK(p->ack_deferred_msn))
+		return 0;
+	for (idx = 0; idx < ROCEV2_MAX_RD_ATOMIC; idx++) {
+		const struct rocev2_resp_res *s = &p->res[idx];
+
+		if (!s->type)
+			continue;
+		if ((s->type != OP_READ_REQUEST && s->type != OP_COMPARE_SWAP &&
+		     s->type != OP_FETCH_ADD) ||
+		    !PSN_OK(s->first_psn) || !PSN_OK(s->last_psn) || !PSN_OK(s->cur_psn) ||
+		    !PSN_OK(s->start_psn) || !PSN_OK(s->msn) || !FLAG_OK(s->replay) ||
+		    !FLAG_OK(s->sending) || s->length > ROCEV2_MAX_MSG || s->resid > s->length)
+			return 0;
+	}
+	if (p->rwqe_valid && (p->rwqe.num_sge > MNIC_MAX_SGE || p->rwqe_offset > p->rwqe_length))
+		return 0;
+	return 1;
+}
+
+/* Decode and check one QP record payload into r. */
+int qp_decode(const void *payload, size_t len, struct qp_rec *r)
+{
+	struct dump_in in = { payload, len, 0, 0 };
+	struct rocev2_qp_attr *a = &r->attr;
+	struct rocev2_resp *p = &r->resp;
+	uint32_t i, slot_no;
+
+	memset(r, 0, sizeof(*r));
+	r->qpn = in_u32(&in);
+	r->pd = in_u32(&in);
+	r->scq = in_u32(&in);
+	r->rcq = in_u32(&in);
+	r->srq = in_u32(&in);
+	in_wq(&in, &r->sq);
+	in_wq(&in, &r->rq);
+	r->max_send_sge = in_u8(&in);
+	r->max_recv_sge = in_u8(&in);
+	r->sq_sig_all = in_u8(&in);
+	r->state = in_u8(&in);
+	r->flags = in_u8(&in);
+	a->path_mtu = in_u8(&in);
+	a->qp_access_flags = in_u8(&in);
+	a->timeout = in_u8(&in);
+	a->retry_cnt = in_u8(&in);
+	a->rnr_retry = in_u8(&in);
+	a->min_rnr_timer = in_u8(&in);
+	a->max_rd_atomic = in_u8(&in);
+	a->max_dest_rd_atomic = in_u8(&in);
+	a->av.ttl = in_u8(&in);
+	a->av.tos = in_u8(&in);
+	in_bytes(&in, a->av.dmac, sizeof(a->av.dmac));
+	a->av.dip = in_u32(&in);
+	a->pkey_index = in_u16(&in);
+	a->dest_qp_num = in_u32(&in);
+	a->rq_psn = in_u32(&in);
+	a->sq_psn = in_u32(&in);
+	a->qp_state = r->state;
+	r->ntrack = in_u8(&in);
+	r->nres = in_u8(&in);
+	in_fields(&in, &r->req, req_fields, NFIELDS(req_fields));
+	in_fields(&in, &r->comp, comp_fields, NFIELDS(comp_fields));
+	in_fields(&in, p, resp_fields, NFIELDS(resp_fields));
+	if (in.bad)
+		return -HAL_EINVAL;
+	if (r->flags & ROCEV2_DUMP_QPF_HAS_KEY)
+		in_bytes(&in, r->key, sizeof(r->key));
+	if (r->ntrack > ROCEV2_MAX_INFLIGHT_WQE || r->nres > ROCEV2_MAX_RD_ATOMIC)
+		return -HAL_EINVAL;
+	for (i = 0; i < r->ntrack; i++)
+		in_fields(&in, &r->req.track[(r->comp.wqe_index + i) % ROCEV2_MAX_INFLIGHT_WQE],
+			  track_fields, NFIELDS(track_fields));
+	for (i = 0; i < r->nres; i++) {
+		struct rocev2_resp_res *s;
+
+		slot_no = in_u8(&in);
+		if (in.bad || slot_no >= ROCEV2_MAX_RD_ATOMIC || p->res[slot_no].type)
+			return -HAL_EINVAL;     /* out of range or twice */
+		s = &p->res[slot_no];
+		in_fields(&in, s, res_fields, NFIELDS(res_fields));
+		if (!s->type)
+			return -HAL_EINVAL;     /* only slots in use are listed */
+	}
+	if (p->rwqe_valid) {
+		p->rwqe.wr_id = in_u64(&in);
+		p->rwqe.num_sge = in_u8(&in);
+		if (p->rwqe.num_sge > MNIC_MAX_SGE)
+			return -HAL_EINVAL;
+		for (i = 0; i < p->rwqe.num_sge; i++) {
+			p->rwqe.sge[i].addr = in_u64(&in);
+			p->rwqe.sge[i].length = in_u32(&in);
+			p->rwqe.sge[i].lkey = in_u32(&in);
+		}
+		if (rocev2_sge_total(p->rwqe.sge, p->rwqe.num_sge, &p->rwqe_length) < 0)
+			return -HAL_EINVAL;
+	}
+	if (in_done(&in) || !qp_values_ok(r))
+		return -HAL_EINVAL;
+	return 0;
+}
+
+/* ---- host memory of a record ---------------------------------------------------- */
+
+/* A queue's ring and doorbell record; none for a queue of size 0. */
+static unsigned queue_ranges(struct rocev2_host_range *out, unsigned n,
+			     const struct rocev2_queue_attr *q, uint32_t entry_size)
+{
+	if (q->size == 0)
+		return n;
+	out[n++] = (struct rocev2_host_range){ q->ring_addr, (uint64_t)q->size * entry_size,
+					       ROCEV2_RANGE_RING };
+	out[n++] = (struct rocev2_host_range){ q->dbrec_addr, sizeof(struct mnic_dbrec),
+					       ROCEV2_RANGE_DBREC };
+	return n;
+}
+
+int rocev2_record_host_ranges(uint32_t type, const void *payload, size_t len,
+			      struct rocev2_host_range out[], unsigned cap)
+{
+	struct rocev2_host_range r[ROCEV2_RECORD_MAX_RANGES];
+	struct pd_rec pd;
+	struct mr_rec mr;
+	struct cq_rec cq;
+	struct srq_rec srq;
+	unsigned n = 0;
+
+	if (!payload || (!out && cap))
+		return -HAL_EINVAL;
+	switch (type) {
+	case ROCEV2_OBJ_PD:
+		if (pd_decode(payload, len, &pd))
+			return -HAL_EINVAL;
+		break;                  /* a PD names no host memory */
+	case ROCEV2_OBJ_MR:
+		if (mr_decode(payload, len, &mr))
+			return -HAL_EINVAL;
+		r[n++] = (struct rocev2_host_range){ mr.addr, mr.length, ROCEV2_RANGE_MR };
+		break;
+	case ROCEV2_OBJ_CQ:
+		if (cq_decode(payload, len, &cq))
+			return -HAL_EINVAL;
+		n = queue_ranges(r, n, &cq.q, MNIC_CQE_SIZE);
+		break;
+	case ROCEV2_OBJ_SRQ:
+		if (srq_decode(payload, len, &srq))
+			return -HAL_EINVAL;
+		n = queue_ranges(r, n, &srq.q, MNIC_WQE_SIZE);
+		break;
+	case ROCEV2_OBJ_QP:
+		if (qp_decode(payload, len, &qp_scratch))
+			return -HAL_EINVAL;
+		n = queue_ranges(r, n, &qp_scratch.sq.q, MNIC_WQE_SIZE);
+		n = queue_ranges(r, n, &qp_scratch.rq.q, MNIC_WQE_SIZE);
+		break;
+	default:
+		return -HAL_EINVAL;
+	}
+	if (n > cap)
+		return -HAL_ENOSPC;
+	if (n)
+		memcpy(out, r, n * sizeof(r[0]));
+	return (int)n;
+}
