@@ -32,6 +32,9 @@ test_pl011_CFLAGS := -DHAL_MMIO_HOOKS
 UNIT_TESTS += test_impair
 test_impair_SRCS := tests/unit/hal/test_impair.c hal/posix/impair.c
 
+UNIT_TESTS += test_flash
+test_flash_SRCS := tests/unit/hal/test_flash.c tests/unit/hal/ram_flash.c
+
 UNIT_TESTS += test_dma_window
 test_dma_window_SRCS := tests/unit/hal/test_dma_window.c hal/common/dma_window.c
 
