@@ -27,7 +27,7 @@ struct mnic_fwflash_counters {
 /* Use flash f (NULL: the board has none) and the loader's hand-off (NULL:
  * started without the loader).  Boards call it from mnic_fwflash_boot;
  * unit tests call it with a simulated flash. */
-void mnic_fwflash_attach(const struct boot_flash *f, const struct mnic_boot_handoff *h,
+void mnic_fwflash_attach(struct hal_flash *f, const struct mnic_boot_handoff *h,
 			 const struct fwimg_limits *lim);
 /* Board bring-up: find the flash and hand-off (board.h), attach, run the
  * self-test, confirm or schedule a reset.  Returns 0 if the self-test

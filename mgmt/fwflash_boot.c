@@ -46,8 +46,9 @@ static int sha256_kat(void)
 }
 
 #ifdef BOARD_FLASH1_BASE
+static const struct pflash_config flash1_cfg = PFLASH_CONFIG(BOARD_FLASH1_BASE,
+							     BOARD_FLASH_BANK_SIZE);
 static struct pflash flash1;
-static struct boot_flash flash;
 #endif
 
 int mnic_fwflash_boot(uint64_t now_ns, int host_up, int eth_up)
@@ -61,7 +62,7 @@ int mnic_fwflash_boot(uint64_t now_ns, int host_up, int eth_up)
 #endif
 	};
 	const struct mnic_boot_handoff *h = NULL;
-	const struct boot_flash *f = NULL;
+	struct hal_flash *f = NULL;
 	int ok = 1, test_boot = 0, rc;
 	struct {
 		const char *name;
@@ -70,8 +71,7 @@ int mnic_fwflash_boot(uint64_t now_ns, int host_up, int eth_up)
 	unsigned n = 0, i;
 
 #ifdef BOARD_FLASH1_BASE
-	pflash_init(&flash1, BOARD_FLASH1_BASE, (uint32_t)BOARD_FLASH_BANK_SIZE, &flash);
-	f = &flash;
+	f = pflash_init(&flash1, &flash1_cfg);
 	h = (const struct mnic_boot_handoff *)(uintptr_t)BOARD_HANDOFF_ADDR;
 	if (h->magic != MNIC_HANDOFF_MAGIC)
 		h = NULL;   /* started with -kernel: no loader, no slot */
