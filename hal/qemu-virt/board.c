@@ -1,6 +1,6 @@
 /* QEMU `virt` board: bring-up, interrupt dispatch, sleep, the slot flash
- * and reset, exit and the board self-tests.  Every address comes from the generated board.h
- * (qemu-board/boards/<board>.board). */
+ * and reset, exit and the board self-tests.  Every address comes from the
+ * generated board.h (qemu-board/boards/<board>.board). */
 #include <string.h>
 
 #include "board.h"
