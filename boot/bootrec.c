@@ -59,17 +59,14 @@ int bootrec_valid(const struct mnic_bootrec *r)
 
 static const uint32_t rec_off[2] = { MNIC_FLASH_BOOTREC0, MNIC_FLASH_BOOTREC1 };
 
-static int read_rec(const struct boot_flash *f, unsigned i, struct mnic_bootrec *r)
+static int read_rec(struct hal_flash *f, unsigned i, struct mnic_bootrec *r)
 {
-	const uint8_t *p = f->map(f->ctx, rec_off[i], sizeof(*r));
-
-	if (!p)
+	if (hal_flash_read(f, rec_off[i], r, sizeof(*r)) != 0)
 		return 0;
-	memcpy(r, p, sizeof(*r));
 	return bootrec_valid(r);
 }
 
-int bootrec_load(const struct boot_flash *f, struct mnic_bootrec *r)
+int bootrec_load(struct hal_flash *f, struct mnic_bootrec *r)
 {
 	struct mnic_bootrec c[2];
 	int ok0 = read_rec(f, 0, &c[0]), ok1 = read_rec(f, 1, &c[1]), i;
@@ -87,7 +84,7 @@ int bootrec_load(const struct boot_flash *f, struct mnic_bootrec *r)
 	return i;
 }
 
-int bootrec_store(const struct boot_flash *f, struct mnic_bootrec *r)
+int bootrec_store(struct hal_flash *f, struct mnic_bootrec *r)
 {
 	struct mnic_bootrec cur;
 	int newest = bootrec_load(f, &cur), target, rc;
@@ -101,9 +98,9 @@ int bootrec_store(const struct boot_flash *f, struct mnic_bootrec *r)
 	r->version = MNIC_BOOTREC_VERSION;
 	r->size = sizeof(*r);
 	r->crc = bootrec_crc(r);
-	if ((rc = f->erase(f->ctx, rec_off[target])) != 0)
+	if ((rc = hal_flash_erase(f, rec_off[target])) != 0)
 		return rc;
-	return f->program(f->ctx, rec_off[target], r, sizeof(*r));
+	return hal_flash_write(f, rec_off[target], r, sizeof(*r));
 }
 
 uint32_t boot_slot_off(unsigned slot)
@@ -111,7 +108,7 @@ uint32_t boot_slot_off(unsigned slot)
 	return slot == MNIC_SLOT_B ? MNIC_FLASH_SLOT_B : MNIC_FLASH_SLOT_A;
 }
 
-int boot_slot_verify(const struct boot_flash *f, unsigned slot, const struct fwimg_limits *lim,
+int boot_slot_verify(struct hal_flash *f, unsigned slot, const struct fwimg_limits *lim,
 		     struct fwimg_info *info)
 {
 	struct fwimg_limits l = *lim;
@@ -121,7 +118,7 @@ int boot_slot_verify(const struct boot_flash *f, unsigned slot, const struct fwi
 		return -HAL_EINVAL;
 	if (!l.max_image || l.max_image > MNIC_FLASH_SLOT_SIZE)
 		l.max_image = MNIC_FLASH_SLOT_SIZE;
-	p = f->map(f->ctx, boot_slot_off(slot), MNIC_FLASH_SLOT_SIZE);
+	p = hal_flash_map(f, boot_slot_off(slot), MNIC_FLASH_SLOT_SIZE);
 	if (!p)
 		return -HAL_EIO;
 	return fwimg_verify(p, MNIC_FLASH_SLOT_SIZE, &l, info);
@@ -135,7 +132,7 @@ static void note(struct mnic_bootrec *r, uint8_t ev, unsigned slot)
 	r->last_slot = (uint8_t)slot;
 }
 
-int boot_select(const struct boot_flash *f, const struct fwimg_limits *lim, struct boot_choice *c)
+int boot_select(struct hal_flash *f, const struct fwimg_limits *lim, struct boot_choice *c)
 {
 	struct mnic_bootrec r;
 	uint8_t ev = MNIC_BOOT_EV_NONE;   /* what this boot did, for the hand-off */
@@ -215,7 +212,7 @@ int boot_select(const struct boot_flash *f, const struct fwimg_limits *lim, stru
 
 /* ---- firmware --------------------------------------------------------------------- */
 
-int boot_confirm(const struct boot_flash *f, unsigned running_slot)
+int boot_confirm(struct hal_flash *f, unsigned running_slot)
 {
 	struct mnic_bootrec r;
 
@@ -229,7 +226,7 @@ int boot_confirm(const struct boot_flash *f, unsigned running_slot)
 	return bootrec_store(f, &r) == 0 ? 1 : -HAL_EIO;
 }
 
-int fwupd_begin(struct fwupd *u, const struct boot_flash *f, const struct fwimg_limits *lim,
+int fwupd_begin(struct fwupd *u, struct hal_flash *f, const struct fwimg_limits *lim,
 		unsigned running_slot, const struct mnic_fwimg_hdr *hdr, uint32_t total)
 {
 	struct fwimg_limits l = *lim;
@@ -282,17 +279,17 @@ int fwupd_data(struct fwupd *u, uint32_t off, const uint8_t *data, uint32_t len)
 	if ((len & 3u) && end != u->total)
 		return -HAL_EINVAL;
 	while (u->erased < end) {
-		if ((rc = u->f->erase(u->f->ctx, base + u->erased)) != 0)
+		if ((rc = hal_flash_erase(u->f, base + u->erased)) != 0)
 			return rc;
-		u->erased += u->f->sector;
+		u->erased += u->f->info->erase_block;
 	}
 	whole = len & ~3u;
-	if (whole && (rc = u->f->program(u->f->ctx, base + off, data, whole)) != 0)
+	if (whole && (rc = hal_flash_write(u->f, base + off, data, whole)) != 0)
 		return rc;
 	if (whole != len) {
 		memset(tail, 0xff, sizeof(tail));
 		memcpy(tail, data + whole, len - whole);
-		if ((rc = u->f->program(u->f->ctx, base + off + whole, tail, 4)) != 0)
+		if ((rc = hal_flash_write(u->f, base + off + whole, tail, 4)) != 0)
 			return rc;
 	}
 	u->written = end;
@@ -324,7 +321,7 @@ int fwupd_end(struct fwupd *u)
 	return vrc;
 }
 
-int fwupd_activate(const struct boot_flash *f, unsigned slot, uint8_t max_boots)
+int fwupd_activate(struct hal_flash *f, unsigned slot, uint8_t max_boots)
 {
 	struct mnic_bootrec r;
 

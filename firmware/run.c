@@ -65,7 +65,7 @@ static int on_doorbell(void *arg)
 			       r->rx_frames, tx, drop);
 	served = mnic_cmdq_service(&r->mgmt);
 	rang = mnic_db_service(&r->mgmt);
-	mnic_fwflash_poll(fw_loop_now(r->c->loop));   /* FW_ACTIVATE's reset, after its reply */
+	mnic_fwflash_poll(p, fw_loop_now(r->c->loop));   /* FW_ACTIVATE's reset, after its reply */
 	return served != 0 || rang;
 }
 
@@ -134,7 +134,7 @@ int fw_mode_run(struct fw_ctx *c, const struct fw_args *a)
 		fw_loop_timer_arm(c->loop, &run.stop, run.boot_ns + exit_after_ms * 1000000u);
 	}
 	/* Boot self-test; passing confirms a test slot (docs/firmware-images.md). */
-	mnic_fwflash_boot(run.boot_ns, c->plat->hostif.bar != NULL, c->plat->n_eth > 0);
+	mnic_fwflash_boot(c->plat, run.boot_ns, c->plat->hostif.bar != NULL, c->plat->n_eth > 0);
 	fw_print("MNIC READY board=%s", c->plat->board);
 	return fw_loop_run(c->loop);
 }

@@ -21,7 +21,7 @@
 #include "mgmt.h"
 
 struct fwflash {
-	const struct boot_flash *flash;
+	struct hal_flash *flash;
 	int have_handoff;
 	struct mnic_boot_handoff handoff;
 	struct fwimg_limits lim;
@@ -49,7 +49,7 @@ static void check_slots(void)
 	}
 }
 
-void mnic_fwflash_attach(const struct boot_flash *f, const struct mnic_boot_handoff *h,
+void mnic_fwflash_attach(struct hal_flash *f, const struct mnic_boot_handoff *h,
 			 const struct fwimg_limits *lim)
 {
 	memset(&fw, 0, sizeof(fw));
@@ -175,16 +175,13 @@ static int fw_query_slots(const struct mnic_mgmt *m, uint8_t *buf, uint32_t out_
 		memcpy(o.bootrec, &r, sizeof(o.bootrec));
 		for (s = 0; s < 2; s++) {
 			struct mnic_fwimg_hdr h;
-			const uint8_t *p = fw.flash->map(fw.flash->ctx, boot_slot_off(s), sizeof(h));
 
 			memcpy(o.slot[s].version, &r.ver[s], sizeof(o.slot[s].version));
 			o.slot[s].state = r.state[s];
 			o.slot[s].image_err = fw.image_err[s];
-			if (p) {
-				memcpy(&h, p, sizeof(h));
-				if (h.magic == MNIC_FWIMG_MAGIC)
-					o.slot[s].payload_size = h.payload_size;
-			}
+			if (hal_flash_read(fw.flash, boot_slot_off(s), &h, sizeof(h)) == 0 &&
+			    h.magic == MNIC_FWIMG_MAGIC)
+				o.slot[s].payload_size = h.payload_size;
 			if (s == r.active)
 				o.slot[s].flags |= MNIC_FW_SLOT_F_ACTIVE;
 			if (s == r.test)

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "boot/bootrec.h"
+#include "hal/platform.h"
 #include "mnic/fwimage.h"
 
 struct mnic_mgmt;
@@ -25,16 +26,17 @@ struct mnic_fwflash_counters {
 };
 
 /* Use flash f (NULL: the board has none) and the loader's hand-off (NULL:
- * started without the loader).  Boards call it from mnic_fwflash_boot;
- * unit tests call it with a simulated flash. */
-void mnic_fwflash_attach(const struct boot_flash *f, const struct mnic_boot_handoff *h,
+ * started without the loader).  mnic_fwflash_boot calls it with what the
+ * platform has; unit tests with a simulated flash. */
+void mnic_fwflash_attach(struct hal_flash *f, const struct mnic_boot_handoff *h,
 			 const struct fwimg_limits *lim);
-/* Board bring-up: find the flash and hand-off (board.h), attach, run the
- * self-test, confirm or schedule a reset.  Returns 0 if the self-test
- * passed. */
-int mnic_fwflash_boot(uint64_t now_ns, int host_up, int eth_up);
-/* Run the pending reset once its time has come (after the reply). */
-void mnic_fwflash_poll(uint64_t now_ns);
+/* Bring-up: take the flash, hand-off and load range from p->boot, attach,
+ * run the self-test, confirm or schedule a reset.  Returns 0 if the
+ * self-test passed. */
+int mnic_fwflash_boot(const struct hal_platform *p, uint64_t now_ns, int host_up, int eth_up);
+/* Reset p (hal_platform_reset) once the pending reset's time has come
+ * (after the reply). */
+void mnic_fwflash_poll(struct hal_platform *p, uint64_t now_ns);
 /* The FW_* commands: 0, or -1 with the status and syndrome set. */
 int mnic_fwflash_cmd(struct mnic_mgmt *m, uint16_t opcode, uint16_t op_mod, uint8_t *buf,
 		     uint32_t in_len, uint32_t out_len, uint32_t *produced, uint8_t *status,

@@ -1,6 +1,7 @@
-/* Boot-time half of mgmt/fwflash.h: find the slot flash and the loader's
- * hand-off (board.h), run the firmware's self-test, confirm the slot, and
- * the reset that FW_ACTIVATE (or a failed test boot) asks for.
+/* Boot-time half of mgmt/fwflash.h: take the slot flash and the loader's
+ * hand-off from the platform (hal/platform.h, struct hal_boot), run the
+ * firmware's self-test, confirm the slot, and the reset that FW_ACTIVATE
+ * (or a failed test boot) asks for.
  *
  * The self-test is what "this firmware works on this board" means before
  * it may become the confirmed slot: SHA-256 answers its FIPS 180-4 vector,
@@ -8,21 +9,18 @@
  * interface and Ethernet port are up.  Built with FW_SELFTEST_FAIL=1 it
  * fails on purpose (the rollback system test).
  *
- * Reset: PSCI SYSTEM_RESET (psci.h): QEMU restarts the CPU at flash0, the
- * loader runs again with the record as FW_ACTIVATE left it.  Chosen over
- * a semihosting exit + relaunch by the harness because it is what a board
- * does (watchdog/PSCI), keeps the QEMU process, its BAR file and its
- * switch port, and needs nothing from the test. */
+ * Reset: hal_platform_reset (qemu-virt: PSCI SYSTEM_RESET): QEMU restarts
+ * the CPU at flash0, the loader runs again with the record as FW_ACTIVATE
+ * left it.  Chosen over a semihosting exit + relaunch by the harness
+ * because it is what a board does (watchdog/PSCI), keeps the QEMU process,
+ * its BAR file and its switch port, and needs nothing from the test.  A
+ * platform without a reset (POSIX: -HAL_ENOTSUP) only prints the marker. */
 #include <string.h>
 
-#include "board.h"
 #include "lib/sha256.h"
 #include "fwflash.h"
+#include "hal/errno.h"
 #include "log.h"
-#ifdef BOARD_FLASH1_BASE
-#include "pflash.h"
-#include "psci.h"
-#endif
 
 #define RESET_DELAY_NS 100000000ull   /* let the host read FW_ACTIVATE's reply */
 
@@ -45,23 +43,13 @@ static int sha256_kat(void)
 	return memcmp(d, abc_digest, sizeof(d)) == 0;
 }
 
-#ifdef BOARD_FLASH1_BASE
-static struct pflash flash1;
-static struct boot_flash flash;
-#endif
-
-int mnic_fwflash_boot(uint64_t now_ns, int host_up, int eth_up)
+int mnic_fwflash_boot(const struct hal_platform *p, uint64_t now_ns, int host_up, int eth_up)
 {
 	const struct fwimg_limits lim = {
-		BOARD_ID, MNIC_FLASH_SLOT_SIZE,
-#ifdef BOARD_FLASH1_BASE
-		BOARD_LOAD_ADDR, BOARD_LOADER_RAM,
-#else
-		0, 0,
-#endif
+		p->board_id, MNIC_FLASH_SLOT_SIZE, p->boot.image_ram_base, p->boot.image_ram_end,
 	};
-	const struct mnic_boot_handoff *h = NULL;
-	const struct boot_flash *f = NULL;
+	const struct mnic_boot_handoff *h = p->boot.handoff;
+	struct hal_flash *f = p->boot.flash;
 	int ok = 1, test_boot = 0, rc;
 	struct {
 		const char *name;
@@ -69,13 +57,8 @@ int mnic_fwflash_boot(uint64_t now_ns, int host_up, int eth_up)
 	} checks[5];
 	unsigned n = 0, i;
 
-#ifdef BOARD_FLASH1_BASE
-	pflash_init(&flash1, BOARD_FLASH1_BASE, (uint32_t)BOARD_FLASH_BANK_SIZE, &flash);
-	f = &flash;
-	h = (const struct mnic_boot_handoff *)(uintptr_t)BOARD_HANDOFF_ADDR;
-	if (h->magic != MNIC_HANDOFF_MAGIC)
+	if (h && h->magic != MNIC_HANDOFF_MAGIC)
 		h = NULL;   /* started with -kernel: no loader, no slot */
-#endif
 	mnic_fwflash_attach(f, h, &lim);
 	checks[n].name = "sha256";
 	checks[n++].pass = sha256_kat();
@@ -120,8 +103,10 @@ int mnic_fwflash_boot(uint64_t now_ns, int host_up, int eth_up)
 	return -1;
 }
 
-void mnic_fwflash_poll(uint64_t now_ns)
+void mnic_fwflash_poll(struct hal_platform *p, uint64_t now_ns)
 {
+	int rc;
+
 	if (mnic_fwflash_reset_pending() && !reset_armed) {
 		reset_armed = 1;
 		reset_at_ns = now_ns + RESET_DELAY_NS;
@@ -131,8 +116,7 @@ void mnic_fwflash_poll(uint64_t now_ns)
 	reset_armed = 0;
 	mnic_fwflash_clear_reset();
 	fw_print("FW RESET");
-#ifdef BOARD_FLASH1_BASE
-	psci_system_reset();
-	LOG_ERR("fw: PSCI SYSTEM_RESET returned");
-#endif
+	rc = hal_platform_reset(p);
+	if (rc != -HAL_ENOTSUP)
+		LOG_ERR("fw: platform reset returned %d", rc);
 }

@@ -1,6 +1,7 @@
 /* First-stage loader: runs in place from flash0 at the reset address.
  *
- *   1. read the boot record in flash1 and pick a slot (boot/bootrec.c:
+ *   1. read the boot record in flash1 (the CFI driver behind the HAL flash
+ *      contract, hal/qemu-virt/pflash.c) and pick a slot (boot/bootrec.c:
  *      a test slot counts one more boot, or is reverted after max_boots;
  *      a slot that fails verification is marked BAD and the other tried);
  *   2. the slot's image is verified in place: header, board id, size,
@@ -124,8 +125,9 @@ static const char *const event_text[] = {
 	[MNIC_BOOT_EV_RESCUE] = " (rescue: record named nothing bootable)",
 };
 
+static const struct pflash_config flash1_cfg = PFLASH_CONFIG(BOARD_FLASH1_BASE,
+							     BOARD_FLASH_BANK_SIZE);
 static struct pflash flash1;
-static struct boot_flash flash;
 
 void loader_fault(uintptr_t kind, uintptr_t pc)
 {
@@ -143,14 +145,15 @@ void loader_main(void)
 		BOARD_ID, MNIC_FLASH_SLOT_SIZE, BOARD_LOAD_ADDR, BOARD_LOADER_RAM,
 	};
 	struct mnic_boot_handoff *h = (struct mnic_boot_handoff *)(uintptr_t)BOARD_HANDOFF_ADDR;
+	struct hal_flash *flash;
 	struct boot_choice c;
 	void (*entry)(void);
 	unsigned s;
 	int rc;
 
 	puts_uart("LOADER: " BOARD_NAME ", slots in flash1\n");
-	pflash_init(&flash1, BOARD_FLASH1_BASE, (uint32_t)BOARD_FLASH_BANK_SIZE, &flash);
-	rc = boot_select(&flash, &lim, &c);
+	flash = pflash_init(&flash1, &flash1_cfg);
+	rc = boot_select(flash, &lim, &c);
 	for (s = MNIC_SLOT_A; s <= MNIC_SLOT_B; s++) {
 		if (!c.refused[s])
 			continue;
@@ -181,10 +184,11 @@ void loader_main(void)
 		putu(c.boot_count);
 	puts_uart("\n");
 
-	memcpy((void *)(uintptr_t)c.info.hdr.load_addr,
-	       flash.map(flash.ctx, boot_slot_off((unsigned)c.slot) + MNIC_FWIMG_HDR_SIZE,
-			 c.info.hdr.payload_size),
-	       c.info.hdr.payload_size);
+	if (hal_flash_read(flash, boot_slot_off((unsigned)c.slot) + MNIC_FWIMG_HDR_SIZE,
+			   (void *)(uintptr_t)c.info.hdr.load_addr, c.info.hdr.payload_size) != 0) {
+		puts_uart("LOADER: slot read failed\n");
+		semihost_exit(LOADER_EXIT_NOTHING);
+	}
 	memset(h, 0, sizeof(*h));
 	h->slot = (uint8_t)c.slot;
 	h->event = c.event;

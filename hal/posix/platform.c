@@ -400,6 +400,7 @@ int hal_platform_init(struct hal_platform *p, int *argc, char ***argv)
 	 * firmware can log whatever goes wrong after them. */
 	memset(p, 0, sizeof(*p));
 	p->board = BOARD_NAME;
+	p->board_id = BOARD_ID;
 	p->console = &console_ops;
 	p->timer = &timer_ops;
 	timer_deadline = HAL_TIMER_NEVER;
@@ -550,6 +551,13 @@ int hal_platform_selftest(struct hal_platform *p, hal_selftest_report_fn report,
 	      "BAR writes reach the shared file");
 #undef CHECK
 	return failed;
+}
+
+/* A process has no reset of its own: a supervisor would restart it. */
+int hal_platform_reset(struct hal_platform *p)
+{
+	(void)p;
+	return -HAL_ENOTSUP;
 }
 
 void hal_platform_exit(int code)

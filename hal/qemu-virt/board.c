@@ -1,6 +1,6 @@
-/* QEMU `virt` board: bring-up, interrupt dispatch, sleep, exit and the
- * board self-tests.  Every address comes from the generated board.h
- * (qemu-board/boards/<board>.board). */
+/* QEMU `virt` board: bring-up, interrupt dispatch, sleep, the slot flash
+ * and reset, exit and the board self-tests.  Every address comes from the
+ * generated board.h (qemu-board/boards/<board>.board). */
 #include <string.h>
 
 #include "board.h"
@@ -11,7 +11,9 @@
 #include "hal/platform.h"
 #include "ivshmem.h"
 #include "pcie_ecam.h"
+#include "pflash.h"
 #include "pl011.h"
+#include "psci.h"
 #include "semihost.h"
 #include "virtio_net.h"
 
@@ -19,6 +21,9 @@
 #define BOARD_CMDLINE_MAX 1024
 #define FAULT_EXIT_BASE 100
 
+static const struct pflash_config flash1_cfg = PFLASH_CONFIG(BOARD_FLASH1_BASE,
+							     BOARD_FLASH_BANK_SIZE);
+static struct pflash flash1;
 static struct gic gic;
 static struct pcie_ecam ecam;
 static struct virtio_net_dev vnet[HAL_MAX_ETH];
@@ -178,8 +183,15 @@ int hal_platform_init(struct hal_platform *p, int *argc, char ***argv)
 	(void)argv;
 	memset(p, 0, sizeof(*p));
 	p->board = BOARD_NAME;
+	p->board_id = BOARD_ID;
 	pl011_init((uintptr_t)BOARD_UART0_BASE);
 	p->console = &pl011_console;
+	/* Slots in flash1; the loader (flash0) leaves its hand-off below the
+	 * load address and its own RAM above any image. */
+	p->boot.flash = pflash_init(&flash1, &flash1_cfg);
+	p->boot.handoff = (const void *)(uintptr_t)BOARD_HANDOFF_ADDR;
+	p->boot.image_ram_base = BOARD_LOAD_ADDR;
+	p->boot.image_ram_end = BOARD_LOADER_RAM;
 	gtimer_init();
 	p->timer = &gtimer_ops;
 	rc = gic_init(&gic, (uintptr_t)BOARD_GICD_BASE, (uintptr_t)BOARD_GICC_BASE);
@@ -229,6 +241,13 @@ void hal_platform_wait(struct hal_platform *p, uint64_t deadline_ns)
 	 * core stops.  WFI returns on any pending interrupt even though CPSR.I /
 	 * DAIF.I stays set (ARM ARM B1.8.12, D1.16.2). */
 	__asm__ volatile("dsb sy; wfi" ::: "memory");
+}
+
+int hal_platform_reset(struct hal_platform *p)
+{
+	(void)p;
+	psci_system_reset();
+	return -HAL_EIO;   /* PSCI SYSTEM_RESET returned */
 }
 
 void hal_platform_exit(int code)

@@ -1,4 +1,6 @@
-/* CFI NOR flash driver for QEMU virt's pflash_cfi01 banks (pflash.h).
+/* CFI NOR flash driver for QEMU virt's pflash_cfi01 banks (pflash.h),
+ * behind the hal/flash.h contract: its wrappers have checked every range
+ * and alignment before an op here runs.
  *
  * Commands (Intel "Common Flash Interface" command set 0001, as QEMU's
  * pflash_cfi01 implements it), written to any address in the block:
@@ -12,12 +14,15 @@
  * completes them at once, real parts take micro- to milliseconds, hence a
  * bounded poll counted as a timeout instead of a hang.
  *
- * The bank is read as memory (map) only in read-array mode: each operation
- * ends with 0xff.  Ordering: MMIO accessors are volatile and the device is
- * Device-nGnRE/strongly-ordered with the MMU off, so command, data and
- * status accesses reach it in program order; the dsb before returning makes
- * the bank's new contents visible to the plain loads of map(). */
+ * The bank is read as memory (read, map) only in read-array mode: each
+ * operation ends with 0xff.  Ordering: MMIO accessors are volatile and the
+ * device is Device-nGnRE/strongly-ordered with the MMU off, so command,
+ * data and status accesses reach it in program order; the dsb before
+ * returning makes the bank's new contents visible to the plain loads of
+ * read() and map(). */
 #include "pflash.h"
+
+#include <string.h>
 
 #include "hal/errno.h"
 #include "hal/mmio.h"
@@ -64,14 +69,17 @@ static int wait_ready(struct pflash *p, uintptr_t a)
 	return 0;
 }
 
-static int pf_erase(void *ctx, uint32_t off)
+static uintptr_t addr(const struct pflash *p, uint32_t off)
 {
-	struct pflash *p = ctx;
-	uintptr_t a = p->base + off;
+	return p->cfg->base + off;
+}
+
+static int pf_erase(struct hal_flash *f, uint32_t off)
+{
+	struct pflash *p = f->priv;
+	uintptr_t a = addr(p, off);
 	int rc;
 
-	if (off >= p->size || (off & (MNIC_FLASH_SECTOR - 1)))
-		return -HAL_EINVAL;
 	p->stats.erases++;
 	mmio_write32(a, CMD(CFI_ERASE));
 	mmio_write32(a, CMD(CFI_CONFIRM));
@@ -81,18 +89,16 @@ static int pf_erase(void *ctx, uint32_t off)
 	return rc;
 }
 
-static int pf_program(void *ctx, uint32_t off, const void *src, uint32_t len)
+static int pf_write(struct hal_flash *f, uint32_t off, const void *src, uint32_t len)
 {
-	struct pflash *p = ctx;
+	struct pflash *p = f->priv;
 	const uint8_t *s = src;
 	uint32_t i, w;
 	int rc = 0;
 
-	if ((off & 3u) || (len & 3u) || off > p->size || len > p->size - off)
-		return -HAL_EINVAL;
 	p->stats.programs++;
-	for (i = 0; i < len && rc == 0; i += 4) {
-		uintptr_t a = p->base + off + i;
+	for (i = 0; i < len && rc == 0; i += PFLASH_WORD) {
+		uintptr_t a = addr(p, off + i);
 
 		w = (uint32_t)s[i] | (uint32_t)s[i + 1] << 8 | (uint32_t)s[i + 2] << 16 |
 		    (uint32_t)s[i + 3] << 24;
@@ -103,33 +109,38 @@ static int pf_program(void *ctx, uint32_t off, const void *src, uint32_t len)
 		rc = wait_ready(p, a);
 		p->stats.words++;
 	}
-	mmio_write32(p->base + off, CMD(CFI_READ_ARRAY));
+	mmio_write32(addr(p, off), CMD(CFI_READ_ARRAY));
 	barrier();
 	return rc;
 }
 
-static const uint8_t *pf_map(void *ctx, uint32_t off, uint32_t len)
+static int pf_read(struct hal_flash *f, uint32_t off, void *dst, uint32_t len)
 {
-	struct pflash *p = ctx;
-
-	if (off > p->size || len > p->size - off)
-		return 0;
-	return (const uint8_t *)(p->base + off);
+	memcpy(dst, (const void *)addr(f->priv, off), len);
+	return 0;
 }
 
-void pflash_init(struct pflash *p, uintptr_t base, uint32_t size, struct boot_flash *f)
+static const uint8_t *pf_map(struct hal_flash *f, uint32_t off, uint32_t len)
 {
-	p->base = base;
-	p->size = size;
+	(void)len;
+	return (const uint8_t *)addr(f->priv, off);
+}
+
+static const struct hal_flash_ops pflash_ops = {
+	.read = pf_read,
+	.write = pf_write,
+	.erase = pf_erase,
+	.map = pf_map,
+};
+
+struct hal_flash *pflash_init(struct pflash *p, const struct pflash_config *cfg)
+{
+	p->cfg = cfg;
 	p->last_status = 0;
 	p->stats = (struct pflash_stats){ 0, 0, 0, 0, 0 };
-	mmio_write32(base, CMD(CFI_CLEAR));
-	mmio_write32(base, CMD(CFI_READ_ARRAY));
+	p->flash = (struct hal_flash){ &pflash_ops, &cfg->info, { 0, 0 }, p };
+	mmio_write32(cfg->base, CMD(CFI_CLEAR));
+	mmio_write32(cfg->base, CMD(CFI_READ_ARRAY));
 	barrier();
-	f->ctx = p;
-	f->size = size;
-	f->sector = MNIC_FLASH_SECTOR;
-	f->erase = pf_erase;
-	f->program = pf_program;
-	f->map = pf_map;
+	return &p->flash;
 }

@@ -575,40 +575,44 @@ static int image_sign(int argc, const char **argv)
 
 /* ---- a slot-flash file for QEMU (-drive if=pflash,unit=1) -------------------------- */
 
-struct mem_flash {
-	uint8_t *mem;
-};
-
-static int mf_erase(void *ctx, uint32_t off)
+/* The file's bytes as a hal_flash (NOR: erase sets 0xff, a write ANDs). */
+static int mf_read(struct hal_flash *f, uint32_t off, void *dst, uint32_t len)
 {
-	struct mem_flash *m = ctx;
-
-	memset(m->mem + off, 0xff, MNIC_FLASH_SECTOR);
+	memcpy(dst, (uint8_t *)f->priv + off, len);
 	return 0;
 }
 
-static int mf_program(void *ctx, uint32_t off, const void *src, uint32_t len)
+static int mf_write(struct hal_flash *f, uint32_t off, const void *src, uint32_t len)
 {
-	struct mem_flash *m = ctx;
+	uint8_t *mem = f->priv;
 	const uint8_t *p = src;
 
 	for (uint32_t i = 0; i < len; i++)
-		m->mem[off + i] &= p[i];
+		mem[off + i] &= p[i];
 	return 0;
 }
 
-static const uint8_t *mf_map(void *ctx, uint32_t off, uint32_t len)
+static int mf_erase(struct hal_flash *f, uint32_t off)
 {
-	struct mem_flash *m = ctx;
-
-	return off <= MNIC_FLASH_SIZE && len <= MNIC_FLASH_SIZE - off ? m->mem + off : NULL;
+	memset((uint8_t *)f->priv + off, 0xff, f->info->erase_block);
+	return 0;
 }
+
+static const uint8_t *mf_map(struct hal_flash *f, uint32_t off, uint32_t len)
+{
+	(void)len;
+	return (const uint8_t *)f->priv + off;
+}
+
+static const struct hal_flash_ops mem_flash_ops = {
+	.read = mf_read, .write = mf_write, .erase = mf_erase, .map = mf_map,
+};
+static const struct hal_flash_info mem_flash_info = { MNIC_FLASH_SIZE, MNIC_FLASH_SECTOR, 4 };
 
 static int image_flash_file(int argc, const char **argv)
 {
 	const char *out = NULL, *slot[2] = { NULL, NULL }, *v;
-	struct mem_flash m;
-	struct boot_flash f = { &m, MNIC_FLASH_SIZE, MNIC_FLASH_SECTOR, mf_erase, mf_program, mf_map };
+	struct hal_flash f = { &mem_flash_ops, &mem_flash_info, { 0, 0 }, NULL };
 	struct mnic_bootrec r;
 	uint32_t board = 0;
 	int rc = MNICCTL_OK;
@@ -626,10 +630,10 @@ static int image_flash_file(int argc, const char **argv)
 	if (!out || !*out || (!slot[0] && !slot[1]) || (slot[0] && !*slot[0]) ||
 	    (slot[1] && !*slot[1]))
 		return mnicctl_usage("image flash-file -o FLASH.bin --slot-a IMG [--slot-b IMG]");
-	m.mem = malloc(MNIC_FLASH_SIZE);
-	if (!m.mem)
+	f.priv = malloc(MNIC_FLASH_SIZE);
+	if (!f.priv)
 		return fail_code(MNICCTL_DEVICE, "out of memory");
-	memset(m.mem, 0xff, MNIC_FLASH_SIZE);
+	memset(f.priv, 0xff, MNIC_FLASH_SIZE);
 	bootrec_default(&r);
 	r.active = slot[0] ? MNIC_SLOT_A : MNIC_SLOT_B;
 	for (unsigned s = 0; s < 2 && !rc; s++) {
@@ -649,7 +653,7 @@ static int image_flash_file(int argc, const char **argv)
 				       slot[s], info.hdr.board_id, board);
 		if (!rc) {
 			board = info.hdr.board_id;
-			memcpy(m.mem + boot_slot_off(s), img, len);
+			memcpy((uint8_t *)f.priv + boot_slot_off(s), img, len);
 			r.state[s] = MNIC_SLOT_VALID;
 			r.ver[s] = info.hdr.version;
 		}
@@ -658,8 +662,8 @@ static int image_flash_file(int argc, const char **argv)
 	if (!rc && bootrec_store(&f, &r) != 0)
 		rc = fail_code(MNICCTL_DEVICE, "boot record write failed");
 	if (!rc)
-		rc = write_all(out, m.mem, MNIC_FLASH_SIZE, NULL, 0);
-	free(m.mem);
+		rc = write_all(out, f.priv, MNIC_FLASH_SIZE, NULL, 0);
+	free(f.priv);
 	if (!rc && !json)
 		printf("%s: slot flash, %u MiB, active slot %c\n", out, MNIC_FLASH_SIZE >> 20,
 		       'A' + r.active);

@@ -39,6 +39,9 @@ test_pl011_CFLAGS := -DHAL_MMIO_HOOKS
 UNIT_TESTS += test_impair
 test_impair_SRCS := tests/unit/hal/test_impair.c hal/posix/impair.c
 
+UNIT_TESTS += test_flash
+test_flash_SRCS := tests/unit/hal/test_flash.c tests/unit/hal/ram_flash.c
+
 UNIT_TESTS += test_dma_window
 test_dma_window_SRCS := tests/unit/hal/test_dma_window.c hal/common/dma_window.c
 
@@ -123,7 +126,8 @@ test_fwimage_SRCS := tests/unit/boot/test_fwimage.c $(BOOT_LIB_SRCS)
 UNIT_TESTS += test_bootrec
 test_bootrec_SRCS := tests/unit/boot/test_bootrec.c $(BOOT_LIB_SRCS)
 UNIT_TESTS += test_fwflash
-test_fwflash_SRCS := tests/unit/boot/test_fwflash.c mgmt/fwflash.c $(BOOT_LIB_SRCS)
+test_fwflash_SRCS := tests/unit/boot/test_fwflash.c tests/unit/hal/ram_flash.c mgmt/fwflash.c \
+	$(BOOT_LIB_SRCS)
 UNIT_TESTS += test_mnicctl_fw
 test_mnicctl_fw_SRCS := tests/unit/boot/test_mnicctl_fw.c hostdrv/tools/mnicctl_fw.c \
 	hostdrv/tools/mnicctl_args.c $(LIBMNIC_SRCS) $(BOOT_LIB_SRCS)

@@ -15,5 +15,6 @@
 #define HAL_EINVAL   22
 #define HAL_ENOSPC   28
 #define HAL_ERANGE   34
+#define HAL_ENOTSUP  95   /* EOPNOTSUPP: the platform cannot do this */
 #define HAL_ETIMEDOUT 110
 #endif

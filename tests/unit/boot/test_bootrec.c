@@ -25,9 +25,9 @@ struct sim {
 	unsigned ops, erases, programs;
 };
 
-static int sim_erase(void *ctx, uint32_t off)
+static int sim_erase(struct hal_flash *f, uint32_t off)
 {
-	struct sim *s = ctx;
+	struct sim *s = f->priv;
 
 	assert_int_equal(off % MNIC_FLASH_SECTOR, 0);
 	assert_true(off < FLASH_BYTES);
@@ -46,9 +46,9 @@ static int sim_erase(void *ctx, uint32_t off)
 	return 0;
 }
 
-static int sim_program(void *ctx, uint32_t off, const void *src, uint32_t len)
+static int sim_write(struct hal_flash *f, uint32_t off, const void *src, uint32_t len)
 {
-	struct sim *s = ctx;
+	struct sim *s = f->priv;
 	const uint8_t *p = src;
 	uint32_t n = len, i;
 
@@ -70,18 +70,31 @@ static int sim_program(void *ctx, uint32_t off, const void *src, uint32_t len)
 	return s->dead ? -HAL_EIO : 0;
 }
 
-static const uint8_t *sim_map(void *ctx, uint32_t off, uint32_t len)
+/* Reads work after a cut too: "power comes back" is a reboot. */
+static int sim_read(struct hal_flash *f, uint32_t off, void *dst, uint32_t len)
 {
-	struct sim *s = ctx;
+	struct sim *s = f->priv;
 
-	if (off > FLASH_BYTES || len > FLASH_BYTES - off)
-		return NULL;
+	assert_true(off < FLASH_BYTES && len <= FLASH_BYTES - off);
+	memcpy(dst, s->mem + off, len);
+	return 0;
+}
+
+static const uint8_t *sim_map(struct hal_flash *f, uint32_t off, uint32_t len)
+{
+	struct sim *s = f->priv;
+
+	assert_true(off < FLASH_BYTES && len <= FLASH_BYTES - off);
 	return s->mem + off;
 }
 
+static const struct hal_flash_ops sim_ops = {
+	.read = sim_read, .write = sim_write, .erase = sim_erase, .map = sim_map,
+};
+static const struct hal_flash_info sim_info = { FLASH_BYTES, MNIC_FLASH_SECTOR, 4 };
 static struct sim sim;
-static struct boot_flash flash = { &sim, FLASH_BYTES, MNIC_FLASH_SECTOR, sim_erase, sim_program,
-				   sim_map };
+static struct hal_flash flash_dev = { &sim_ops, &sim_info, { 0, 0 }, &sim };
+static struct hal_flash *const flash = &flash_dev;
 static const struct fwimg_limits lim = { 1, 0, 0x40000000, 0x48000000 };
 static uint8_t *img_v1, *img_v2, *pristine;
 static size_t img_len;
@@ -122,7 +135,7 @@ static void factory(void)
 	bootrec_default(&r);
 	r.state[MNIC_SLOT_A] = MNIC_SLOT_VALID;
 	r.ver[MNIC_SLOT_A] = ((struct mnic_fwimg_hdr *)img_v1)->version;
-	assert_int_equal(bootrec_store(&flash, &r), 0);
+	assert_int_equal(bootrec_store(flash, &r), 0);
 }
 
 static int setup(void **state)
@@ -167,7 +180,7 @@ static int update(const uint8_t *img, unsigned running)
 	struct fwupd u;
 	int rc;
 
-	if ((rc = fwupd_begin(&u, &flash, &lim, running, (const struct mnic_fwimg_hdr *)img,
+	if ((rc = fwupd_begin(&u, flash, &lim, running, (const struct mnic_fwimg_hdr *)img,
 			      (uint32_t)img_len)) != 0)
 		return rc;
 	for (uint32_t off = 0; off < img_len; off += CHUNK) {
@@ -178,18 +191,18 @@ static int update(const uint8_t *img, unsigned running)
 	}
 	if ((rc = fwupd_end(&u)) != 0)
 		return rc;
-	return fwupd_activate(&flash, u.slot, 3);
+	return fwupd_activate(flash, u.slot, 3);
 }
 
 /* One boot: the loader selects; the firmware confirms if it is healthy. */
 static int boot(int healthy, struct boot_choice *c)
 {
-	int rc = boot_select(&flash, &lim, c);
+	int rc = boot_select(flash, &lim, c);
 
 	if (rc)
 		return rc;
 	if (healthy)
-		return boot_confirm(&flash, (unsigned)c->slot) < 0 ? -HAL_EIO : 0;
+		return boot_confirm(flash, (unsigned)c->slot) < 0 ? -HAL_EIO : 0;
 	return 0;
 }
 
@@ -200,34 +213,34 @@ static void test_record_copies(void **state)
 
 	(void)state;
 	reset_flash(-1);
-	i = bootrec_load(&flash, &r);
+	i = bootrec_load(flash, &r);
 	assert_true(i == 0 || i == 1);
 	r.reverts = 77;
-	assert_int_equal(bootrec_store(&flash, &r), 0);
-	assert_int_equal(bootrec_load(&flash, &r2), !i);   /* the other copy, newer */
+	assert_int_equal(bootrec_store(flash, &r), 0);
+	assert_int_equal(bootrec_load(flash, &r2), !i);   /* the other copy, newer */
 	assert_int_equal(r2.reverts, 77);
 	assert_int_equal(r2.seq, r.seq);
 	/* tear the newest copy: the older one is used */
 	sim.mem[(!i ? MNIC_FLASH_BOOTREC1 : MNIC_FLASH_BOOTREC0) + 20] ^= 0x10;
-	assert_int_equal(bootrec_load(&flash, &r2), i);
+	assert_int_equal(bootrec_load(flash, &r2), i);
 	assert_int_not_equal(r2.reverts, 77);
 	/* both bad: the default record, -1 */
 	sim.mem[(i ? MNIC_FLASH_BOOTREC1 : MNIC_FLASH_BOOTREC0) + 8] ^= 0x01;
-	assert_int_equal(bootrec_load(&flash, &r2), -1);
+	assert_int_equal(bootrec_load(flash, &r2), -1);
 	assert_int_equal(r2.active, MNIC_SLOT_A);
 	assert_int_equal(r2.test, MNIC_SLOT_NONE);
 	/* sequence numbers wrap: 0 is newer than 0xffffffff */
 	reset_flash(-1);
-	bootrec_load(&flash, &r);
+	bootrec_load(flash, &r);
 	r.seq = 0xfffffffeu;   /* store makes it cur+1; force by writing twice */
 	memset(sim.mem, 0xff, 2 * MNIC_FLASH_SECTOR);
 	r.reverts = 1;
 	r.seq = 0xfffffffeu;
-	assert_int_equal(bootrec_store(&flash, &r), 0);   /* no valid copy: seq+1 = 0xffffffff */
+	assert_int_equal(bootrec_store(flash, &r), 0);   /* no valid copy: seq+1 = 0xffffffff */
 	r.reverts = 2;
-	assert_int_equal(bootrec_store(&flash, &r), 0);   /* 0 */
+	assert_int_equal(bootrec_store(flash, &r), 0);   /* 0 */
 	assert_int_equal(r.seq, 0);
-	bootrec_load(&flash, &r2);
+	bootrec_load(flash, &r2);
 	assert_int_equal(r2.reverts, 2);
 }
 
@@ -241,7 +254,7 @@ static void test_update_confirm(void **state)
 	assert_int_equal(boot(1, &c), 0);
 	assert_int_equal(c.slot, MNIC_SLOT_A);
 	assert_int_equal(update(img_v2, MNIC_SLOT_A), 0);
-	bootrec_load(&flash, &r);
+	bootrec_load(flash, &r);
 	assert_int_equal(r.test, MNIC_SLOT_B);
 	assert_int_equal(r.state[MNIC_SLOT_B], MNIC_SLOT_VALID);
 	assert_int_equal(r.ver[MNIC_SLOT_B].minor, 2);
@@ -250,7 +263,7 @@ static void test_update_confirm(void **state)
 	assert_int_equal(c.event, MNIC_BOOT_EV_TEST);
 	assert_int_equal(c.boot_count, 1);
 	assert_int_equal(minor_of(&c), 2);
-	bootrec_load(&flash, &r);
+	bootrec_load(flash, &r);
 	assert_int_equal(r.active, MNIC_SLOT_B);
 	assert_int_equal(r.test, MNIC_SLOT_NONE);
 	assert_int_equal(r.last_event, MNIC_BOOT_EV_CONFIRMED);
@@ -259,7 +272,7 @@ static void test_update_confirm(void **state)
 	assert_int_equal(c.slot, MNIC_SLOT_B);
 	/* and the next update goes to A, the now inactive slot */
 	assert_int_equal(update(img_v1, MNIC_SLOT_B), 0);
-	bootrec_load(&flash, &r);
+	bootrec_load(flash, &r);
 	assert_int_equal(r.test, MNIC_SLOT_A);
 }
 
@@ -281,13 +294,13 @@ static void test_revert_after_n_boots(void **state)
 	assert_int_equal(c.reverted, MNIC_SLOT_B);
 	assert_int_equal(c.event, MNIC_BOOT_EV_REVERTED);
 	assert_int_equal(minor_of(&c), 1);
-	bootrec_load(&flash, &r);
+	bootrec_load(flash, &r);
 	assert_int_equal(r.test, MNIC_SLOT_NONE);
 	assert_int_equal(r.state[MNIC_SLOT_B], MNIC_SLOT_BAD);
 	assert_int_equal(r.reverts, 1);
 	assert_int_equal(r.last_event, MNIC_BOOT_EV_REVERTED);
 	/* activating the bad slot again is refused */
-	assert_int_equal(fwupd_activate(&flash, MNIC_SLOT_B, 3), -HAL_EINVAL);
+	assert_int_equal(fwupd_activate(flash, MNIC_SLOT_B, 3), -HAL_EINVAL);
 }
 
 static void test_corrupt_slot_refused(void **state)
@@ -307,7 +320,7 @@ static void test_corrupt_slot_refused(void **state)
 	assert_int_equal(boot(1, &c), 0);          /* the next boot is a plain one */
 	assert_int_equal(c.event, MNIC_BOOT_EV_NONE);
 	assert_int_equal(c.slot, MNIC_SLOT_A);
-	bootrec_load(&flash, &r);
+	bootrec_load(flash, &r);
 	assert_int_equal(r.state[MNIC_SLOT_B], MNIC_SLOT_BAD);
 	assert_int_equal(r.test, MNIC_SLOT_NONE);
 	/* corrupt the active slot: the loader falls back to the other VALID one */
@@ -319,7 +332,7 @@ static void test_corrupt_slot_refused(void **state)
 	assert_int_equal(c.slot, MNIC_SLOT_A);
 	/* both corrupt: nothing bootable, -ENODEV, never a wrong slot */
 	sim.mem[MNIC_FLASH_SLOT_A + 200] ^= 1;
-	assert_int_equal(boot_select(&flash, &lim, &c), -HAL_ENODEV);
+	assert_int_equal(boot_select(flash, &lim, &c), -HAL_ENODEV);
 	assert_int_equal(c.slot, -1);
 }
 
@@ -333,14 +346,14 @@ static void test_update_refusals(void **state)
 	reset_flash(-1);
 	memcpy(&h, img_v2, sizeof(h));
 	other.board_id = 2;
-	assert_int_equal(fwupd_begin(&u, &flash, &other, MNIC_SLOT_A, &h, (uint32_t)img_len),
+	assert_int_equal(fwupd_begin(&u, flash, &other, MNIC_SLOT_A, &h, (uint32_t)img_len),
 			 FWIMG_E_BOARD);
-	assert_int_equal(fwupd_begin(&u, &flash, &lim, MNIC_SLOT_A, &h, 100), FWIMG_E_TRUNCATED);
-	assert_int_equal(fwupd_begin(&u, &flash, &lim, MNIC_SLOT_A, &h, MNIC_FLASH_SLOT_SIZE + 4),
+	assert_int_equal(fwupd_begin(&u, flash, &lim, MNIC_SLOT_A, &h, 100), FWIMG_E_TRUNCATED);
+	assert_int_equal(fwupd_begin(&u, flash, &lim, MNIC_SLOT_A, &h, MNIC_FLASH_SLOT_SIZE + 4),
 			 FWIMG_E_OVERSIZED);
-	assert_int_equal(fwupd_begin(&u, &flash, &lim, MNIC_SLOT_B, &h, (uint32_t)img_len),
+	assert_int_equal(fwupd_begin(&u, flash, &lim, MNIC_SLOT_B, &h, (uint32_t)img_len),
 			 -HAL_EBUSY);
-	assert_int_equal(fwupd_begin(&u, &flash, &lim, MNIC_SLOT_A, &h, (uint32_t)img_len), 0);
+	assert_int_equal(fwupd_begin(&u, flash, &lim, MNIC_SLOT_A, &h, (uint32_t)img_len), 0);
 	assert_int_equal(u.slot, MNIC_SLOT_B);
 	assert_int_equal(fwupd_data(&u, 4, img_v2, 4), -HAL_ERANGE);
 	assert_int_equal(fwupd_data(&u, 0, img_v2, 6), -HAL_EINVAL);   /* odd, not last */
@@ -357,10 +370,10 @@ static void test_update_refusals(void **state)
 		assert_int_equal(fwupd_data(&u, CHUNK, bad + CHUNK, (uint32_t)img_len - CHUNK), 0);
 		free(bad);
 		assert_int_equal(fwupd_end(&u), FWIMG_E_DIGEST);
-		bootrec_load(&flash, &r);
+		bootrec_load(flash, &r);
 		assert_int_equal(r.state[MNIC_SLOT_B], MNIC_SLOT_BAD);
-		assert_int_equal(fwupd_activate(&flash, MNIC_SLOT_B, 3), -HAL_EINVAL);
-		assert_int_equal(fwupd_activate(&flash, MNIC_SLOT_A, 3), -HAL_EINVAL);  /* active */
+		assert_int_equal(fwupd_activate(flash, MNIC_SLOT_B, 3), -HAL_EINVAL);
+		assert_int_equal(fwupd_activate(flash, MNIC_SLOT_A, 3), -HAL_EINVAL);  /* active */
 	}
 }
 
@@ -380,7 +393,7 @@ static void check_recovers(long cut, int healthy, uint8_t *first_minor)
 			fail_msg("cut after %ld ops: booted version minor %u", cut, minor_of(&c));
 		if (i == 0)
 			*first_minor = minor_of(&c);
-		if (bootrec_load(&flash, &r) < 0)
+		if (bootrec_load(flash, &r) < 0)
 			fail_msg("cut after %ld ops: no valid boot record after boot %d", cut, i);
 	}
 	if (healthy && r.test != MNIC_SLOT_NONE)
