@@ -174,7 +174,12 @@ sc_both_ends() {
 sc_forged() {
   local d=$out/forged
   start_nics "$d" a b c
-  start_traffic "$d" -D "$DUR" -k $KEY -- -D "$DUR" -k $KEY -N "$d/notify" || return 1
+  # A waits up to 60 s for the real RESUME (MIG_CONFIG; default 10 s): the
+  # forging step between dump and restore runs python and mnicctl a dozen
+  # times, which took 12-15 s on a loaded 2-core machine, and then A's QPs
+  # timed out in pause (ERR) before C's RESUME came.  The scenario is about
+  # forged RESUMEs; the timeout has its own scenario (no_restore).
+  start_traffic "$d" -D "$DUR" -k $KEY -P 60000 -- -D "$DUR" -k $KEY -N "$d/notify" || return 1
   # Runs inside `mnicctl migrate` between the dump of B and the restore on
   # C: A's QPs got NAK_STOPPED from B and are paused.  Forge RESUMEs "from
   # C" to every QP of A: one with a wrong MAC, one with none.
