@@ -30,6 +30,17 @@ static uint64_t env_now(void *ctx)
 	return fw_loop_now(c->loop);
 }
 
+/* The loop's timer source: the engine's own timeouts. */
+static uint64_t engine_next(void *ctx)
+{
+	return rocev2_next_deadline(ctx);
+}
+
+static unsigned engine_run(void *ctx, uint64_t now)
+{
+	return rocev2_run_timers(ctx, now);
+}
+
 int fw_engine_start(struct fw_ctx *c)
 {
 	struct rocev2_env env;
@@ -39,12 +50,14 @@ int fw_engine_start(struct fw_ctx *c)
 	env.ctx = c;
 	env.tx = env_tx;
 	env.now_ns = env_now;
-	env.timers = &c->loop->timers;
 	env.dma = &c->dma;
 	if (c->plat->n_eth)
 		memcpy(env.mac, c->plat->eth[0]->mac, 6);
 	env.ipv4 = fw_port_ipv4(env.mac);
-	if ((rc = rocev2_init(&fw_engine, &env)) != 0)
+	if ((rc = rocev2_init(&fw_engine, &env)) != 0) {
 		LOG_ERR("engine init failed: %d", rc);
-	return rc;
+		return rc;
+	}
+	fw_loop_set_timer_source(c->loop, engine_next, engine_run, &fw_engine);
+	return 0;
 }

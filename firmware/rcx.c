@@ -96,7 +96,7 @@ struct rcx {
 	uint64_t start_ns, done_ns, last_rx_ns;
 	int done, failed;
 	uint32_t leaked;              /* objects still in the pools after teardown */
-	struct fw_timer tick, linger, timeout;
+	struct timer tick, linger, timeout;
 	uint8_t buf[4096];
 };
 
@@ -485,7 +485,7 @@ static int on_work(void *arg)
 	return more || rocev2_has_work(x->e);
 }
 
-static void on_tick(struct fw_timer *t, void *arg)
+static void on_tick(struct timer *t, void *arg)
 {
 	struct rcx *x = arg;
 
@@ -502,15 +502,15 @@ static void on_tick(struct fw_timer *t, void *arg)
 				  (unsigned)i, qp->state, qp->req.state, (unsigned)qp->req.psn,
 				  (unsigned)qp->req.wqe_index, (unsigned)qp->comp.psn,
 				  (unsigned)qp->comp.wqe_index, qp->comp.rnr_wait, qp->comp.started_retry,
-				  fw_timer_armed(&qp->comp.retrans_timer) ? "armed" : "idle",
+				  timer_armed(&qp->comp.retrans_timer) ? "armed" : "idle",
 				  (long long)(qp->comp.retrans_timer.deadline - fw_loop_now(x->c->loop)) / 1000000,
 				  (unsigned)x->c->loop->timers.n,
-				  (long long)(fw_timers_next(&x->c->loop->timers) - fw_loop_now(x->c->loop)) / 1000000);
+				  (long long)(timer_heap_next(&x->c->loop->timers) - fw_loop_now(x->c->loop)) / 1000000);
 	}
 	fw_loop_timer_arm(x->c->loop, t, fw_loop_now(x->c->loop) + 1000000000u);
 }
 
-static void on_linger(struct fw_timer *t, void *arg)
+static void on_linger(struct timer *t, void *arg)
 {
 	struct rcx *x = arg;
 	uint64_t quiet = fw_loop_now(x->c->loop) - x->last_rx_ns;
@@ -524,7 +524,7 @@ static void on_linger(struct fw_timer *t, void *arg)
 	fw_loop_exit(x->c->loop, FW_EXIT_OK);
 }
 
-static void on_timeout(struct fw_timer *t, void *arg)
+static void on_timeout(struct timer *t, void *arg)
 {
 	(void)t;
 	fail(arg, "timeout");
@@ -773,9 +773,9 @@ int fw_mode_rcx(struct fw_ctx *c, const struct fw_args *a)
 	rc = setup(x);
 	if (rc != FW_EXIT_OK)
 		return rc;
-	fw_timer_setup(&x->tick, on_tick, x);
-	fw_timer_setup(&x->linger, on_linger, x);
-	fw_timer_setup(&x->timeout, on_timeout, x);
+	timer_setup(&x->tick, on_tick, x);
+	timer_setup(&x->linger, on_linger, x);
+	timer_setup(&x->timeout, on_timeout, x);
 	fw_loop_set_frame_handler(c->loop, on_frame, x);
 	fw_loop_set_work_handler(c->loop, on_work, x);
 	x->start_ns = x->last_rx_ns = fw_loop_now(c->loop);

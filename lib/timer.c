@@ -1,131 +1,133 @@
-#include "timer.h"
+#include "lib/timer.h"
 
 #include "hal/errno.h"
 
-static int before(const struct fw_timer *a, const struct fw_timer *b)
+static int before(const struct timer *a, const struct timer *b)
 {
 	if (a->deadline != b->deadline)
 		return a->deadline < b->deadline;
 	return a->seq < b->seq;
 }
 
-static void place(struct fw_timers *ts, uint32_t i, struct fw_timer *t)
+static void place(struct timer_heap *h, uint32_t i, struct timer *t)
 {
-	ts->heap[i] = t;
+	h->slots[i] = t;
 	t->heap_idx = i;
 }
 
-static void sift_up(struct fw_timers *ts, uint32_t i)
+static void sift_up(struct timer_heap *h, uint32_t i)
 {
-	struct fw_timer *t = ts->heap[i];
+	struct timer *t = h->slots[i];
 
 	while (i > 0) {
 		uint32_t parent = (i - 1) / 2;
 
-		if (!before(t, ts->heap[parent]))
+		if (!before(t, h->slots[parent]))
 			break;
-		place(ts, i, ts->heap[parent]);
+		place(h, i, h->slots[parent]);
 		i = parent;
 	}
-	place(ts, i, t);
+	place(h, i, t);
 }
 
-static void sift_down(struct fw_timers *ts, uint32_t i)
+static void sift_down(struct timer_heap *h, uint32_t i)
 {
-	struct fw_timer *t = ts->heap[i];
+	struct timer *t = h->slots[i];
 
 	for (;;) {
 		uint32_t l = 2 * i + 1, r = l + 1, m = i;
-		struct fw_timer *best = t;
+		struct timer *best = t;
 
-		if (l < ts->n && before(ts->heap[l], best)) {
+		if (l < h->n && before(h->slots[l], best)) {
 			m = l;
-			best = ts->heap[l];
+			best = h->slots[l];
 		}
-		if (r < ts->n && before(ts->heap[r], best))
+		if (r < h->n && before(h->slots[r], best))
 			m = r;
 		if (m == i)
 			break;
-		place(ts, i, ts->heap[m]);
+		place(h, i, h->slots[m]);
 		i = m;
 	}
-	place(ts, i, t);
+	place(h, i, t);
 }
 
-static void heap_remove(struct fw_timers *ts, struct fw_timer *t)
+static void heap_remove(struct timer_heap *h, struct timer *t)
 {
 	uint32_t i = t->heap_idx;
-	struct fw_timer *last;
+	struct timer *last;
 
-	t->heap_idx = FW_TIMER_IDLE;
-	ts->n--;
-	if (i == ts->n)
+	t->heap_idx = TIMER_IDLE;
+	h->n--;
+	if (i == h->n)
 		return;
-	last = ts->heap[ts->n];
-	place(ts, i, last);
-	if (i > 0 && before(last, ts->heap[(i - 1) / 2]))
-		sift_up(ts, i);
+	last = h->slots[h->n];
+	place(h, i, last);
+	if (i > 0 && before(last, h->slots[(i - 1) / 2]))
+		sift_up(h, i);
 	else
-		sift_down(ts, i);
+		sift_down(h, i);
 }
 
-void fw_timers_init(struct fw_timers *ts)
+void timer_heap_init(struct timer_heap *h, struct timer **slots, uint32_t cap)
 {
-	ts->n = 0;
-	ts->next_seq = 0;
-	ts->stats = (struct fw_timer_stats){ 0 };
+	h->slots = slots;
+	h->cap = cap;
+	h->n = 0;
+	h->next_seq = 0;
+	h->stats = (struct timer_stats){ 0 };
 }
 
-void fw_timer_setup(struct fw_timer *t, fw_timer_fn fn, void *arg)
+void timer_setup(struct timer *t, timer_fn fn, void *arg)
 {
-	t->deadline = FW_TIMER_NEVER;
+	t->deadline = TIMER_NEVER;
 	t->seq = 0;
 	t->fn = fn;
 	t->arg = arg;
-	t->heap_idx = FW_TIMER_IDLE;
+	t->heap_idx = TIMER_IDLE;
 }
 
-int fw_timer_arm(struct fw_timers *ts, struct fw_timer *t, uint64_t deadline)
+int timer_arm(struct timer_heap *h, struct timer *t, uint64_t deadline)
 {
-	if (fw_timer_armed(t))
-		heap_remove(ts, t);
-	if (ts->n >= FW_MAX_TIMERS) {
-		ts->stats.full++;
+	if (timer_armed(t))
+		heap_remove(h, t);
+	if (h->n >= h->cap) {
+		h->stats.full++;
 		return -HAL_ENOSPC;
 	}
 	t->deadline = deadline;
-	t->seq = ts->next_seq++;
-	place(ts, ts->n++, t);
-	sift_up(ts, t->heap_idx);
-	ts->stats.armed++;
+	t->seq = h->next_seq++;
+	place(h, h->n++, t);
+	sift_up(h, t->heap_idx);
+	h->stats.armed++;
 	return 0;
 }
 
-void fw_timer_cancel(struct fw_timers *ts, struct fw_timer *t)
+void timer_cancel(struct timer_heap *h, struct timer *t)
 {
-	if (!fw_timer_armed(t))
+	if (!timer_armed(t))
 		return;
-	heap_remove(ts, t);
-	ts->stats.cancelled++;
+	heap_remove(h, t);
+	h->stats.cancelled++;
 }
 
-uint64_t fw_timers_next(const struct fw_timers *ts)
+uint64_t timer_heap_next(const struct timer_heap *h)
 {
-	return ts->n ? ts->heap[0]->deadline : FW_TIMER_NEVER;
+	return h->n ? h->slots[0]->deadline : TIMER_NEVER;
 }
 
-unsigned fw_timers_run(struct fw_timers *ts, uint64_t now)
+unsigned timer_heap_run(struct timer_heap *h, uint64_t now)
 {
 	/* Timers armed during this call get seq >= limit and wait for the
 	 * next call. */
-	uint64_t limit = ts->next_seq;
+	uint64_t limit = h->next_seq;
 	unsigned fired = 0;
 
-	while (ts->n && ts->heap[0]->deadline <= now && ts->heap[0]->seq < limit) {
-		struct fw_timer *t = ts->heap[0];
+	while (h->n && h->slots[0]->deadline <= now && h->slots[0]->seq < limit) {
+		struct timer *t = h->slots[0];
 
-		heap_remove(ts, t);
-		ts->stats.fired++;
+		heap_remove(h, t);
+		h->stats.fired++;
 		fired++;
 		t->fn(t, t->arg);
 	}

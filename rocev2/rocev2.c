@@ -11,10 +11,11 @@ const char *const rocev2_counter_names[] = {
 
 int rocev2_init(struct rocev2 *e, const struct rocev2_env *env)
 {
-	if (!env || !env->tx || !env->now_ns || !env->timers || !env->dma)
+	if (!env || !env->tx || !env->now_ns || !env->dma)
 		return -HAL_EINVAL;
 	memset(e, 0, sizeof(*e));
 	e->env = *env;
+	timer_heap_init(&e->timers, e->timer_slots, ROCEV2_MAX_TIMERS);
 	e->pause_timeout_ns = ROCEV2_PAUSE_TIMEOUT_DEFAULT_NS;
 	return 0;
 }
@@ -52,6 +53,16 @@ static struct rocev2_qp *sched_pop(struct rocev2 *e)
 int rocev2_has_work(const struct rocev2 *e)
 {
 	return e->sched_head != NULL;
+}
+
+uint64_t rocev2_next_deadline(const struct rocev2 *e)
+{
+	return timer_heap_next(&e->timers);
+}
+
+unsigned rocev2_run_timers(struct rocev2 *e, uint64_t now)
+{
+	return timer_heap_run(&e->timers, now);
 }
 
 #define ROCEV2_QP_SLICE 16u

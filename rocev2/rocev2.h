@@ -1,10 +1,13 @@
 /* The RoCEv2 RC engine: public interface.
  *
  * Portable C11, no OS: everything the engine needs from its host comes in
- * struct rocev2_env (transmit a frame, the clock, the loop's timer heap,
- * DMA to host memory, the port's MAC and IPv4 address).  Run to completion:
- * rocev2_rx() handles one received frame entirely (responder or completer),
- * rocev2_poll() lets requesters send; neither blocks.
+ * struct rocev2_env (transmit a frame, the clock, DMA to host memory, the
+ * port's MAC and IPv4 address).  Run to completion: rocev2_rx() handles one
+ * received frame entirely (responder or completer), rocev2_poll() lets
+ * requesters send; neither blocks.  The engine owns its timeouts
+ * (retransmit, RNR, pause, RESUME), as lwIP's stack owns sys_timeout: the
+ * loop only asks when the next one is due (rocev2_next_deadline) and runs
+ * what is due (rocev2_run_timers).
  *
  * Objects live in static pools sized at compile time (ROCEV2_MAX_*).
  * Handles carry a generation so stale handles are refused:
@@ -21,7 +24,6 @@
 
 #include "hal/dma.h"
 #include "mnic/queues.h"
-#include "timer.h"
 
 #ifndef ROCEV2_MAX_QP
 #define ROCEV2_MAX_QP 1024u
@@ -161,7 +163,6 @@ struct rocev2_env {
 	/* Transmit one complete frame; 0, -HAL_EAGAIN (ring full), or error. */
 	int (*tx)(void *ctx, const void *frame, size_t len);
 	uint64_t (*now_ns)(void *ctx);
-	struct fw_timers *timers;      /* the event loop's timer heap */
 	struct hal_dma *dma;           /* host memory */
 	uint8_t mac[6];
 	uint32_t ipv4;                 /* host order */
@@ -177,6 +178,11 @@ void rocev2_rx(struct rocev2 *e, const uint8_t *frame, size_t len);
  * Returns non-zero if work remains (the loop must not sleep). */
 int rocev2_poll(struct rocev2 *e, unsigned budget);
 int rocev2_has_work(const struct rocev2 *e);
+/* The engine's earliest timer deadline (ns, env clock), UINT64_MAX when
+ * none is armed. */
+uint64_t rocev2_next_deadline(const struct rocev2 *e);
+/* Fire the engine's timers due by now; returns how many fired. */
+unsigned rocev2_run_timers(struct rocev2 *e, uint64_t now);
 
 /* Verbs-like object management (the mgmt/ command handlers call these). */
 int rocev2_alloc_pd(struct rocev2 *e, uint32_t *pd);

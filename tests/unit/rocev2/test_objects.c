@@ -12,7 +12,6 @@
 #define WIN (4u << 20)
 static uint8_t mem[WIN];
 static struct hal_dma dma;
-static struct fw_timers timers;
 static struct rocev2 eng;
 static struct rocev2 *const e = &eng;
 
@@ -42,7 +41,7 @@ static const struct hal_dma_ops log_ops = { log_read, log_write };
 
 static int setup(void **state)
 {
-	struct rocev2_env env = silent_env(&timers, &dma);
+	struct rocev2_env env = silent_env(&dma);
 
 	(void)state;
 	memset(mem, 0, sizeof(mem));
@@ -50,7 +49,6 @@ static int setup(void **state)
 	window_ops = dma.ops;
 	dma.ops = &log_ops;
 	nwlog = 0;
-	fw_timers_init(&timers);
 	now = 0;
 	assert_int_equal(rocev2_init(e, &env), 0);
 	return 0;
