@@ -86,13 +86,12 @@ static int start_engine(struct run_state *r)
 	unsigned i;
 	int rc;
 
-	if ((rc = fw_engine_start(c)) != 0)
+	if ((rc = fw_engine_start(c, &r->e)) != 0)
 		return rc;
-	r->e = &fw_engine;
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.seg = mnic_initseg(&c->plat->hostif);
 	cfg.dma = &c->dma;
-	cfg.engine = &fw_engine;
+	cfg.engine = r->e;
 	cfg.board_id = BOARD_ID;
 	cfg.board_name = c->plat->board;
 	cfg.boot_ns = r->boot_ns;

@@ -25,8 +25,7 @@
 #include "mgmt.h"
 #include "mnic/cmd_names.h"
 #include "rocev2/dump.h"
-#include "rocev2/internal.h"
-#include "rocev2/pool.h"
+#include "rocev2/rocev2.h"
 
 struct cmd_call {
 	uint8_t *buf;
@@ -161,19 +160,6 @@ static struct rocev2_queue_attr queue_attr(const struct mnic_queue_desc *q)
 	return a;
 }
 
-/* A dump stopped the context, or a restore left QPs Stopped. */
-static int context_stopped(const struct rocev2 *e)
-{
-	unsigned i;
-
-	if (e->ctx_stopped)
-		return 1;
-	for (i = 0; i < ROCEV2_MAX_QP; i++)
-		if (e->qps[i].in_use && e->qps[i].stopped)
-			return 1;
-	return 0;
-}
-
 static void put_handle_out(struct cmd_call *c, uint32_t handle)
 {
 	struct mnic_cmd_handle_out o;
@@ -195,9 +181,10 @@ static int h_nop(struct mnic_mgmt *m, struct cmd_call *c)
 
 static int h_query_device(struct mnic_mgmt *m, struct cmd_call *c)
 {
-	const struct rocev2 *e = m->cfg.engine;
+	struct rocev2_device_info info;
 	struct mnic_cmd_query_device_out o;
 
+	rocev2_query_device(m->cfg.engine, &info);
 	memset(&o, 0, sizeof(o));
 	o.fw_version = MNIC_FW_VERSION_CUR;
 	o.cmdif_rev = MNIC_CMDIF_REV;
@@ -212,19 +199,19 @@ static int h_query_device(struct mnic_mgmt *m, struct cmd_call *c)
 	o.max_cqe = ROCEV2_MAX_QUEUE_SIZE;
 	o.max_rd_atomic = ROCEV2_MAX_RD_ATOMIC;
 	o.max_msg = ROCEV2_MAX_MSG;
-	o.ipv4 = e->env.ipv4;
-	memcpy(o.mac, e->env.mac, sizeof(o.mac));
+	o.ipv4 = info.ipv4;
+	memcpy(o.mac, info.mac, sizeof(o.mac));
 	o.window_size = m->cfg.dma->window_size;
 	o.user_area_offset = MNIC_USER_AREA_OFFSET;
 	o.image_max = MNIC_CMD_MAX_LEN - (uint32_t)sizeof(struct mnic_cmd_dump_out);
-	o.pause_timeout_ms = (uint32_t)(e->pause_timeout_ns / 1000000u);
-	o.n_pd = e->n_pd;
-	o.n_mr = e->n_mr;
-	o.n_cq = e->n_cq;
-	o.n_srq = e->n_srq;
-	o.n_qp = e->n_qp;
-	o.flags = (e->ctx_stopped ? MNIC_DEV_F_STOPPED : 0u) |
-		  (ROCEV2_MIGRATION ? MNIC_DEV_F_MIGRATION : 0u);
+	o.pause_timeout_ms = (uint32_t)(info.pause_timeout_ns / 1000000u);
+	o.n_pd = info.objects[ROCEV2_OBJ_PD];
+	o.n_mr = info.objects[ROCEV2_OBJ_MR];
+	o.n_cq = info.objects[ROCEV2_OBJ_CQ];
+	o.n_srq = info.objects[ROCEV2_OBJ_SRQ];
+	o.n_qp = info.objects[ROCEV2_OBJ_QP];
+	o.flags = (info.stopped ? MNIC_DEV_F_STOPPED : 0u) |
+		  (info.migration ? MNIC_DEV_F_MIGRATION : 0u);
 	memcpy(c->buf, &o, sizeof(o));
 	c->produced = sizeof(o);
 	return 0;
@@ -239,7 +226,6 @@ static int h_fw(struct mnic_mgmt *m, struct cmd_call *c)
 
 static int h_fw_query(struct mnic_mgmt *m, struct cmd_call *c)
 {
-	const struct rocev2 *e = m->cfg.engine;
 	struct mnic_cmd_fw_query_out o;
 
 	if (c->op_mod == MNIC_FW_QUERY_SLOTS)
@@ -253,7 +239,7 @@ static int h_fw_query(struct mnic_mgmt *m, struct cmd_call *c)
 #else
 	copy_str(o.build, sizeof(o.build), "cc unknown");
 #endif
-	o.uptime_ns = e->env.now_ns(e->env.ctx) - m->cfg.boot_ns;
+	o.uptime_ns = rocev2_clock_ns(m->cfg.engine) - m->cfg.boot_ns;
 	memcpy(c->buf, &o, sizeof(o));
 	c->produced = sizeof(o);
 	return 0;
@@ -299,7 +285,7 @@ static void counter_at(const struct mnic_mgmt *m, uint16_t op_mod, uint32_t i, s
 	memset(k, 0, sizeof(*k));
 	if (op_mod == MNIC_COUNTERS_ENGINE) {
 		copy_str(k->name, sizeof(k->name), rocev2_counter_names[i]);
-		k->value = ((const uint64_t *)&m->cfg.engine->cnt)[i];
+		k->value = ((const uint64_t *)rocev2_counters(m->cfg.engine))[i];
 	} else if (op_mod == MNIC_COUNTERS_MGMT) {
 		copy_str(k->name, sizeof(k->name), mnic_mgmt_counter_names[i]);
 		k->value = ((const uint64_t *)&m->cnt)[i];
@@ -479,12 +465,13 @@ static int h_modify_qp(struct mnic_mgmt *m, struct cmd_call *c)
 {
 	struct mnic_cmd_modify_qp_in in;
 	struct rocev2_qp_attr a;
-	const struct rocev2_qp *qp;
+	uint32_t flags;
 	int rc;
 
 	memcpy(&in, c->buf, sizeof(in));
-	qp = rocev2_qp_lookup(m->cfg.engine, in.qpn);   /* live: the dispatcher checked */
-	if (qp && qp->stopped) {
+	/* Live: the dispatcher checked. */
+	if (rocev2_qp_mig_flags(m->cfg.engine, in.qpn, &flags) == 0 &&
+	    (flags & ROCEV2_QP_MIG_STOPPED)) {
 		/* Its state is in an image (or comes from one): changing it now
 		 * would make source and target disagree.  RESUME or ABORT first. */
 		m->cnt.refused_stopped++;
@@ -520,26 +507,18 @@ static int h_query_qp(struct mnic_mgmt *m, struct cmd_call *c)
 	struct mnic_cmd_handle_in in;
 	struct mnic_cmd_query_qp_out o;
 	struct rocev2_qp_attr a;
-	const struct rocev2_qp *qp;
+	uint32_t flags;
 	int rc;
 
 	memcpy(&in, c->buf, sizeof(in));
-	if (c->op_mod == MNIC_QUERY_QP_NEXT) {
-		/* `mnicctl qp list`: the first live QP at or after the slot of
-		 * in.handle; its QPN goes in the reply's reserved word. */
-		uint32_t i;
-
-		for (i = in.handle & ROCEV2_QPN_IDX_MASK; i < ROCEV2_MAX_QP; i++)
-			if (m->cfg.engine->qps[i].in_use)
-				break;
-		if (i >= ROCEV2_MAX_QP)
-			return fail(c, MNIC_CMD_STAT_BAD_RES, HAL_ENXIO, MNIC_SITE_QP);
-		in.handle = m->cfg.engine->qps[i].qpn;
-	}
+	/* `mnicctl qp list`: the first live QP at or after the slot of
+	 * in.handle; its QPN goes in the reply's reserved word. */
+	if (c->op_mod == MNIC_QUERY_QP_NEXT &&
+	    rocev2_obj_next(m->cfg.engine, ROCEV2_OBJ_QP, in.handle, &in.handle) != 0)
+		return fail(c, MNIC_CMD_STAT_BAD_RES, HAL_ENXIO, MNIC_SITE_QP);
 	rc = rocev2_query_qp(m->cfg.engine, in.handle, &a);
 	if (rc)
 		return engine_fail(m, c, rc);
-	qp = rocev2_qp_lookup(m->cfg.engine, in.handle);
 	memset(&o, 0, sizeof(o));
 	o.attr.qp_state = a.qp_state;
 	o.attr.cur_qp_state = a.cur_qp_state;
@@ -561,10 +540,10 @@ static int h_query_qp(struct mnic_mgmt *m, struct cmd_call *c)
 	o.attr.pkey_index = a.pkey_index;
 	if (c->op_mod == MNIC_QUERY_QP_NEXT)
 		o.reserved = in.handle;
-	if (qp)
-		o.mig_flags = (qp->stopped ? MNIC_QP_F_STOPPED : 0u) |
-			      (qp->paused ? MNIC_QP_F_PAUSED : 0u) |
-			      (qp->mig.has_key ? MNIC_QP_F_HAS_KEY : 0u);
+	if (rocev2_qp_mig_flags(m->cfg.engine, in.handle, &flags) == 0)
+		o.mig_flags = (flags & ROCEV2_QP_MIG_STOPPED ? MNIC_QP_F_STOPPED : 0u) |
+			      (flags & ROCEV2_QP_MIG_PAUSED ? MNIC_QP_F_PAUSED : 0u) |
+			      (flags & ROCEV2_QP_MIG_HAS_KEY ? MNIC_QP_F_HAS_KEY : 0u);
 	memcpy(c->buf, &o, sizeof(o));
 	c->produced = sizeof(o);
 	return 0;
@@ -591,7 +570,7 @@ static int h_dump_context(struct mnic_mgmt *m, struct cmd_call *c)
 	struct mnic_cmd_dump_out o;
 	struct rocev2_dump_stats st;
 	size_t len = 0;
-	int was_stopped = context_stopped(e), rc;
+	int was_stopped = rocev2_context_stopped(e), rc;
 	unsigned i;
 
 	memset(&st, 0, sizeof(st));
@@ -599,7 +578,9 @@ static int h_dump_context(struct mnic_mgmt *m, struct cmd_call *c)
 	if (rc && !was_stopped)
 		(void)rocev2_abort_dump(e);   /* roll back: QPs resume in place */
 	memset(&o, 0, sizeof(o));
-	for (i = 0; i < 6; i++) {
+	_Static_assert(sizeof(o.objects) / sizeof(o.objects[0]) == ROCEV2_OBJ_NUM &&
+		       sizeof(o.bytes) / sizeof(o.bytes[0]) == ROCEV2_OBJ_NUM, "dump stats");
+	for (i = 0; i < ROCEV2_OBJ_NUM; i++) {
 		o.objects[i] = st.objects[i];
 		o.bytes[i] = st.bytes[i];
 	}
@@ -648,7 +629,7 @@ static int record_addrs_ok(struct mnic_mgmt *m, struct cmd_call *c, uint32_t typ
 typedef int (*restore_fn)(struct rocev2 *e, const void *payload, size_t len);
 
 /* Which record types each op_mod takes, and the call for each. */
-static const restore_fn restore_calls[3][5] = {
+static const restore_fn restore_calls[MNIC_RESTORE_IMAGE][ROCEV2_OBJ_LIVE_NUM] = {
 	[MNIC_RESTORE_CREATE] = {
 		[ROCEV2_OBJ_PD] = rocev2_restore_pd,
 		[ROCEV2_OBJ_CQ] = rocev2_restore_cq,
@@ -730,7 +711,7 @@ static int h_restore_object(struct mnic_mgmt *m, struct cmd_call *c)
 		m->cnt.refused_record++;
 		return fail(c, MNIC_CMD_STAT_BAD_PARAM, HAL_ERANGE, MNIC_SITE_RECORD);
 	}
-	fn = type < 5 ? restore_calls[c->op_mod][type] : NULL;
+	fn = type < ROCEV2_OBJ_LIVE_NUM ? restore_calls[c->op_mod][type] : NULL;
 	if (!fn) {
 		m->cnt.refused_record++;
 		return fail(c, MNIC_CMD_STAT_BAD_PARAM, HAL_EINVAL, MNIC_SITE_RECORD_TYPE);
@@ -881,28 +862,29 @@ static int h_handle(struct mnic_mgmt *m, struct cmd_call *c)
 	return 0;
 }
 
-/* 0 when the handle names a live object of kind k (NO_SRQ for H_SRQ_OPT). */
+/* 1 when the handle names a live object of kind k (NO_SRQ for H_SRQ_OPT):
+ * the engine's own validation (rocev2_obj_live). */
 static int handle_live(struct rocev2 *e, uint8_t k, uint32_t h, uint16_t op_mod)
 {
 	switch (k) {
 	case H_QP_BY_QPN:
 		if (op_mod != MNIC_QUERY_QP_BY_QPN)
 			return 1;
-		return rocev2_qp_lookup(e, h) != NULL;
+		return rocev2_obj_live(e, ROCEV2_OBJ_QP, h);
 	case H_PD:
-		return rocev2_pd_get(e, h) != NULL;
+		return rocev2_obj_live(e, ROCEV2_OBJ_PD, h);
 	case H_CQ:
-		return rocev2_cq_get(e, h) != NULL;
+		return rocev2_obj_live(e, ROCEV2_OBJ_CQ, h);
 	case H_SRQ_OPT:
 		if (h == MNIC_NO_SRQ)
 			return 1;
-		return rocev2_srq_get(e, h) != NULL;
+		return rocev2_obj_live(e, ROCEV2_OBJ_SRQ, h);
 	case H_SRQ:
-		return rocev2_srq_get(e, h) != NULL;
+		return rocev2_obj_live(e, ROCEV2_OBJ_SRQ, h);
 	case H_QP:
-		return rocev2_qp_lookup(e, h) != NULL;
+		return rocev2_obj_live(e, ROCEV2_OBJ_QP, h);
 	case H_MR:
-		return rocev2_mr_lookup(e, h) != NULL;
+		return rocev2_obj_live(e, ROCEV2_OBJ_MR, h);
 	default:
 		return 1;
 	}
