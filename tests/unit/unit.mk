@@ -93,7 +93,7 @@ build/host/unit/test_migrate build/host-asan/unit/test_migrate: rocev2/migrate.c
 
 # Host interface (issue #5): the command queue transport and the
 # dispatcher with the real engine behind it (tests/unit/mgmt/fake_host.h).
-MGMT_SRCS := mgmt/cmdq.c mgmt/cmd.c mgmt/doorbell.c mgmt/cmd_names.c mgmt/fwflash.c \
+MGMT_SRCS := mgmt/cmdq.c mgmt/cmd.c mgmt/cmd_device.c mgmt/cmd_objects.c mgmt/cmd_migrate.c mgmt/doorbell.c mgmt/cmd_names.c mgmt/fwflash.c \
 	lib/sha256.c boot/fwimage.c boot/bootrec.c
 define mgmt_test
 UNIT_TESTS += $(1)
