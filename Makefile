@@ -150,7 +150,7 @@ endif
 # ---- host unit tests (CMocka), plain and ASan+UBSan ----------------------
 include tests/unit/unit.mk
 
-UNIT_CFLAGS := -std=c11 -Wall -Wextra -Werror -g -D_GNU_SOURCE -DFW_MAX_TIMERS=64 \
+UNIT_CFLAGS := -std=c11 -Wall -Wextra -Werror -g -D_GNU_SOURCE \
 	-Ilib/include -Ihal/include -Ihal/qemu-virt -Ihal/posix -Ifirmware -Imgmt/include -Imgmt -I. \
 	-Itests/unit -Itests/unit/hal -Ibuild/host/gen
 SAN_FLAGS := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer

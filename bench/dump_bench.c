@@ -18,7 +18,6 @@
 #define NQP 1000u
 
 static struct rocev2 src, dst;
-static struct fw_timers tsrc, tdst;
 static struct hal_dma dsrc, ddst;
 static uint8_t *msrc, *mdst;
 static uint8_t image[8u << 20];
@@ -34,11 +33,10 @@ static double ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static void init(struct rocev2 *e, struct fw_timers *t, struct hal_dma *d, uint8_t *m)
+static void init(struct rocev2 *e, struct hal_dma *d, uint8_t *m)
 {
-	struct rocev2_env env = { NULL, tx, now, t, d, { 2, 0, 0, 0, 0, 1 }, 0x0a000001u };
+	struct rocev2_env env = { NULL, tx, now, d, { 2, 0, 0, 0, 0, 1 }, 0x0a000001u };
 
-	fw_timers_init(t);
 	hal_dma_window_init(d, m, WIN);
 	if (rocev2_init(e, &env)) {
 		fprintf(stderr, "dump_bench: init failed\n");
@@ -60,7 +58,7 @@ static void build_context(void)
 	struct rocev2_srq_attr sa = { { 0x200000, 0x100040, 64 }, 4, 0 };
 	uint32_t pd, lkey, rkey, c, srq, i;
 
-	init(&src, &tsrc, &dsrc, msrc);
+	init(&src, &dsrc, msrc);
 	must(rocev2_alloc_pd(&src, &pd), "pd");
 	must(rocev2_reg_mr(&src, pd, 0, WIN, 15, &lkey, &rkey), "mr");
 	must(rocev2_create_cq(&src, &cq, &c), "cq");
@@ -127,7 +125,7 @@ int main(void)
 		double t0;
 
 		build_context();
-		init(&dst, &tdst, &ddst, mdst);
+		init(&dst, &ddst, mdst);
 		t0 = ms();
 		must(rocev2_dump_context(&src, image, sizeof(image), &len, &st), "dump");
 		must(rocev2_restore_image(&dst, image, len, NULL), "restore");

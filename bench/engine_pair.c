@@ -32,7 +32,6 @@
 struct side {
 	struct rocev2 e;
 	struct hal_dma dma;
-	struct fw_timers timers;
 	uint8_t mem[WIN];
 	uint32_t pd, lkey, cq, qpn;
 	struct side *peer;
@@ -83,14 +82,13 @@ static void deliver(struct side *s)
 
 static void setup(struct side *s, struct side *peer, const uint8_t mac[6], unsigned mtu)
 {
-	struct rocev2_env env = { s, tx, clock_now, &s->timers, &s->dma, { 0 }, 0 };
+	struct rocev2_env env = { s, tx, clock_now, &s->dma, { 0 }, 0 };
 	struct rocev2_queue_attr cq = { CQ_RING, DB_CQ, RING };
 	struct rocev2_qp_init_attr ia = { 0 };
 	uint32_t rkey;
 
 	s->peer = peer;
 	s->inbox = calloc(INBOX, FRAME_MAX);
-	fw_timers_init(&s->timers);
 	hal_dma_window_init(&s->dma, s->mem, WIN);
 	memcpy(env.mac, mac, 6);
 	env.ipv4 = 0x0a000000u | mac[5];

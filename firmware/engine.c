@@ -1,13 +1,11 @@
 /* The port's RoCEv2 engine, shared by the modes that run one (run, rcx):
- * one static instance (its object pools are most of the firmware's memory)
- * and the one place that wires it to the platform. */
+ * the one place that wires it to the platform.  The engine owns the
+ * instance (rocev2_open: a static pool, the type stays opaque). */
 #include <string.h>
 
 #include "engine.h"
 #include "hal/errno.h"
 #include "log.h"
-
-struct rocev2 fw_engine;
 
 uint32_t fw_port_ipv4(const uint8_t mac[6])
 {
@@ -30,7 +28,18 @@ static uint64_t env_now(void *ctx)
 	return fw_loop_now(c->loop);
 }
 
-int fw_engine_start(struct fw_ctx *c)
+/* The loop's timer source: the engine's own timeouts. */
+static uint64_t engine_next(void *ctx)
+{
+	return rocev2_next_deadline(ctx);
+}
+
+static unsigned engine_run(void *ctx, uint64_t now)
+{
+	return rocev2_run_timers(ctx, now);
+}
+
+int fw_engine_start(struct fw_ctx *c, struct rocev2 **e)
 {
 	struct rocev2_env env;
 	int rc;
@@ -39,12 +48,14 @@ int fw_engine_start(struct fw_ctx *c)
 	env.ctx = c;
 	env.tx = env_tx;
 	env.now_ns = env_now;
-	env.timers = &c->loop->timers;
 	env.dma = &c->dma;
 	if (c->plat->n_eth)
 		memcpy(env.mac, c->plat->eth[0]->mac, 6);
 	env.ipv4 = fw_port_ipv4(env.mac);
-	if ((rc = rocev2_init(&fw_engine, &env)) != 0)
+	if ((rc = rocev2_open(&env, e)) != 0) {
 		LOG_ERR("engine init failed: %d", rc);
-	return rc;
+		return rc;
+	}
+	fw_loop_set_timer_source(c->loop, engine_next, engine_run, *e);
+	return 0;
 }

@@ -5,15 +5,13 @@
 #include <stdint.h>
 
 #include "modes.h"
-#include "rocev2/internal.h"
 #include "rocev2/rocev2.h"
-
-extern struct rocev2 fw_engine;
 
 /* The port's IPv4 address by convention: 10.mac[3].mac[4].mac[5]. */
 uint32_t fw_port_ipv4(const uint8_t mac[6]);
-/* Initialise fw_engine on port 0 of c's platform, with the loop's clock,
- * timers and c's host DMA.  0 or the engine's error (logged). */
-int fw_engine_start(struct fw_ctx *c);
+/* Open the engine on port 0 of c's platform, with the loop's clock and
+ * c's host DMA, and make its timers a timer source of the loop.  0 and *e
+ * set, or the engine's error (logged). */
+int fw_engine_start(struct fw_ctx *c, struct rocev2 **e);
 
 #endif

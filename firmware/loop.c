@@ -2,7 +2,7 @@
 
 #include "hal/errno.h"
 
-static void doorbell_tick(struct fw_timer *t, void *arg)
+static void doorbell_tick(struct timer *t, void *arg)
 {
 	struct fw_loop *l = arg;
 
@@ -14,13 +14,16 @@ static void doorbell_tick(struct fw_timer *t, void *arg)
 	else
 		l->doorbell_period_ns = l->doorbell_max_ns;
 	if (l->doorbell_period_ns)
-		fw_timer_arm(&l->timers, t, fw_loop_now(l) + l->doorbell_period_ns);
+		timer_arm(&l->timers, t, fw_loop_now(l) + l->doorbell_period_ns);
 }
 
 void fw_loop_init(struct fw_loop *l, struct hal_platform *p)
 {
 	l->plat = p;
-	fw_timers_init(&l->timers);
+	timer_heap_init(&l->timers, l->timer_slots, FW_LOOP_MAX_TIMERS);
+	l->source_next = NULL;
+	l->source_run = NULL;
+	l->source_ctx = NULL;
 	l->on_frame = NULL;
 	l->frame_ctx = NULL;
 	l->on_doorbell = NULL;
@@ -30,7 +33,7 @@ void fw_loop_init(struct fw_loop *l, struct hal_platform *p)
 	l->work_ctx = NULL;
 	l->work_pending = 0;
 	l->tx_stalled = 0;
-	fw_timer_setup(&l->doorbell_timer, doorbell_tick, l);
+	timer_setup(&l->doorbell_timer, doorbell_tick, l);
 	l->exit_requested = 0;
 	l->exit_code = 0;
 	l->stats = (struct fw_loop_stats){ 0 };
@@ -49,6 +52,14 @@ void fw_loop_set_work_handler(struct fw_loop *l, fw_work_fn fn, void *ctx)
 	l->work_pending = fn != NULL;
 }
 
+void fw_loop_set_timer_source(struct fw_loop *l, fw_timer_next_fn next, fw_timer_run_fn run,
+			      void *ctx)
+{
+	l->source_next = next;
+	l->source_run = run;
+	l->source_ctx = ctx;
+}
+
 void fw_loop_set_doorbell_handler(struct fw_loop *l, fw_doorbell_fn fn, void *ctx,
 				  uint64_t min_ns, uint64_t max_ns)
 {
@@ -58,9 +69,9 @@ void fw_loop_set_doorbell_handler(struct fw_loop *l, fw_doorbell_fn fn, void *ct
 	l->doorbell_max_ns = max_ns < min_ns ? min_ns : max_ns;
 	l->doorbell_period_ns = min_ns;
 	if (min_ns)
-		fw_timer_arm(&l->timers, &l->doorbell_timer, fw_loop_now(l) + min_ns);
+		timer_arm(&l->timers, &l->doorbell_timer, fw_loop_now(l) + min_ns);
 	else
-		fw_timer_cancel(&l->timers, &l->doorbell_timer);
+		timer_cancel(&l->timers, &l->doorbell_timer);
 }
 
 uint64_t fw_loop_now(const struct fw_loop *l)
@@ -68,14 +79,14 @@ uint64_t fw_loop_now(const struct fw_loop *l)
 	return l->plat->timer->now_ns();
 }
 
-int fw_loop_timer_arm(struct fw_loop *l, struct fw_timer *t, uint64_t deadline_ns)
+int fw_loop_timer_arm(struct fw_loop *l, struct timer *t, uint64_t deadline_ns)
 {
-	return fw_timer_arm(&l->timers, t, deadline_ns);
+	return timer_arm(&l->timers, t, deadline_ns);
 }
 
-void fw_loop_timer_cancel(struct fw_loop *l, struct fw_timer *t)
+void fw_loop_timer_cancel(struct fw_loop *l, struct timer *t)
 {
-	fw_timer_cancel(&l->timers, t);
+	timer_cancel(&l->timers, t);
 }
 
 void fw_loop_exit(struct fw_loop *l, int code)
@@ -143,7 +154,9 @@ int fw_loop_once(struct fw_loop *l)
 	tx_counts(l, &frames0, &busy0);
 	hal_platform_poll(l->plat);
 	work = serve_rx(l);
-	if (fw_timers_run(&l->timers, fw_loop_now(l)))
+	if (timer_heap_run(&l->timers, fw_loop_now(l)))
+		work = 1;
+	if (l->source_run && l->source_run(l->source_ctx, fw_loop_now(l)))
 		work = 1;
 	/* Work last: received packets and expired timers (retransmissions)
 	 * queue senders, and work_pending must describe the queue as it is
@@ -174,7 +187,13 @@ int fw_loop_run_until(struct fw_loop *l, volatile int *flag, uint64_t deadline_n
 			return -HAL_ETIMEDOUT;
 		if (rx_pending(l) || (l->work_pending && !l->tx_stalled))
 			continue;
-		next = fw_timers_next(&l->timers);
+		next = timer_heap_next(&l->timers);
+		if (l->source_next) {
+			uint64_t source = l->source_next(l->source_ctx);
+
+			if (source < next)
+				next = source;
+		}
 		if (deadline_ns < next)
 			next = deadline_ns;
 		if (next <= fw_loop_now(l))
@@ -191,6 +210,6 @@ int fw_loop_run_until(struct fw_loop *l, volatile int *flag, uint64_t deadline_n
 
 int fw_loop_run(struct fw_loop *l)
 {
-	fw_loop_run_until(l, NULL, FW_TIMER_NEVER);
+	fw_loop_run_until(l, NULL, TIMER_NEVER);
 	return l->exit_code;
 }

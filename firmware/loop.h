@@ -5,8 +5,11 @@
  *      which only lets drivers reap their rings (interrupts only flag);
  *   2. received frames: up to FW_LOOP_RX_BUDGET per port per iteration,
  *      handed to the frame handler (the RoCEv2 receive path);
- *   3. timers: software timers due by now, earliest first; host doorbells
- *      are one of them: ivshmem-plain and the POSIX BAR file raise no
+ *   3. timers: software timers due by now, earliest first: the loop's own
+ *      (its heap) and those of a timer source (the protocol engine owns
+ *      its timeouts, as lwIP's stack does; the loop only asks it for the
+ *      next deadline and to run what is due).  Host doorbells are one of
+ *      the loop's own: ivshmem-plain and the POSIX BAR file raise no
  *      doorbell interrupt, so they are polled, adaptively: every
  *      doorbell_min_ns while the host is ringing, backing off by doubling
  *      to doorbell_max_ns while it is quiet (an idle NIC wakes ~100 times
@@ -28,10 +31,13 @@
 #include <stdint.h>
 
 #include "hal/platform.h"
-#include "timer.h"
+#include "lib/timer.h"
 
 #define FW_LOOP_RX_BUDGET 64u
 #define FW_LOOP_FRAME_MAX HAL_ETH_MAX_FRAME
+/* The firmware's own timers: doorbell poll, a mode's few (rawx: one per
+ * peer and four more; run, rcx, selftest: fewer). */
+#define FW_LOOP_MAX_TIMERS 32u
 
 typedef void (*fw_frame_fn)(void *ctx, unsigned port, const uint8_t *frame, size_t len);
 /* Runs a bounded slice of queued work; returns non-zero while more is
@@ -39,6 +45,11 @@ typedef void (*fw_frame_fn)(void *ctx, unsigned port, const uint8_t *frame, size
 typedef int (*fw_work_fn)(void *ctx);
 /* Returns non-zero when it found host work (keeps polling fast). */
 typedef int (*fw_doorbell_fn)(void *ctx);
+/* A timer source outside the loop (the engine): its earliest deadline
+ * (TIMER_NEVER for none), and run what is due by now (returns how many
+ * fired). */
+typedef uint64_t (*fw_timer_next_fn)(void *ctx);
+typedef unsigned (*fw_timer_run_fn)(void *ctx, uint64_t now);
 
 struct fw_loop_stats {
 	uint64_t iterations, sleeps, frames, rx_errors, doorbell_polls, work_slices;
@@ -47,7 +58,11 @@ struct fw_loop_stats {
 
 struct fw_loop {
 	struct hal_platform *plat;
-	struct fw_timers timers;
+	struct timer_heap timers;
+	struct timer *timer_slots[FW_LOOP_MAX_TIMERS];
+	fw_timer_next_fn source_next;
+	fw_timer_run_fn source_run;
+	void *source_ctx;
 	fw_frame_fn on_frame;
 	void *frame_ctx;
 	fw_doorbell_fn on_doorbell;
@@ -57,7 +72,7 @@ struct fw_loop {
 	int work_pending;
 	int tx_stalled;             /* last iteration: TX refused, nothing sent */
 	uint64_t doorbell_min_ns, doorbell_max_ns, doorbell_period_ns;
-	struct fw_timer doorbell_timer;
+	struct timer doorbell_timer;
 	volatile int exit_requested;
 	int exit_code;
 	struct fw_loop_stats stats;
@@ -67,12 +82,15 @@ struct fw_loop {
 void fw_loop_init(struct fw_loop *l, struct hal_platform *p);
 void fw_loop_set_frame_handler(struct fw_loop *l, fw_frame_fn fn, void *ctx);
 void fw_loop_set_work_handler(struct fw_loop *l, fw_work_fn fn, void *ctx);
+/* Serve a timer source's deadlines with the loop's own (NULLs remove it). */
+void fw_loop_set_timer_source(struct fw_loop *l, fw_timer_next_fn next, fw_timer_run_fn run,
+			      void *ctx);
 /* Poll host doorbells every min_ns..max_ns (adaptive; min_ns 0 stops). */
 void fw_loop_set_doorbell_handler(struct fw_loop *l, fw_doorbell_fn fn, void *ctx,
 				  uint64_t min_ns, uint64_t max_ns);
 uint64_t fw_loop_now(const struct fw_loop *l);
-int fw_loop_timer_arm(struct fw_loop *l, struct fw_timer *t, uint64_t deadline_ns);
-void fw_loop_timer_cancel(struct fw_loop *l, struct fw_timer *t);
+int fw_loop_timer_arm(struct fw_loop *l, struct timer *t, uint64_t deadline_ns);
+void fw_loop_timer_cancel(struct fw_loop *l, struct timer *t);
 void fw_loop_exit(struct fw_loop *l, int code);
 /* One pass over all event sources; returns non-zero if any had work. */
 int fw_loop_once(struct fw_loop *l);

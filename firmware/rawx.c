@@ -40,7 +40,7 @@ struct rawx_peer {
 	uint32_t high;               /* sender: highest seq ever sent + 1 */
 	uint32_t expected;           /* receiver: next in-order seq */
 	uint64_t retransmits, dup_rx, ooo_rx, bad_rx;
-	struct fw_timer rto;
+	struct timer rto;
 	struct rawx *x;
 };
 
@@ -57,7 +57,7 @@ struct rawx {
 	uint64_t start_ns, done_ns, last_data_rx_ns;
 	int done;
 	struct rawx_stats stats;
-	struct fw_timer pump, tick, linger, timeout;
+	struct timer pump, tick, linger, timeout;
 	uint8_t buf[RAWX_HDR_LEN + RAWX_MIN_PAYLOAD + RAWX_PAYLOAD_SPAN];
 	uint8_t expect[RAWX_MIN_PAYLOAD + RAWX_PAYLOAD_SPAN];
 };
@@ -162,20 +162,20 @@ static void pump(struct rawx *x)
 			p->next++;
 			if (p->next > p->high)
 				p->high = p->next;
-			if (!fw_timer_armed(&p->rto))
+			if (!timer_armed(&p->rto))
 				fw_loop_timer_arm(x->c->loop, &p->rto, fw_loop_now(x->c->loop) + x->rto_ns);
 		}
 	}
 }
 
-static void on_pump(struct fw_timer *t, void *arg)
+static void on_pump(struct timer *t, void *arg)
 {
 	(void)t;
 	pump(arg);
 }
 
 /* Go-back-N: resend everything from the oldest unacked frame. */
-static void on_rto(struct fw_timer *t, void *arg)
+static void on_rto(struct timer *t, void *arg)
 {
 	struct rawx_peer *p = arg;
 	struct rawx *x = p->x;
@@ -284,7 +284,7 @@ static uint64_t delivered(const struct rawx *x)
 	return n;
 }
 
-static void on_tick(struct fw_timer *t, void *arg)
+static void on_tick(struct timer *t, void *arg)
 {
 	struct rawx *x = arg;
 
@@ -294,7 +294,7 @@ static void on_tick(struct fw_timer *t, void *arg)
 	fw_loop_timer_arm(x->c->loop, t, fw_loop_now(x->c->loop) + 1000000000u);
 }
 
-static void on_linger(struct fw_timer *t, void *arg)
+static void on_linger(struct timer *t, void *arg)
 {
 	struct rawx *x = arg;
 
@@ -302,7 +302,7 @@ static void on_linger(struct fw_timer *t, void *arg)
 	fw_loop_exit(x->c->loop, FW_EXIT_OK);
 }
 
-static void on_timeout(struct fw_timer *t, void *arg)
+static void on_timeout(struct timer *t, void *arg)
 {
 	struct rawx *x = arg;
 
@@ -379,12 +379,12 @@ int fw_mode_rawx(struct fw_ctx *c, const struct fw_args *a)
 	for (i = 0; i < x->n_peers; i++) {
 		memcpy(x->peers[i].mac, macs[i], 6);
 		x->peers[i].x = x;
-		fw_timer_setup(&x->peers[i].rto, on_rto, &x->peers[i]);
+		timer_setup(&x->peers[i].rto, on_rto, &x->peers[i]);
 	}
-	fw_timer_setup(&x->pump, on_pump, x);
-	fw_timer_setup(&x->tick, on_tick, x);
-	fw_timer_setup(&x->linger, on_linger, x);
-	fw_timer_setup(&x->timeout, on_timeout, x);
+	timer_setup(&x->pump, on_pump, x);
+	timer_setup(&x->tick, on_tick, x);
+	timer_setup(&x->linger, on_linger, x);
+	timer_setup(&x->timeout, on_timeout, x);
 	fw_loop_set_frame_handler(c->loop, on_frame, x);
 	x->start_ns = fw_loop_now(c->loop);
 	x->last_data_rx_ns = x->start_ns;

@@ -96,7 +96,7 @@ struct rcx {
 	uint64_t start_ns, done_ns, last_rx_ns;
 	int done, failed;
 	uint32_t leaked;              /* objects still in the pools after teardown */
-	struct fw_timer tick, linger, timeout;
+	struct timer tick, linger, timeout;
 	uint8_t buf[4096];
 };
 
@@ -485,32 +485,28 @@ static int on_work(void *arg)
 	return more || rocev2_has_work(x->e);
 }
 
-static void on_tick(struct fw_timer *t, void *arg)
+static void on_tick(struct timer *t, void *arg)
 {
 	struct rcx *x = arg;
+	const struct rocev2_counters *k = rocev2_counters(x->e);
+	uint64_t now = fw_loop_now(x->c->loop);
 
 	LOG_INFO("rcx: %llu ops done, %llu receives, %llu tx packets, %llu retransmits",
 		 (unsigned long long)x->ops_done, (unsigned long long)x->recvs_done,
-		 (unsigned long long)x->e->cnt.tx_packets,
-		 (unsigned long long)x->e->cnt.req_retransmits);
+		 (unsigned long long)k->tx_packets, (unsigned long long)k->req_retransmits);
 	for (uint32_t i = 0; i < x->nqps; i++) {
-		struct rocev2_qp *qp = rocev2_qp_lookup(x->e, x->qp[i].qpn);
+		struct rocev2_qp_attr a;
 
-		if (qp)
-			LOG_DEBUG("rcx: qp %u state %u req.state %u psn %u wqe %u | comp psn %u wqe %u "
-				  "rnr_wait %u started_retry %u timer %s (%lld ms) | heap %u next %lld ms",
-				  (unsigned)i, qp->state, qp->req.state, (unsigned)qp->req.psn,
-				  (unsigned)qp->req.wqe_index, (unsigned)qp->comp.psn,
-				  (unsigned)qp->comp.wqe_index, qp->comp.rnr_wait, qp->comp.started_retry,
-				  fw_timer_armed(&qp->comp.retrans_timer) ? "armed" : "idle",
-				  (long long)(qp->comp.retrans_timer.deadline - fw_loop_now(x->c->loop)) / 1000000,
-				  (unsigned)x->c->loop->timers.n,
-				  (long long)(fw_timers_next(&x->c->loop->timers) - fw_loop_now(x->c->loop)) / 1000000);
+		if (rocev2_query_qp(x->e, x->qp[i].qpn, &a) == 0)
+			LOG_DEBUG("rcx: qp %u state %u sq_psn %u rq_psn %u | engine next timer %lld ms",
+				  (unsigned)i, (unsigned)a.qp_state, (unsigned)a.sq_psn,
+				  (unsigned)a.rq_psn,
+				  (long long)(rocev2_next_deadline(x->e) - now) / 1000000);
 	}
 	fw_loop_timer_arm(x->c->loop, t, fw_loop_now(x->c->loop) + 1000000000u);
 }
 
-static void on_linger(struct fw_timer *t, void *arg)
+static void on_linger(struct timer *t, void *arg)
 {
 	struct rcx *x = arg;
 	uint64_t quiet = fw_loop_now(x->c->loop) - x->last_rx_ns;
@@ -524,7 +520,7 @@ static void on_linger(struct fw_timer *t, void *arg)
 	fw_loop_exit(x->c->loop, FW_EXIT_OK);
 }
 
-static void on_timeout(struct fw_timer *t, void *arg)
+static void on_timeout(struct timer *t, void *arg)
 {
 	(void)t;
 	fail(arg, "timeout");
@@ -533,7 +529,7 @@ static void on_timeout(struct fw_timer *t, void *arg)
 /* ---- setup ------------------------------------------------------------------ */
 static uint32_t start_psn(const uint8_t *mac, uint32_t q)
 {
-	return (uint32_t)mix64(mac_u64(mac) + q) & BTH_PSN_MASK;
+	return (uint32_t)mix64(mac_u64(mac) + q) & ROCEV2_PSN_MASK;
 }
 
 static int setup(struct rcx *x)
@@ -663,6 +659,7 @@ static int setup(struct rcx *x)
  * are back where they started (a leak shows as a count). */
 static int teardown(struct rcx *x)
 {
+	struct rocev2_device_info info;
 	uint32_t i;
 	int rc = 0;
 
@@ -673,7 +670,10 @@ static int teardown(struct rcx *x)
 	    (x->lkey && rocev2_dereg_mr(x->e, x->lkey) != 0) ||
 	    (x->pd && rocev2_dealloc_pd(x->e, x->pd) != 0))
 		rc = -HAL_EBUSY;
-	x->leaked = x->e->n_qp + x->e->n_cq + x->e->n_mr + x->e->n_pd + x->e->n_srq;
+	rocev2_query_device(x->e, &info);
+	x->leaked = 0;
+	for (i = 0; i < ROCEV2_OBJ_LIVE_NUM; i++)
+		x->leaked += info.objects[i];
 	return rc ? rc : (x->leaked ? -HAL_EBUSY : 0);
 }
 
@@ -703,7 +703,7 @@ static int parse_ops(const char *s, uint32_t *mask)
 static void report(struct rcx *x, int ok)
 {
 	uint64_t el = (x->done ? x->done_ns : fw_loop_now(x->c->loop)) - x->start_ns;
-	const struct rocev2_counters *k = &x->e->cnt;
+	const struct rocev2_counters *k = rocev2_counters(x->e);
 	uint64_t bytes = x->bytes_tx + x->bytes_rx;
 
 	fw_print("RCX %s qps=%u msgs=%u ops=%llu recvs=%llu bytes=%llu elapsed_us=%llu "
@@ -762,20 +762,19 @@ int fw_mode_rcx(struct fw_ctx *c, const struct fw_args *a)
 		return FW_EXIT_PLATFORM;
 	}
 	x->c = c;
-	x->e = &fw_engine;
 	x->nqps = (uint32_t)qps;
 	x->msgs = (uint32_t)msgs;
 	x->max_size = (uint32_t)max_size;
 	x->seed = seed;
 	x->mtu = (unsigned)mtu;
-	if (fw_engine_start(c) != 0)
+	if (fw_engine_start(c, &x->e) != 0)
 		return FW_EXIT_FAIL;
 	rc = setup(x);
 	if (rc != FW_EXIT_OK)
 		return rc;
-	fw_timer_setup(&x->tick, on_tick, x);
-	fw_timer_setup(&x->linger, on_linger, x);
-	fw_timer_setup(&x->timeout, on_timeout, x);
+	timer_setup(&x->tick, on_tick, x);
+	timer_setup(&x->linger, on_linger, x);
+	timer_setup(&x->timeout, on_timeout, x);
 	fw_loop_set_frame_handler(c->loop, on_frame, x);
 	fw_loop_set_work_handler(c->loop, on_work, x);
 	x->start_ns = x->last_rx_ns = fw_loop_now(c->loop);

@@ -28,7 +28,7 @@ struct run_state {
 	struct mnic_mgmt mgmt;
 	uint64_t rx_frames;
 	uint64_t boot_ns;
-	struct fw_timer stop;
+	struct timer stop;
 };
 
 static struct run_state run;
@@ -69,7 +69,7 @@ static int on_doorbell(void *arg)
 	return served != 0 || rang;
 }
 
-static void on_stop(struct fw_timer *t, void *arg)
+static void on_stop(struct timer *t, void *arg)
 {
 	struct run_state *r = arg;
 
@@ -86,13 +86,12 @@ static int start_engine(struct run_state *r)
 	unsigned i;
 	int rc;
 
-	if ((rc = fw_engine_start(c)) != 0)
+	if ((rc = fw_engine_start(c, &r->e)) != 0)
 		return rc;
-	r->e = &fw_engine;
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.seg = mnic_initseg(&c->plat->hostif);
 	cfg.dma = &c->dma;
-	cfg.engine = &fw_engine;
+	cfg.engine = r->e;
 	cfg.board_id = BOARD_ID;
 	cfg.board_name = c->plat->board;
 	cfg.boot_ns = r->boot_ns;
@@ -130,7 +129,7 @@ int fw_mode_run(struct fw_ctx *c, const struct fw_args *a)
 		mnic_initseg_set_state(&c->plat->hostif, MNIC_STATE_READY);
 	}
 	if (exit_after_ms) {
-		fw_timer_setup(&run.stop, on_stop, &run);
+		timer_setup(&run.stop, on_stop, &run);
 		fw_loop_timer_arm(c->loop, &run.stop, run.boot_ns + exit_after_ms * 1000000u);
 	}
 	/* Boot self-test; passing confirms a test slot (docs/firmware-images.md). */

@@ -21,7 +21,7 @@ struct selftest {
 	volatile int rx_done;
 	volatile int timer_fired;
 	uint64_t timer_fired_at;
-	struct fw_timer timer;
+	struct timer timer;
 };
 
 static struct selftest st;
@@ -54,7 +54,7 @@ static int check_timer_monotonic(struct fw_ctx *c)
 	return 0;
 }
 
-static void on_timer(struct fw_timer *t, void *arg)
+static void on_timer(struct timer *t, void *arg)
 {
 	struct selftest *s = arg;
 
@@ -72,7 +72,7 @@ static int check_timer_sleep(struct fw_ctx *c)
 	int rc;
 
 	st.timer_fired = 0;
-	fw_timer_setup(&st.timer, on_timer, &st);
+	timer_setup(&st.timer, on_timer, &st);
 	fw_loop_timer_arm(c->loop, &st.timer, deadline);
 	rc = fw_loop_run_until(c->loop, &st.timer_fired, start + 2000000000u);
 	if (rc)

@@ -3,7 +3,10 @@
  *   cmdq.c      transport: init-segment configuration, ring entries,
  *               mailbox chains gathered/scattered through hal_dma, ownership
  *   cmd.c       dispatcher: the opcode table, length/reserved/handle/address
- *               checks, one handler per opcode calling the RoCEv2 engine
+ *               checks (cmd_priv.h: what the handlers share)
+ *   cmd_device.c, cmd_objects.c, cmd_migrate.c
+ *               one handler per opcode, by object, calling the RoCEv2 engine
+ *               (rocev2/rocev2.h); firmware update in fwflash.c
  *   doorbell.c  data-path doorbells: db_seq -> re-read every live queue's
  *               doorbell record
  *

@@ -523,8 +523,8 @@ static enum comp_state st_rnr_retry(struct comp_ctx *c)
 	/* The requester stays quiet until the RNR timer fires; the retransmit
 	 * timer would only resend early. */
 	comp->rnr_wait = 1;
-	fw_timer_cancel(c->e->env.timers, &comp->retrans_timer);
-	if (fw_timer_arm(c->e->env.timers, &comp->rnr_timer,
+	timer_cancel(&c->e->timers, &comp->retrans_timer);
+	if (timer_arm(&c->e->timers, &comp->rnr_timer,
 			 rocev2_now(c->e) + (uint64_t)rnr_timer_us[syn & 0x1f] * 1000u) < 0) {
 		/* Timer heap full (counted there): resend now rather than
 		 * never. */
@@ -579,9 +579,9 @@ static void comp_done(struct comp_ctx *c)
 	/* rxe: the retransmit timer restarts on every progress and stops
 	 * when nothing is outstanding. */
 	if (comp->rnr_wait || !comp_outstanding(qp) || !qp->attr.timeout)
-		fw_timer_cancel(e->env.timers, &comp->retrans_timer);
+		timer_cancel(&e->timers, &comp->retrans_timer);
 	else
-		fw_timer_arm(e->env.timers, &comp->retrans_timer,
+		timer_arm(&e->timers, &comp->retrans_timer,
 			     rocev2_now(e) + ROCEV2_RETRANS_NS(qp->attr.timeout));
 	/* The window, the in-flight WQEs, rd/atomic credits or a fence may
 	 * have opened; a requester behind comp has to catch up; in SQD the
@@ -662,7 +662,7 @@ void rocev2_comp_rx(struct rocev2 *e, struct rocev2_qp *qp, const struct rocev2_
 	((struct rocev2_qp *)(void *)((uint8_t *)(t) - offsetof(struct rocev2_qp, member)))
 
 /* Retransmit (transport) timer: no response within the timeout. */
-static void comp_retrans_timeout(struct fw_timer *t, void *arg)
+static void comp_retrans_timeout(struct timer *t, void *arg)
 {
 	struct rocev2 *e = arg;
 	struct rocev2_qp *qp = QP_OF(t, comp.retrans_timer);
@@ -675,7 +675,7 @@ static void comp_retrans_timeout(struct fw_timer *t, void *arg)
 		 * resent before our RESUME is ACKed (its own timer repeats it);
 		 * keep watching without spending retries. */
 		if (qp->attr.timeout)
-			fw_timer_arm(e->env.timers, t,
+			timer_arm(&e->timers, t,
 				     rocev2_now(e) + ROCEV2_RETRANS_NS(qp->attr.timeout));
 		return;
 	}
@@ -683,7 +683,7 @@ static void comp_retrans_timeout(struct fw_timer *t, void *arg)
 }
 
 /* RNR timer: the responder should have a receive WQE by now. */
-static void comp_rnr_timeout(struct fw_timer *t, void *arg)
+static void comp_rnr_timeout(struct timer *t, void *arg)
 {
 	struct rocev2 *e = arg;
 	struct rocev2_qp *qp = QP_OF(t, comp.rnr_timer);
@@ -703,11 +703,11 @@ void rocev2_comp_reset(struct rocev2 *e, struct rocev2_qp *qp)
 
 	/* The timers may be armed (reset from RTS): take them out of the heap
 	 * before the memset forgets that they are in it. */
-	fw_timer_cancel(e->env.timers, &comp->retrans_timer);
-	fw_timer_cancel(e->env.timers, &comp->rnr_timer);
+	timer_cancel(&e->timers, &comp->retrans_timer);
+	timer_cancel(&e->timers, &comp->rnr_timer);
 	memset(comp, 0, sizeof(*comp));
-	fw_timer_setup(&comp->retrans_timer, comp_retrans_timeout, e);
-	fw_timer_setup(&comp->rnr_timer, comp_rnr_timeout, e);
+	timer_setup(&comp->retrans_timer, comp_retrans_timeout, e);
+	timer_setup(&comp->rnr_timer, comp_rnr_timeout, e);
 	comp->opcode = 0xff;
 	comp->retry_cnt = qp->attr.retry_cnt;
 	comp->rnr_retry = qp->attr.rnr_retry;

@@ -60,7 +60,6 @@
 
 /* mgmt/cmd.c's name for rocev2_image_validate, until its restore path
  * uses rocev2_image.h (issue 12: that change removes this line). */
-#define rocev2_validate_image rocev2_image_validate
 
 /* Per-object restore (payload of one version-1 record).  Dependencies
  * first: the PD of an MR/SRQ/QP, the CQs and SRQ of a QP must exist.

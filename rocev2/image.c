@@ -166,8 +166,8 @@
 	M(S, rnr_retry, uint8_t, DUMP)                                                     \
 	M(S, wqe_loaded, uint8_t, SKIP)         /* 0: wqe is re-read from the SQ */        \
 	M(S, read_offset, uint64_t, DUMP)                                                  \
-	A(S, retrans_timer, struct fw_timer, , SKIP) /* resume re-arms */                  \
-	A(S, rnr_timer, struct fw_timer, , SKIP)                                           \
+	A(S, retrans_timer, struct timer, , SKIP) /* resume re-arms */                  \
+	A(S, rnr_timer, struct timer, , SKIP)                                           \
 	A(S, wqe, struct mnic_send_wqe, , SKIP) /* host memory has it */                   \
 	M(S, started_retry, uint8_t, DUMP)                                                 \
 	M(S, rnr_wait, uint8_t, DUMP)           /* resume must end the wait (no timer) */  \
@@ -231,8 +231,8 @@
 	A(S, reserved, uint8_t, [1], SKIP)                                                 \
 	M(S, resume_psn, uint32_t, SKIP)        /* resume sets it */                       \
 	A(S, key, uint8_t, [16], CODE)          /* only when has_key */                    \
-	A(S, pause_timer, struct fw_timer, , SKIP)                                         \
-	A(S, resume_timer, struct fw_timer, , SKIP)                                        \
+	A(S, pause_timer, struct timer, , SKIP)                                         \
+	A(S, resume_timer, struct timer, , SKIP)                                        \
 	M(S, resume_retries, uint32_t, SKIP)
 
 #define SGE_MEMBERS(M, A, S)                                                               \

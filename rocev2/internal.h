@@ -17,6 +17,7 @@
 #include "counters.h"
 #include "hal/errno.h"
 #include "hal/eth.h"
+#include "lib/timer.h"
 #include "opcode.h"
 #include "req.h"
 #include "resp.h"
@@ -24,6 +25,9 @@
 #include "wire.h"
 
 #define ROCEV2_EVENT_RING 64u
+/* Timers a QP owns: retransmit and RNR (comp), pause and RESUME (mig). */
+#define ROCEV2_TIMERS_PER_QP 4u
+#define ROCEV2_MAX_TIMERS (ROCEV2_TIMERS_PER_QP * ROCEV2_MAX_QP)
 #define ROCEV2_TX_MAX (ROCEV2_HDR_OFFSET + ROCEV2_MAX_HDR + 4096u + 3u + ICRC_LEN)
 
 /* ---- objects ------------------------------------------------------------ */
@@ -78,8 +82,8 @@ struct rocev2_mig {
 	uint8_t reserved[1];
 	uint32_t resume_psn;            /* PSN the RESUME carries (comp.psn at send) */
 	uint8_t key[16];                /* SipHash-2-4 key shared by both ends */
-	struct fw_timer pause_timer;    /* Paused for too long -> ERR */
-	struct fw_timer resume_timer;   /* RESUME retransmission */
+	struct timer pause_timer;    /* Paused for too long -> ERR */
+	struct timer resume_timer;   /* RESUME retransmission */
 	uint32_t resume_retries;
 };
 
@@ -108,6 +112,8 @@ struct rocev2_qp {
 struct rocev2 {
 	struct rocev2_env env;
 	struct rocev2_counters cnt;
+	struct timer_heap timers;       /* every QP's timeouts (rocev2_run_timers) */
+	struct timer *timer_slots[ROCEV2_MAX_TIMERS];
 	struct rocev2_pd pds[ROCEV2_MAX_PD];
 	struct rocev2_mr mrs[ROCEV2_MAX_MR];
 	struct rocev2_cq cqs[ROCEV2_MAX_CQ];

@@ -147,12 +147,12 @@ static void mig_arm_pause(struct rocev2 *e, struct rocev2_qp *qp)
 {
 	uint64_t now = rocev2_now(e), ns = e->pause_timeout_ns;
 
-	if (!ns || fw_timer_armed(&qp->mig.pause_timer))
+	if (!ns || timer_armed(&qp->mig.pause_timer))
 		return;
 	/* A heap without room is counted there (stats.full); the QP then
 	 * waits for its RESUME without a deadline. */
-	(void)fw_timer_arm(e->env.timers, &qp->mig.pause_timer,
-			   ns > FW_TIMER_NEVER - now ? FW_TIMER_NEVER : now + ns);
+	(void)timer_arm(&e->timers, &qp->mig.pause_timer,
+			   ns > TIMER_NEVER - now ? TIMER_NEVER : now + ns);
 }
 
 static uint64_t mig_resume_period(const struct rocev2_qp *qp)
@@ -195,7 +195,7 @@ static void mig_transmit(struct rocev2 *e, struct rocev2_qp *qp)
 		m->resume_retries++;
 		m->resume_psn = psn;
 	}
-	(void)fw_timer_arm(e->env.timers, &m->resume_timer, rocev2_now(e) + next);
+	(void)timer_arm(&e->timers, &m->resume_timer, rocev2_now(e) + next);
 }
 
 static void mig_start_resume(struct rocev2 *e, struct rocev2_qp *qp)
@@ -211,7 +211,7 @@ static void mig_start_resume(struct rocev2 *e, struct rocev2_qp *qp)
 /* ---- timers ------------------------------------------------------------- */
 
 /* No RESUME ACK within the period (or the TX ring was full). */
-static void mig_resume_timeout(struct fw_timer *t, void *arg)
+static void mig_resume_timeout(struct timer *t, void *arg)
 {
 	struct rocev2 *e = arg;
 	struct rocev2_qp *qp = MIG_QP_OF(t, mig.resume_timer);
@@ -227,7 +227,7 @@ static void mig_resume_timeout(struct fw_timer *t, void *arg)
  * of a hang.  The head WQE completes with RETRY_EXC_ERR (the peer stopped
  * answering, as for an exhausted retry count) and vendor_err = 0x65, the
  * NAK that paused us; the rest are flushed; QP_FATAL reports the QP. */
-static void mig_pause_timeout(struct fw_timer *t, void *arg)
+static void mig_pause_timeout(struct timer *t, void *arg)
 {
 	struct rocev2 *e = arg;
 	struct rocev2_qp *qp = MIG_QP_OF(t, mig.pause_timer);
@@ -262,12 +262,12 @@ void rocev2_mig_reset(struct rocev2 *e, struct rocev2_qp *qp)
 
 	/* Armed timers leave the heap before the memset forgets they are in
 	 * it (qp.c sets them up idle before the first call). */
-	fw_timer_cancel(e->env.timers, &m->pause_timer);
-	fw_timer_cancel(e->env.timers, &m->resume_timer);
+	timer_cancel(&e->timers, &m->pause_timer);
+	timer_cancel(&e->timers, &m->resume_timer);
 	memset(m, 0, sizeof(*m));       /* the key too: it belonged to the old connection */
 	m->resume_psn = MIG_NO_PSN;
-	fw_timer_setup(&m->pause_timer, mig_pause_timeout, e);
-	fw_timer_setup(&m->resume_timer, mig_resume_timeout, e);
+	timer_setup(&m->pause_timer, mig_pause_timeout, e);
+	timer_setup(&m->resume_timer, mig_resume_timeout, e);
 }
 
 void rocev2_mig_paused(struct rocev2 *e, struct rocev2_qp *qp)
@@ -280,7 +280,7 @@ void rocev2_mig_paused(struct rocev2 *e, struct rocev2_qp *qp)
  * rewind at once, which takes a retransmit timeout off the downtime. */
 void rocev2_mig_resumed(struct rocev2 *e, struct rocev2_qp *qp)
 {
-	fw_timer_cancel(e->env.timers, &qp->mig.pause_timer);
+	timer_cancel(&e->timers, &qp->mig.pause_timer);
 	if (!qp->paused)
 		return;                 /* a RESUME we already had, or an aborted dump's */
 	qp->paused = 0;
@@ -318,7 +318,7 @@ void rocev2_mig_resume_acked(struct rocev2 *e, struct rocev2_qp *qp)
 	if (!m->resume_pending || m->resume_psn == MIG_NO_PSN)
 		return;
 	m->resume_pending = 0;
-	fw_timer_cancel(e->env.timers, &m->resume_timer);
+	timer_cancel(&e->timers, &m->resume_timer);
 	e->cnt.mig_resumes_acked++;
 	/* Responses to what we sent before the stop were dropped (stopped) or
 	 * went to our old address (restored): send again from comp.psn; the
@@ -361,13 +361,13 @@ int rocev2_resume_context(struct rocev2 *e)
 		 * timer would never end (the time it asked for has passed,
 		 * resend), and outstanding requests need their retransmit
 		 * timer (it spends no retries before the RESUME's ACK). */
-		if (qp->comp.rnr_wait && !fw_timer_armed(&qp->comp.rnr_timer)) {
+		if (qp->comp.rnr_wait && !timer_armed(&qp->comp.rnr_timer)) {
 			qp->comp.rnr_wait = 0;
 			qp->req.need_retry = 1;
 		}
 		if (mig_outstanding(qp) && qp->attr.timeout &&
-		    !fw_timer_armed(&qp->comp.retrans_timer))
-			(void)fw_timer_arm(e->env.timers, &qp->comp.retrans_timer,
+		    !timer_armed(&qp->comp.retrans_timer))
+			(void)timer_arm(&e->timers, &qp->comp.retrans_timer,
 					   rocev2_now(e) + ROCEV2_RETRANS_NS(qp->attr.timeout));
 		if (mig_may_resume(qp))
 			mig_start_resume(e, qp);
@@ -427,7 +427,7 @@ void rocev2_set_pause_timeout(struct rocev2 *e, uint64_t ns)
 
 		if (!qp->in_use || !qp->paused || qp->stopped)
 			continue;
-		fw_timer_cancel(e->env.timers, &qp->mig.pause_timer);
+		timer_cancel(&e->timers, &qp->mig.pause_timer);
 		mig_arm_pause(e, qp);
 	}
 }

@@ -36,9 +36,6 @@
 #define ROCEV2_MR_KEY_BITS 8u
 #define ROCEV2_MR_KEY_MAX 0xffu
 
-/* Queue sizes (entries) the engine accepts for CQs and work queues. */
-#define ROCEV2_MAX_QUEUE_SIZE 65536u
-
 _Static_assert(ROCEV2_MAX_PD <= (1u << ROCEV2_HANDLE_IDX_BITS), "PD index field");
 _Static_assert(ROCEV2_MAX_CQ <= (1u << ROCEV2_HANDLE_IDX_BITS), "CQ index field");
 _Static_assert(ROCEV2_MAX_SRQ <= (1u << ROCEV2_HANDLE_IDX_BITS), "SRQ index field");

@@ -131,10 +131,10 @@ static int qp_wq_check(const struct rocev2 *e, const struct rocev2_queue_attr *q
  * ERR neither waits for a paused peer nor repeats its RESUME). */
 static void qp_stop_timers(struct rocev2 *e, struct rocev2_qp *qp)
 {
-	fw_timer_cancel(e->env.timers, &qp->comp.retrans_timer);
-	fw_timer_cancel(e->env.timers, &qp->comp.rnr_timer);
-	fw_timer_cancel(e->env.timers, &qp->mig.pause_timer);
-	fw_timer_cancel(e->env.timers, &qp->mig.resume_timer);
+	timer_cancel(&e->timers, &qp->comp.retrans_timer);
+	timer_cancel(&e->timers, &qp->comp.rnr_timer);
+	timer_cancel(&e->timers, &qp->mig.pause_timer);
+	timer_cancel(&e->timers, &qp->mig.resume_timer);
 }
 
 /* Take qp out of the scheduler FIFO (rocev2.c) before its slot is reused:
@@ -220,10 +220,10 @@ int rocev2_qp_install(struct rocev2 *e, uint32_t qpn, const struct rocev2_qp_ini
 	/* memset left heap_idx 0, which reads as armed: set every timer idle
 	 * before anything may cancel them (comp_reset and mig_reset install
 	 * the callbacks). */
-	fw_timer_setup(&qp->comp.retrans_timer, NULL, NULL);
-	fw_timer_setup(&qp->comp.rnr_timer, NULL, NULL);
-	fw_timer_setup(&qp->mig.pause_timer, NULL, NULL);
-	fw_timer_setup(&qp->mig.resume_timer, NULL, NULL);
+	timer_setup(&qp->comp.retrans_timer, NULL, NULL);
+	timer_setup(&qp->comp.rnr_timer, NULL, NULL);
+	timer_setup(&qp->mig.pause_timer, NULL, NULL);
+	timer_setup(&qp->mig.resume_timer, NULL, NULL);
 	qp->in_use = 1;
 	qp_reset_state(e, qp);
 	rocev2_mig_reset(e, qp);

@@ -239,11 +239,11 @@ static uint8_t req_wqe_check(struct rocev2_qp *qp, const struct mnic_send_wqe *w
  * completer re-arms it on progress and stops it when all is acked). */
 static void req_arm_retrans(struct rocev2 *e, struct rocev2_qp *qp)
 {
-	struct fw_timer *t = &qp->comp.retrans_timer;
+	struct timer *t = &qp->comp.retrans_timer;
 
-	if (!qp->attr.timeout || !t->fn || fw_timer_armed(t))
+	if (!qp->attr.timeout || !t->fn || timer_armed(t))
 		return;
-	fw_timer_arm(e->env.timers, t, rocev2_now(e) + ROCEV2_RETRANS_NS(qp->attr.timeout));
+	timer_arm(&e->timers, t, rocev2_now(e) + ROCEV2_RETRANS_NS(qp->attr.timeout));
 }
 
 /* IBA 11.6.3: SQ drained once the QP is in SQD and nothing it sent is
@@ -624,8 +624,8 @@ void rocev2_req_flush(struct rocev2 *e, struct rocev2_qp *qp)
 	struct rocev2_comp *comp = &qp->comp;
 	uint32_t index;
 
-	fw_timer_cancel(e->env.timers, &comp->retrans_timer);
-	fw_timer_cancel(e->env.timers, &comp->rnr_timer);
+	timer_cancel(&e->timers, &comp->retrans_timer);
+	timer_cancel(&e->timers, &comp->rnr_timer);
 	if (!req->started) {
 		/* Never ran: the completer's position is the SQ's. */
 		comp->wqe_index = qp->sq.ci;

@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 
+#include "lib/timer.h"
 #include "mnic/queues.h"
 #include "rocev2.h"
 
@@ -60,8 +61,8 @@ struct rocev2_comp {
 	uint8_t rnr_retry;              /* remaining; 7 = infinite */
 	uint8_t wqe_loaded;
 	uint64_t read_offset;           /* bytes of the current READ placed */
-	struct fw_timer retrans_timer;
-	struct fw_timer rnr_timer;
+	struct timer retrans_timer;
+	struct timer rnr_timer;
 	struct mnic_send_wqe wqe;       /* copy of wqe_index (READ scatter list) */
 	/* Added by comp.c (fields appended, layout above unchanged). */
 	uint8_t started_retry;          /* a retry is under way: later NAKs don't start another */

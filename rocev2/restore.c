@@ -597,7 +597,7 @@ int rocev2_restore_image(struct rocev2 *e, const void *img, size_t len,
 typedef int (*restore_fn)(struct rocev2 *e, const void *payload, size_t len);
 
 /* Which record types each op takes, and the call for each. */
-static const restore_fn restore_calls[ROCEV2_RESTORE_OPS][ROCEV2_OBJ_RECORD_TYPES] = {
+static const restore_fn restore_calls[ROCEV2_RESTORE_OPS][ROCEV2_OBJ_LIVE_NUM] = {
 	[ROCEV2_RESTORE_CREATE] = {
 		[ROCEV2_OBJ_PD] = rocev2_restore_pd,
 		[ROCEV2_OBJ_CQ] = rocev2_restore_cq,
@@ -610,7 +610,7 @@ static const restore_fn restore_calls[ROCEV2_RESTORE_OPS][ROCEV2_OBJ_RECORD_TYPE
 
 int rocev2_restore_op_takes(enum rocev2_restore_op op, uint32_t type)
 {
-	return (unsigned)op < ROCEV2_RESTORE_OPS && type < ROCEV2_OBJ_RECORD_TYPES &&
+	return (unsigned)op < ROCEV2_RESTORE_OPS && type < ROCEV2_OBJ_LIVE_NUM &&
 	       restore_calls[op][type] != NULL;
 }
 

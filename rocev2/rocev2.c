@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "pool.h"
 
 const char *const rocev2_counter_names[] = {
 #define ROCEV2_COUNTER_NAME(name) #name,
@@ -11,11 +12,29 @@ const char *const rocev2_counter_names[] = {
 
 int rocev2_init(struct rocev2 *e, const struct rocev2_env *env)
 {
-	if (!env || !env->tx || !env->now_ns || !env->timers || !env->dma)
+	if (!env || !env->tx || !env->now_ns || !env->dma)
 		return -HAL_EINVAL;
 	memset(e, 0, sizeof(*e));
 	e->env = *env;
+	timer_heap_init(&e->timers, e->timer_slots, ROCEV2_MAX_TIMERS);
 	e->pause_timeout_ns = ROCEV2_PAUSE_TIMEOUT_DEFAULT_NS;
+	return 0;
+}
+
+/* The instances rocev2_open hands out (rocev2.h says why the engine owns
+ * them); taken in order, never given back: one per port for the run. */
+static struct rocev2 engines[ROCEV2_MAX_ENGINES];
+static unsigned engines_open;
+
+int rocev2_open(const struct rocev2_env *env, struct rocev2 **e)
+{
+	int rc;
+
+	if (engines_open >= ROCEV2_MAX_ENGINES)
+		return -HAL_ENOMEM;
+	if ((rc = rocev2_init(&engines[engines_open], env)) != 0)
+		return rc;
+	*e = &engines[engines_open++];
 	return 0;
 }
 
@@ -52,6 +71,16 @@ static struct rocev2_qp *sched_pop(struct rocev2 *e)
 int rocev2_has_work(const struct rocev2 *e)
 {
 	return e->sched_head != NULL;
+}
+
+uint64_t rocev2_next_deadline(const struct rocev2 *e)
+{
+	return timer_heap_next(&e->timers);
+}
+
+unsigned rocev2_run_timers(struct rocev2 *e, uint64_t now)
+{
+	return timer_heap_run(&e->timers, now);
 }
 
 #define ROCEV2_QP_SLICE 16u
@@ -118,6 +147,36 @@ int rocev2_rq_doorbell(struct rocev2 *e, uint32_t qpn)
 	/* Otherwise the responder reads the producer index when it needs a
 	 * WQE (an RNR'd sender retries on its own timer). */
 	return 0;
+}
+
+unsigned rocev2_doorbells_changed(struct rocev2 *e)
+{
+	unsigned i, refreshed = 0;
+
+	for (i = 0; i < ROCEV2_MAX_QP; i++) {
+		const struct rocev2_qp *qp = &e->qps[i];
+
+		/* A QP in RESET has no queues to look at (the doorbells refuse). */
+		if (!qp->in_use || qp->state == ROCEV2_QPS_RESET)
+			continue;
+		if (qp->sq.q.size) {
+			(void)rocev2_sq_doorbell(e, qp->qpn);
+			refreshed++;
+		}
+		if (qp->rq.q.size && qp->srq == ROCEV2_NO_SRQ) {
+			(void)rocev2_rq_doorbell(e, qp->qpn);
+			refreshed++;
+		}
+	}
+	for (i = 0; i < ROCEV2_MAX_SRQ; i++) {
+		const struct rocev2_srq *srq = &e->srqs[i];
+
+		if (!srq->in_use)
+			continue;
+		(void)rocev2_srq_doorbell(e, rocev2_handle(srq->gen, i));
+		refreshed++;
+	}
+	return refreshed;
 }
 
 void rocev2_post_event(struct rocev2 *e, uint32_t type, uint32_t handle)

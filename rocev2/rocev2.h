@@ -1,11 +1,16 @@
 /* The RoCEv2 RC engine: public interface.
  *
  * Portable C11, no OS: everything the engine needs from its host comes in
- * struct rocev2_env (transmit a frame, the clock, the loop's timer heap,
- * DMA to host memory, the port's MAC and IPv4 address).  Run to completion:
- * rocev2_rx() handles one received frame entirely (responder or completer),
- * rocev2_poll() lets requesters send; neither blocks.
+ * struct rocev2_env (transmit a frame, the clock, DMA to host memory, the
+ * port's MAC and IPv4 address).  Run to completion: rocev2_rx() handles one
+ * received frame entirely (responder or completer), rocev2_poll() lets
+ * requesters send; neither blocks.  The engine owns its timeouts
+ * (retransmit, RNR, pause, RESUME), as lwIP's stack owns sys_timeout: the
+ * loop only asks when the next one is due (rocev2_next_deadline) and runs
+ * what is due (rocev2_run_timers).
  *
+ * This header is the whole engine API: struct rocev2 is opaque outside
+ * rocev2/ (its layout is in internal.h, for the engine and its tests).
  * Objects live in static pools sized at compile time (ROCEV2_MAX_*).
  * Handles carry a generation so stale handles are refused:
  *   PD/CQ/SRQ handle = generation << 16 | index
@@ -19,9 +24,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "counters.h"
 #include "hal/dma.h"
 #include "mnic/queues.h"
-#include "timer.h"
 
 #ifndef ROCEV2_MAX_QP
 #define ROCEV2_MAX_QP 1024u
@@ -43,6 +48,12 @@
 #define ROCEV2_MAX_UNACKED_PSNS 128u   /* requester PSN window (as rxe) */
 #define ROCEV2_MAX_PKT_PER_ACK 64u     /* AckReq at least this often */
 #define ROCEV2_MAX_MSG (1u << 30)      /* 1 GiB */
+#define ROCEV2_MAX_QUEUE_SIZE 65536u   /* entries of a CQ or work queue */
+/* Engine instances (rocev2_open): one per Ethernet port. */
+#ifndef ROCEV2_MAX_ENGINES
+#define ROCEV2_MAX_ENGINES 1u
+#endif
+#define ROCEV2_PSN_MASK 0xffffffu       /* PSNs are 24 bits (IBA 9.7.1) */
 #define ROCEV2_QPN_IDX_BITS 12u
 #define ROCEV2_HANDLE_IDX_BITS 16u
 _Static_assert(ROCEV2_MAX_QP <= (1u << ROCEV2_QPN_IDX_BITS), "QPN index field");
@@ -161,14 +172,22 @@ struct rocev2_env {
 	/* Transmit one complete frame; 0, -HAL_EAGAIN (ring full), or error. */
 	int (*tx)(void *ctx, const void *frame, size_t len);
 	uint64_t (*now_ns)(void *ctx);
-	struct fw_timers *timers;      /* the event loop's timer heap */
 	struct hal_dma *dma;           /* host memory */
 	uint8_t mac[6];
 	uint32_t ipv4;                 /* host order */
 };
 
-struct rocev2;    /* defined in rocev2/internal.h; one static instance per port */
+struct rocev2;    /* opaque: defined in rocev2/internal.h */
 
+/* Take the next engine instance and initialise it for env.  The engine
+ * owns the instances (a static pool of ROCEV2_MAX_ENGINES): its object
+ * pools are most of the firmware's memory and must not come from a heap
+ * (there is none), and owning the storage is what keeps struct rocev2
+ * opaque, so no caller can reach its internals.  0 and *e set, -HAL_EINVAL
+ * for an incomplete env, -HAL_ENOMEM when every instance is taken. */
+int rocev2_open(const struct rocev2_env *env, struct rocev2 **e);
+/* Initialise the engine in storage the caller owns: the engine's own unit
+ * tests and bench/, which see internal.h and declare struct rocev2. */
 int rocev2_init(struct rocev2 *e, const struct rocev2_env *env);
 /* Handle one received Ethernet frame (any EtherType: non-RoCE is counted
  * and ignored). */
@@ -177,6 +196,51 @@ void rocev2_rx(struct rocev2 *e, const uint8_t *frame, size_t len);
  * Returns non-zero if work remains (the loop must not sleep). */
 int rocev2_poll(struct rocev2 *e, unsigned budget);
 int rocev2_has_work(const struct rocev2 *e);
+/* The engine's earliest timer deadline (ns, env clock), UINT64_MAX when
+ * none is armed. */
+uint64_t rocev2_next_deadline(const struct rocev2 *e);
+/* Fire the engine's timers due by now; returns how many fired. */
+unsigned rocev2_run_timers(struct rocev2 *e, uint64_t now);
+
+/* Object types: live objects (handles), image records, dump statistics. */
+enum rocev2_obj_type {
+	ROCEV2_OBJ_PD = 0,
+	ROCEV2_OBJ_MR = 1,
+	ROCEV2_OBJ_CQ = 2,
+	ROCEV2_OBJ_SRQ = 3,
+	ROCEV2_OBJ_QP = 4,
+	ROCEV2_OBJ_LIVE_NUM = 5,        /* types of live objects and of image records */
+	ROCEV2_OBJ_QP_SRQ = 5,          /* stats only: QPs attached to an SRQ */
+	ROCEV2_OBJ_NUM = 6,             /* entries of the dump statistics */
+};
+
+/* ---- queries (mgmt/ and firmware/ read the engine only through these) -- */
+struct rocev2_device_info {
+	uint8_t mac[6];
+	uint32_t ipv4;                  /* host order */
+	uint64_t pause_timeout_ns;      /* Paused -> ERR after this (0 = never) */
+	uint32_t objects[ROCEV2_OBJ_LIVE_NUM];   /* live objects per type */
+	uint8_t stopped;                /* a dump stopped the context */
+	uint8_t migration;              /* built with the migration extension */
+};
+void rocev2_query_device(const struct rocev2 *e, struct rocev2_device_info *info);
+/* A dump stopped the context, or a restore left QPs Stopped. */
+int rocev2_context_stopped(const struct rocev2 *e);
+/* The engine's clock (env->now_ns), ns. */
+uint64_t rocev2_clock_ns(const struct rocev2 *e);
+/* 1 when handle names a live object of type (a stale, free or out-of-range
+ * handle: 0): the engine's own lookup, so a handle the mgmt dispatcher let
+ * through is one the engine accepts.  PD/CQ/SRQ handle, MR lkey, QPN. */
+int rocev2_obj_live(struct rocev2 *e, enum rocev2_obj_type type, uint32_t handle);
+/* The first live object of type whose pool slot is at or after cursor's
+ * (the slot bits of a handle: handle + 1 continues after that object).
+ * 0 and *handle set, -HAL_ENXIO when there is none, -HAL_EINVAL for a
+ * type that has no live objects. */
+int rocev2_obj_next(const struct rocev2 *e, enum rocev2_obj_type type, uint32_t cursor,
+		    uint32_t *handle);
+/* The engine's counters (counters.h: the X-macro list; their printable
+ * names are rocev2_counter_names[], ROCEV2_NUM_COUNTERS of them). */
+const struct rocev2_counters *rocev2_counters(const struct rocev2 *e);
 
 /* Verbs-like object management (the mgmt/ command handlers call these). */
 int rocev2_alloc_pd(struct rocev2 *e, uint32_t *pd);
@@ -194,12 +258,25 @@ int rocev2_create_qp(struct rocev2 *e, const struct rocev2_qp_init_attr *a, uint
 int rocev2_modify_qp(struct rocev2 *e, uint32_t qpn, const struct rocev2_qp_attr *attr,
 		     uint32_t mask);
 int rocev2_query_qp(struct rocev2 *e, uint32_t qpn, struct rocev2_qp_attr *attr);
+/* Migration flags of a QP (MigrOS), beside its verbs attributes: struct
+ * rocev2_qp_attr is also a section of the image, so they are not in it. */
+enum rocev2_qp_mig_flags {
+	ROCEV2_QP_MIG_STOPPED = 1u << 0,   /* dumped or restored: sends nothing */
+	ROCEV2_QP_MIG_PAUSED = 1u << 1,    /* its peer is Stopped */
+	ROCEV2_QP_MIG_HAS_KEY = 1u << 2,   /* RESUME carries a MAC */
+};
+/* 0 and *flags (enum rocev2_qp_mig_flags), -HAL_EINVAL for a stale QPN. */
+int rocev2_qp_mig_flags(struct rocev2 *e, uint32_t qpn, uint32_t *flags);
 int rocev2_destroy_qp(struct rocev2 *e, uint32_t qpn);
 
 /* Doorbells: the host advanced a producer index in the doorbell record. */
 int rocev2_sq_doorbell(struct rocev2 *e, uint32_t qpn);
 int rocev2_rq_doorbell(struct rocev2 *e, uint32_t qpn);
 int rocev2_srq_doorbell(struct rocev2 *e, uint32_t srq);
+/* Some doorbell record moved, the host does not say which (db_seq): re-read
+ * every live queue's (SQ and own RQ of each QP not in RESET, every SRQ).
+ * Returns how many queues were refreshed. */
+unsigned rocev2_doorbells_changed(struct rocev2 *e);
 
 /* ---- live migration (MigrOS in the NIC; docs/migration.md) -----------
  * Source:  rocev2_dump_context() stops every QP (Stopped: sends nothing,
@@ -212,23 +289,10 @@ int rocev2_srq_doorbell(struct rocev2 *e, uint32_t srq);
  *          one in RTR sends it when modify_qp moves it to RTS. */
 #define ROCEV2_PAUSE_TIMEOUT_DEFAULT_NS 10000000000ull   /* 10 s */
 
-/* Image record types (u16 in each record header), then the statistics
- * that count QPs on an SRQ apart. */
-enum rocev2_obj_type {
-	ROCEV2_OBJ_PD = 0,
-	ROCEV2_OBJ_MR = 1,
-	ROCEV2_OBJ_CQ = 2,
-	ROCEV2_OBJ_SRQ = 3,
-	ROCEV2_OBJ_QP = 4,
-	ROCEV2_OBJ_RECORD_TYPES = 5,    /* record types are below this */
-	ROCEV2_OBJ_QP_SRQ = 5,          /* stats only: QPs attached to an SRQ */
-	ROCEV2_OBJ_NUM = 6,             /* entries of the statistics */
-};
-
 struct rocev2_dump_stats {
-	uint32_t objects[ROCEV2_OBJ_NUM];  /* per enum rocev2_obj_type */
-	uint32_t bytes[ROCEV2_OBJ_NUM];    /* record bytes per type, headers included */
-	uint32_t total;                    /* image bytes */
+	uint32_t objects[ROCEV2_OBJ_NUM];   /* per enum rocev2_obj_type */
+	uint32_t bytes[ROCEV2_OBJ_NUM];     /* record bytes per type, headers included */
+	uint32_t total;                 /* image bytes */
 };
 
 struct rocev2_restore_opts {

@@ -32,7 +32,7 @@ int rocev2_image_validate(const void *img, size_t len);
 
 /* One record: its header read, the payload where it lies. */
 struct rocev2_record {
-	uint32_t type;                  /* enum rocev2_obj_type (< ROCEV2_OBJ_RECORD_TYPES) */
+	uint32_t type;                  /* enum rocev2_obj_type (< ROCEV2_OBJ_LIVE_NUM) */
 	uint32_t version;
 	const uint8_t *payload;         /* the bytes after the record header */
 	size_t len;                     /* payload bytes */

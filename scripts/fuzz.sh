@@ -15,8 +15,8 @@ CFLAGS="-std=c11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-s
 declare -A SRCS=(
   [fuzz_args]="firmware/args.c firmware/log.c firmware/fmt.c"
   [fuzz_impair_spec]="hal/posix/impair.c"
-  [fuzz_rx]="$(ls rocev2/*.c | tr '\n' ' ') lib/crc32.c lib/siphash.c firmware/timer.c hal/common/dma_window.c"
-  [fuzz_cmd]="mgmt/cmdq.c mgmt/cmd.c mgmt/doorbell.c mgmt/cmd_names.c mgmt/fwflash.c lib/sha256.c boot/fwimage.c boot/bootrec.c $(ls rocev2/*.c | tr '\n' ' ') lib/crc32.c lib/siphash.c firmware/timer.c hal/common/dma_window.c"
+  [fuzz_rx]="$(ls rocev2/*.c | tr '\n' ' ') lib/crc32.c lib/siphash.c lib/timer.c hal/common/dma_window.c"
+  [fuzz_cmd]="mgmt/cmdq.c mgmt/cmd.c mgmt/cmd_device.c mgmt/cmd_objects.c mgmt/cmd_migrate.c mgmt/doorbell.c mgmt/cmd_names.c mgmt/fwflash.c lib/sha256.c boot/fwimage.c boot/bootrec.c $(ls rocev2/*.c | tr '\n' ' ') lib/crc32.c lib/siphash.c lib/timer.c hal/common/dma_window.c"
 )
 declare -A DEFS=( [fuzz_rx]="-DFUZZ_RX_FULL"
   [fuzz_cmd]="-DROCEV2_MAX_QP=16 -DROCEV2_MAX_MR=64 -DROCEV2_MAX_PD=16 -DROCEV2_MAX_CQ=16 -DROCEV2_MAX_SRQ=8" )

@@ -33,7 +33,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static uint8_t bar[MNIC_DMA_WINDOW_OFFSET + WINDOW] __attribute__((aligned(64)));
 static uint8_t buf[MNIC_CMD_MAX_LEN] __attribute__((aligned(8)));
 static struct rocev2 eng;
-static struct fw_timers timers;
 static struct hal_dma dma;
 static struct mnic_mgmt mgmt;
 
@@ -54,7 +53,7 @@ static uint64_t dummy_now(void *ctx)
 
 static void fresh(void)
 {
-	struct rocev2_env env = { .tx = dummy_tx, .now_ns = dummy_now, .timers = &timers,
+	struct rocev2_env env = { .tx = dummy_tx, .now_ns = dummy_now, 
 				  .dma = &dma, .mac = { 2, 0, 0, 0, 0, 1 }, .ipv4 = 0x0a000001 };
 	struct rocev2_queue_attr cq = { USER, USER + 0x800, 64 };
 	struct rocev2_qp_init_attr qa = {
@@ -66,7 +65,6 @@ static void fresh(void)
 
 	memset(bar, 0, sizeof(bar));
 	hal_dma_window_init(&dma, bar + MNIC_DMA_WINDOW_OFFSET, WINDOW);
-	fw_timers_init(&timers);
 	if (rocev2_init(&eng, &env) || rocev2_alloc_pd(&eng, &qa.pd) ||
 	    rocev2_reg_mr(&eng, qa.pd, USER + 0x10000, 0x10000,
 			  ROCEV2_ACCESS_LOCAL_WRITE | ROCEV2_ACCESS_REMOTE_WRITE, &lkey, &rkey) ||

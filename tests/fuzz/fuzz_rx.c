@@ -42,7 +42,6 @@ static const uint8_t our_mac[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x02 };
 static const uint8_t peer_mac[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
 
 static struct rocev2 eng;
-static struct fw_timers timers;
 static struct hal_dma dma;
 static uint8_t host[64 * 1024];
 static uint64_t now_ns;
@@ -176,13 +175,11 @@ static void engine_init(void)
 	struct rocev2_env env;
 
 	memset(host, 0, sizeof(host));
-	fw_timers_init(&timers);
 	hal_dma_window_init(&dma, host, sizeof(host));
 	now_ns = 1000000;
 	memset(&env, 0, sizeof(env));
 	env.tx = dummy_tx;
 	env.now_ns = dummy_now;
-	env.timers = &timers;
 	env.dma = &dma;
 	memcpy(env.mac, our_mac, 6);
 	env.ipv4 = OUR_IP;
@@ -309,7 +306,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			 * past retransmit and RNR timeouts). */
 			rocev2_poll(&eng, 16);
 			now_ns += (uint64_t)(n + 1) * 1000000u;
-			fw_timers_run(&timers, now_ns);
+			rocev2_run_timers(&eng, now_ns);
 			rocev2_poll(&eng, 16);
 		}
 		break;

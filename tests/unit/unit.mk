@@ -3,7 +3,7 @@
 # <name>_CFLAGS/_LIBS are extras.  Built plainly and with ASan+UBSan.
 
 UNIT_TESTS += test_timer
-test_timer_SRCS := tests/unit/firmware/test_timer.c firmware/timer.c
+test_timer_SRCS := tests/unit/lib/test_timer.c lib/timer.c
 
 UNIT_TESTS += test_fmt
 test_fmt_SRCS := tests/unit/firmware/test_fmt.c firmware/fmt.c
@@ -12,7 +12,7 @@ UNIT_TESTS += test_args
 test_args_SRCS := tests/unit/firmware/test_args.c firmware/args.c firmware/log.c firmware/fmt.c
 
 UNIT_TESTS += test_loop
-test_loop_SRCS := tests/unit/firmware/test_loop.c firmware/loop.c firmware/timer.c
+test_loop_SRCS := tests/unit/firmware/test_loop.c firmware/loop.c lib/timer.c
 
 # lib/: the primitives below everything, each against known answers.
 UNIT_TESTS += test_crc32
@@ -55,7 +55,7 @@ test_posix_eth_LIBS := -lvdeplug
 ROCEV2_TEST_CFLAGS := -Irocev2 -Itests/unit/rocev2 -DROCEV2_MAX_QP=16 -DROCEV2_MAX_MR=64 \
 	-DROCEV2_MAX_PD=16 -DROCEV2_MAX_CQ=16 -DROCEV2_MAX_SRQ=8
 ROCEV2_ENGINE_SRCS := $(wildcard rocev2/*.c) lib/crc32.c lib/siphash.c \
-	firmware/timer.c hal/common/dma_window.c
+	lib/timer.c hal/common/dma_window.c
 
 define rocev2_test
 UNIT_TESTS += $(1)
@@ -72,12 +72,12 @@ test_icrc_CFLAGS := $(ROCEV2_TEST_CFLAGS)
 
 UNIT_TESTS += test_net
 test_net_SRCS := tests/unit/rocev2/test_net.c rocev2/net.c rocev2/icrc.c rocev2/opcode.c lib/crc32.c \
-	firmware/timer.c hal/common/dma_window.c
+	lib/timer.c hal/common/dma_window.c
 test_net_CFLAGS := $(ROCEV2_TEST_CFLAGS)
 
 UNIT_TESTS += test_recv
 test_recv_SRCS := tests/unit/rocev2/test_recv.c tests/unit/rocev2/recv_doubles.c rocev2/recv.c \
-	rocev2/net.c rocev2/icrc.c rocev2/opcode.c lib/crc32.c firmware/timer.c hal/common/dma_window.c
+	rocev2/net.c rocev2/icrc.c rocev2/opcode.c lib/crc32.c lib/timer.c hal/common/dma_window.c
 test_recv_CFLAGS := $(ROCEV2_TEST_CFLAGS)
 
 UNIT_TESTS += test_pcap
@@ -96,7 +96,7 @@ build/host/unit/test_migrate build/host-asan/unit/test_migrate: rocev2/migrate.c
 
 # Host interface (issue #5): the command queue transport and the
 # dispatcher with the real engine behind it (tests/unit/mgmt/fake_host.h).
-MGMT_SRCS := mgmt/cmdq.c mgmt/cmd.c mgmt/doorbell.c mgmt/cmd_names.c mgmt/fwflash.c \
+MGMT_SRCS := mgmt/cmdq.c mgmt/cmd.c mgmt/cmd_device.c mgmt/cmd_objects.c mgmt/cmd_migrate.c mgmt/doorbell.c mgmt/cmd_names.c mgmt/fwflash.c \
 	lib/sha256.c boot/fwimage.c boot/bootrec.c
 define mgmt_test
 UNIT_TESTS += $(1)

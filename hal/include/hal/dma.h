@@ -17,8 +17,14 @@ struct hal_dma_ops {
 	int (*write)(struct hal_dma *d, uint64_t host_addr, const void *src, size_t len);
 };
 
+/* DMA window counters, an X-macro list as HAL_ETH_STATS (QUERY_COUNTERS
+ * op_mod PORT: dma_<name>). */
+#define HAL_DMA_STATS(X) X(reads) X(writes) X(read_bytes) X(write_bytes) X(out_of_window)
+
 struct hal_dma_stats {
-	uint64_t reads, writes, read_bytes, write_bytes, out_of_window;
+#define HAL_DMA_STAT_FIELD_(name) uint64_t name;
+	HAL_DMA_STATS(HAL_DMA_STAT_FIELD_)
+#undef HAL_DMA_STAT_FIELD_
 };
 
 struct hal_dma {

@@ -15,9 +15,16 @@
 #define HAL_ETH_MIN_FRAME 60u    /* without FCS; shorter frames are padded */
 #define HAL_ETH_MAX_FRAME 9018u  /* jumbo: 9000 MTU + 14 header + 4 VLAN */
 
+/* Port counters, an X-macro list as rocev2/counters.h: one line adds the
+ * field and its name (QUERY_COUNTERS op_mod PORT: eth<port>_<name>). */
+#define HAL_ETH_STATS(X)                                                        \
+	X(tx_frames) X(tx_bytes) X(tx_busy) X(tx_too_long)                      \
+	X(rx_frames) X(rx_bytes) X(rx_too_long) X(rx_dropped)
+
 struct hal_eth_stats {
-	uint64_t tx_frames, tx_bytes, tx_busy, tx_too_long;
-	uint64_t rx_frames, rx_bytes, rx_too_long, rx_dropped;
+#define HAL_ETH_STAT_FIELD_(name) uint64_t name;
+	HAL_ETH_STATS(HAL_ETH_STAT_FIELD_)
+#undef HAL_ETH_STAT_FIELD_
 };
 
 struct hal_eth;

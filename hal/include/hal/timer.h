@@ -1,7 +1,7 @@
 /* Monotonic time and the single hardware deadline (ops table).
  *
  * The firmware keeps its own deadline-ordered list of software timers
- * (firmware/timer.c); the hardware only ever holds the earliest deadline,
+ * (lib/timer.c); the hardware only ever holds the earliest deadline,
  * programmed as an absolute compare value (CNTV_CVAL on the boards) so
  * that re-arming never accumulates drift.
  */

@@ -156,22 +156,22 @@ static void test_sleeps_until_deadline_instead_of_spinning(void **state)
 }
 
 static volatile int flag;
-static struct fw_timer t_flag, t_later;
+static struct timer t_flag, t_later;
 
-static void set_flag(struct fw_timer *t, void *arg) { (void)t; (void)arg; flag = 1; }
+static void set_flag(struct timer *t, void *arg) { (void)t; (void)arg; flag = 1; }
 
 static void test_wakes_for_earliest_timer(void **state)
 {
 	(void)state;
 	flag = 0;
-	fw_timer_setup(&t_flag, set_flag, NULL);
-	fw_timer_setup(&t_later, set_flag, NULL);
+	timer_setup(&t_flag, set_flag, NULL);
+	timer_setup(&t_later, set_flag, NULL);
 	fw_loop_timer_arm(&loop, &t_later, now + 900);
 	fw_loop_timer_arm(&loop, &t_flag, now + 300);
 	assert_int_equal(fw_loop_run_until(&loop, &flag, now + 1000000), 0);
 	assert_int_equal(now, 1300);
 	assert_int_equal(waits, 1);
-	assert_true(fw_timer_armed(&t_later));
+	assert_true(timer_armed(&t_later));
 }
 
 static void test_pending_frames_prevent_sleep(void **state)
@@ -251,9 +251,15 @@ static void test_pending_work_runs_in_slices_without_sleeping(void **state)
 }
 
 /* A timer that queues work (a retransmission): the work must run before
- * the loop sleeps again, not at the next unrelated wakeup. */
-static struct fw_timer t_queue, t_far;
-static void queue_work(struct fw_timer *t, void *arg) { (void)t; (void)arg; work_left = 1; }
+ * the loop sleeps again, not at the next unrelated wakeup.  The
+ * retransmission timer belongs to a timer source (as the engine's do),
+ * not to the loop's heap: its deadline must wake the loop all the same. */
+static struct timer t_queue, t_far;
+static struct timer *source_slots[4];
+static struct timer_heap source;
+static void queue_work(struct timer *t, void *arg) { (void)t; (void)arg; work_left = 1; }
+static uint64_t source_next(void *ctx) { return timer_heap_next(ctx); }
+static unsigned source_run(void *ctx, uint64_t t) { return timer_heap_run(ctx, t); }
 
 static void test_work_queued_by_a_timer_runs_before_sleeping(void **state)
 {
@@ -261,9 +267,11 @@ static void test_work_queued_by_a_timer_runs_before_sleeping(void **state)
 	work_left = 0;
 	work_calls = 0;
 	fw_loop_set_work_handler(&loop, do_work, NULL);
-	fw_timer_setup(&t_queue, queue_work, NULL);
-	fw_timer_setup(&t_far, queue_work, NULL);
-	fw_loop_timer_arm(&loop, &t_queue, now + 100);
+	timer_heap_init(&source, source_slots, 4);
+	fw_loop_set_timer_source(&loop, source_next, source_run, &source);
+	timer_setup(&t_queue, queue_work, NULL);
+	timer_setup(&t_far, queue_work, NULL);
+	assert_int_equal(timer_arm(&source, &t_queue, now + 100), 0);
 	fw_loop_timer_arm(&loop, &t_far, now + 1000000);
 	fw_loop_run_until(&loop, NULL, now + 500);
 	assert_int_equal(work_left, 0);
@@ -271,16 +279,18 @@ static void test_work_queued_by_a_timer_runs_before_sleeping(void **state)
 	 * deadline. */
 	assert_int_equal(work_done_at, 1000 + 100);
 	assert_int_equal(waits, 2);
+	assert_int_equal(last_wait_deadline, 1000 + 500);
 	assert_int_equal(now, 1000 + 500);
+	assert_int_equal(source.stats.fired, 1);
 }
 
-static struct fw_timer t_exit;
-static void do_exit(struct fw_timer *t, void *arg) { (void)t; fw_loop_exit(arg, 42); }
+static struct timer t_exit;
+static void do_exit(struct timer *t, void *arg) { (void)t; fw_loop_exit(arg, 42); }
 
 static void test_run_returns_exit_code(void **state)
 {
 	(void)state;
-	fw_timer_setup(&t_exit, do_exit, &loop);
+	timer_setup(&t_exit, do_exit, &loop);
 	fw_loop_timer_arm(&loop, &t_exit, now + 12345);
 	assert_int_equal(fw_loop_run(&loop), 42);
 	assert_int_equal(now, 1000 + 12345);

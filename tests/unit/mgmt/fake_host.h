@@ -28,7 +28,6 @@ struct host {
 	volatile struct mnic_init_seg *seg;
 	uint8_t *win;
 	struct hal_dma dma;
-	struct fw_timers timers;
 	struct rocev2 *e;
 	struct mnic_mgmt m;
 	uint8_t token;
@@ -54,10 +53,9 @@ static inline void host_init(struct host *h)
 	h->seg = (volatile struct mnic_init_seg *)h->bar;
 	h->win = h->bar + MNIC_DMA_WINDOW_OFFSET;
 	hal_dma_window_init(&h->dma, h->win, HOST_WINDOW);
-	fw_timers_init(&h->timers);
 	h->e = calloc(1, sizeof(*h->e));
 	assert_non_null(h->e);
-	env = silent_env(&h->timers, &h->dma);
+	env = silent_env(&h->dma);
 	assert_int_equal(rocev2_init(h->e, &env), 0);
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.seg = h->seg;

@@ -923,6 +923,48 @@ static void test_counters(void **state)
 	}
 }
 
+/* PORT counters as the host sees them (mnicctl prints these names):
+ * eth<port>_ per port (a port without a driver reads zeros), then dma_. */
+static void test_port_counter_names_and_values(void **state)
+{
+	static const char *const names[] = {
+		"eth0_tx_frames", "eth0_tx_bytes", "eth0_tx_busy", "eth0_tx_too_long",
+		"eth0_rx_frames", "eth0_rx_bytes", "eth0_rx_too_long", "eth0_rx_dropped",
+		"eth1_tx_frames", "eth1_tx_bytes", "eth1_tx_busy", "eth1_tx_too_long",
+		"eth1_rx_frames", "eth1_rx_bytes", "eth1_rx_too_long", "eth1_rx_dropped",
+		"dma_reads", "dma_writes", "dma_read_bytes", "dma_write_bytes", "dma_out_of_window",
+	};
+	static struct hal_eth eth0;
+	struct mnic_cmd_simple_in in = { in_hdr(MNIC_CMD_QUERY_COUNTERS, MNIC_COUNTERS_PORT) };
+	struct mnic_cmd_query_counters_out o;
+	struct reply r;
+	uint32_t i;
+
+	(void)state;
+	eth0.stats = (struct hal_eth_stats){ 1, 2, 3, 4, 5, 6, 7, 8 };
+	H.m.cfg.eth[0] = &eth0;
+	H.m.cfg.eth[1] = NULL;
+	H.m.cfg.n_eth = 2;
+	r = issue(&H, &in, sizeof(in), CMD_OUT_MAX);
+	expect_status(&r, MNIC_CMD_STAT_OK, 0);
+	memcpy(&o, r.out, sizeof(o));
+	assert_int_equal(o.total, sizeof(names) / sizeof(names[0]));
+	assert_int_equal(o.count, o.total);
+	for (i = 0; i < o.count; i++) {
+		struct mnic_counter c;
+		char zero[sizeof(c.name)] = { 0 };
+		size_t n = strlen(names[i]);
+
+		memcpy(&c, r.out + sizeof(o) + i * sizeof(c), sizeof(c));
+		assert_string_equal(c.name, names[i]);
+		assert_memory_equal(c.name + n, zero, sizeof(c.name) - n);   /* NUL-padded */
+		if (i < 8)
+			assert_int_equal(c.value, i + 1);
+		else if (i < 16)
+			assert_int_equal(c.value, 0);
+	}
+}
+
 static void test_data_path_doorbell(void **state)
 {
 	uint32_t o[6];
@@ -943,6 +985,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_every_opcode_validation, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_port_counter_names_and_values, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_handles, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_addresses_outside_user_area, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_object_lifecycle, setup, teardown),

@@ -38,7 +38,6 @@ static const uint8_t peer_mac[6] = { 0x02, 0, 0, 0, 0, 0x02 };
 static uint8_t host[HOST_SIZE];
 static struct hal_dma dma, peer_dma;
 static uint8_t peer_host[64];
-static struct fw_timers timers, peer_timers;
 static struct rocev2 eng, peer;
 static struct rocev2 *const e = &eng;
 static struct rocev2_qp peer_qp;        /* only an address vector for peer frames */
@@ -93,10 +92,10 @@ static uint64_t fake_now(void *ctx)
 static void h_init(const struct cfg *c)
 {
 	struct rocev2_env env = {
-		.tx = our_tx, .now_ns = fake_now, .timers = &timers, .dma = &dma, .ipv4 = OUR_IP,
+		.tx = our_tx, .now_ns = fake_now, .dma = &dma, .ipv4 = OUR_IP,
 	};
 	struct rocev2_env penv = {
-		.tx = peer_tx, .now_ns = fake_now, .timers = &peer_timers, .dma = &peer_dma,
+		.tx = peer_tx, .now_ns = fake_now, .dma = &peer_dma,
 		.ipv4 = PEER_IP,
 	};
 	struct rocev2_queue_attr cqa = { CQ_RING, CQ_DBREC, CQ_SIZE };
@@ -119,8 +118,6 @@ static void h_init(const struct cfg *c)
 		host[MR_BASE + i] = (uint8_t)(i * 7u + 3u + (i >> 8));
 	hal_dma_window_init(&dma, host, sizeof(host));
 	hal_dma_window_init(&peer_dma, peer_host, sizeof(peer_host));
-	fw_timers_init(&timers);
-	fw_timers_init(&peer_timers);
 	now = 1000000;
 	nframes = 0;
 	tx_rc = 0;
@@ -222,7 +219,7 @@ static unsigned pump(void)
 static void advance(uint64_t ns)
 {
 	now += ns;
-	fw_timers_run(&timers, now);
+	rocev2_run_timers(e, now);
 }
 
 static void frame_pkt(unsigned i, struct rocev2_pkt *p)

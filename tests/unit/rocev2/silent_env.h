@@ -22,10 +22,10 @@ static uint64_t fake_now(void *ctx)
 	return now;
 }
 
-static inline struct rocev2_env silent_env(struct fw_timers *timers, struct hal_dma *dma)
+static inline struct rocev2_env silent_env(struct hal_dma *dma)
 {
 	struct rocev2_env env = {
-		.tx = fake_tx, .now_ns = fake_now, .timers = timers, .dma = dma,
+		.tx = fake_tx, .now_ns = fake_now, .dma = dma,
 		.mac = { 2, 0, 0, 0, 0, 1 }, .ipv4 = 0x0a000001,
 	};
 

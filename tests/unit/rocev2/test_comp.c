@@ -24,7 +24,7 @@ static void test_ack_coalescing(void **state)
 	post_op(MNIC_WR_RDMA_WRITE, 3, SRC, 300, MNIC_SEND_SIGNALED);
 	post_op(MNIC_WR_SEND_WITH_IMM, 4, SRC, 0, 0);
 	assert_int_equal(pump(), 5);
-	assert_true(fw_timer_armed(&qp->comp.retrans_timer));
+	assert_true(timer_armed(&qp->comp.retrans_timer));
 	ack(4);
 	expect_cqe(1, MNIC_WC_SUCCESS, MNIC_WC_SEND, 10);
 	expect_cqe(3, MNIC_WC_SUCCESS, MNIC_WC_RDMA_WRITE, 300);
@@ -34,7 +34,7 @@ static void test_ack_coalescing(void **state)
 	assert_int_equal(qp->comp.psn, 5);
 	assert_int_equal(e->cnt.comp_completions, 4);
 	assert_int_equal(e->cnt.comp_acks, 1);
-	assert_false(fw_timer_armed(&qp->comp.retrans_timer));
+	assert_false(timer_armed(&qp->comp.retrans_timer));
 
 	/* sq_sig_all: every WQE completes with a CQE. */
 	c.sig_all = 1;
@@ -64,7 +64,7 @@ static void test_partial_ack(void **state)
 	assert_int_equal(qp->comp.retrans_timer.deadline, now + T_RETRANS);
 	ack(2);
 	expect_cqe(1, MNIC_WC_SUCCESS, MNIC_WC_SEND, 3 * 256);
-	assert_false(fw_timer_armed(&qp->comp.retrans_timer));
+	assert_false(timer_armed(&qp->comp.retrans_timer));
 }
 
 /* READ responses are placed at read_offset across the SGE list. */
@@ -398,7 +398,7 @@ static void test_retry_exhausted(void **state)
 	expect_cqe(2, MNIC_WC_WR_FLUSH_ERR, 0, 0);
 	expect_no_cqe();
 	assert_int_equal(qp->state, ROCEV2_QPS_ERR);
-	assert_false(fw_timer_armed(&qp->comp.retrans_timer));
+	assert_false(timer_armed(&qp->comp.retrans_timer));
 	assert_int_equal(rocev2_get_event(e, &ev), -HAL_EAGAIN);
 
 	/* 7 = infinite: retries never run out. */
@@ -455,8 +455,8 @@ static void test_rnr_nak(void **state)
 	inject(OP_ACKNOWLEDGE, 1, AETH_RNR_NAK | 14, NULL, 0, 0);     /* 1.28 ms */
 	expect_cqe(1, MNIC_WC_SUCCESS, MNIC_WC_SEND, 8);
 	assert_int_equal(e->cnt.comp_naks_rnr, 1);
-	assert_false(fw_timer_armed(&qp->comp.retrans_timer));
-	assert_true(fw_timer_armed(&qp->comp.rnr_timer));
+	assert_false(timer_armed(&qp->comp.retrans_timer));
+	assert_true(timer_armed(&qp->comp.rnr_timer));
 	post_op(MNIC_WR_SEND, 4, SRC, 8, MNIC_SEND_SIGNALED);   /* a doorbell ends no wait */
 	assert_int_equal(pump(), 0);
 	advance(1280000 - 1);
@@ -469,7 +469,7 @@ static void test_rnr_nak(void **state)
 	assert_int_equal(p.psn, 2);
 	frame_pkt(5, &p);
 	assert_int_equal(p.psn, 3);
-	assert_true(fw_timer_armed(&qp->comp.retrans_timer));
+	assert_true(timer_armed(&qp->comp.retrans_timer));
 
 	inject(OP_ACKNOWLEDGE, 1, AETH_RNR_NAK | 1, NULL, 0, 0);      /* 10 us */
 	advance(10000);
@@ -485,7 +485,7 @@ static void test_rnr_nak(void **state)
 	expect_cqe(4, MNIC_WC_WR_FLUSH_ERR, 0, 0);
 	expect_no_cqe();
 	assert_int_equal(qp->state, ROCEV2_QPS_ERR);
-	assert_false(fw_timer_armed(&qp->comp.rnr_timer));
+	assert_false(timer_armed(&qp->comp.rnr_timer));
 	advance(1000000);
 	assert_int_equal(pump(), 0);
 }
@@ -553,7 +553,7 @@ static void test_fatal_naks(void **state)
 		assert_int_equal(e->cnt.comp_naks_fatal, 1);
 		assert_int_equal(e->cnt.flushed_wqes, 1);
 		assert_int_equal(rocev2_get_event(e, &ev), -HAL_EAGAIN);
-		assert_false(fw_timer_armed(&qp->comp.retrans_timer));
+		assert_false(timer_armed(&qp->comp.retrans_timer));
 		/* Late responses to an Error QP are dropped by recv. */
 		ack(3);
 		expect_no_cqe();
@@ -580,7 +580,7 @@ static void test_nak_stopped(void **state)
 	for (i = 0; i < 5; i++) {
 		advance(T_RETRANS);
 		assert_int_equal(pump(), 0);
-		assert_true(fw_timer_armed(&qp->comp.retrans_timer));
+		assert_true(timer_armed(&qp->comp.retrans_timer));
 	}
 	assert_int_equal(qp->comp.retry_cnt, 1);
 	assert_int_equal(e->cnt.comp_retry_timeouts, 0);
@@ -727,7 +727,7 @@ static int peer_q_tx(void *ctx, const void *frame, size_t len)
 static void peer_up(void)
 {
 	struct rocev2_env env = {
-		.tx = peer_q_tx, .now_ns = fake_now, .timers = &peer_timers, .dma = &pdma,
+		.tx = peer_q_tx, .now_ns = fake_now, .dma = &pdma,
 		.ipv4 = PEER_IP,
 	};
 	struct rocev2_queue_attr cqa = { P_CQ_RING, P_CQ_DBREC, 64 };
@@ -815,11 +815,11 @@ static void wire(unsigned drop_ours, unsigned drop_peer)
 			pq_n = pq_done = 0;
 		}
 		if (!moved && !rocev2_has_work(e)) {
-			if (!fw_timer_armed(&qp->comp.retrans_timer) &&
-			    !fw_timer_armed(&qp->comp.rnr_timer))
+			if (!timer_armed(&qp->comp.retrans_timer) &&
+			    !timer_armed(&qp->comp.rnr_timer))
 				return;
-			now = fw_timers_next(&timers);  /* nothing on the wire: wait */
-			fw_timers_run(&timers, now);
+			now = rocev2_next_deadline(e);  /* nothing on the wire: wait */
+			rocev2_run_timers(e, now);
 		}
 	}
 	fail_msg("the engines did not settle");
@@ -866,7 +866,7 @@ static void back_to_back(unsigned drop_ours, unsigned drop_peer)
 	expect_cqe(6, MNIC_WC_SUCCESS, MNIC_WC_SEND, 0);
 	expect_no_cqe();
 	assert_int_equal(qp->state, ROCEV2_QPS_RTS);
-	assert_false(fw_timer_armed(&qp->comp.retrans_timer));
+	assert_false(timer_armed(&qp->comp.retrans_timer));
 	/* What the peer holds, and what came back. */
 	assert_memory_equal(pmem + P_RECV, host + SRC, 3 * 256 + 17);
 	assert_memory_equal(pmem + P_WRITE, host + SRC + 0x1000, 1000);

@@ -43,7 +43,6 @@ struct node {
 	struct rocev2 e;
 	uint8_t mem[WIN];
 	struct hal_dma dma;
-	struct fw_timers timers;
 	uint8_t mac[6];
 	uint32_t ip;
 	uint32_t out_head, out_tail;    /* frames sent, not yet delivered */
@@ -77,7 +76,7 @@ static uint64_t node_now(void *ctx)
 static void node_init(struct node *n, uint32_t ip, uint8_t id, uint64_t window)
 {
 	struct rocev2_env env = {
-		.ctx = n, .tx = node_tx, .now_ns = node_now, .timers = &n->timers,
+		.ctx = n, .tx = node_tx, .now_ns = node_now, 
 		.dma = &n->dma, .ipv4 = ip,
 	};
 	const uint8_t mac[6] = { 0x02, 0, 0, 0, 0, id };
@@ -87,7 +86,6 @@ static void node_init(struct node *n, uint32_t ip, uint8_t id, uint64_t window)
 	n->ip = ip;
 	memset(n->mem, 0, sizeof(n->mem));
 	hal_dma_window_init(&n->dma, n->mem, window);
-	fw_timers_init(&n->timers);
 	n->out_head = n->out_tail = 0;
 	assert_int_equal(rocev2_init(&n->e, &env), 0);
 }
@@ -324,10 +322,10 @@ static void same_qp(const struct rocev2 *ea, const struct rocev2_qp *a, const st
 	assert_int_equal(b->req.wqe_loaded, 0);
 	assert_int_equal(b->comp.wqe_loaded, 0);
 	assert_int_equal(b->req.sq_pi, b->sq.pi);
-	assert_false(fw_timer_armed(&b->comp.retrans_timer));
-	assert_false(fw_timer_armed(&b->comp.rnr_timer));
-	assert_false(fw_timer_armed(&b->mig.pause_timer));
-	assert_false(fw_timer_armed(&b->mig.resume_timer));
+	assert_false(timer_armed(&b->comp.retrans_timer));
+	assert_false(timer_armed(&b->comp.rnr_timer));
+	assert_false(timer_armed(&b->mig.pause_timer));
+	assert_false(timer_armed(&b->mig.resume_timer));
 	assert_int_equal(b->scheduled, 0);
 	assert_int_equal(b->mig.resume_pending, 0);
 }
@@ -425,7 +423,7 @@ static void same_pools(const struct rocev2 *a, const struct rocev2 *b)
 		SAME(a, b, qps[i].in_use);
 		SAME(a, b, qps[i].gen);
 	}
-	assert_int_equal(b->env.timers->n, a->env.timers->n);
+	assert_int_equal(b->timers.n, a->timers.n);
 	assert_null(b->sched_head);
 }
 
@@ -1984,8 +1982,8 @@ static int run_traffic(int may_cut)
 			check_no_lost_wakeup(cur, cur == &na ? "A" : "C");
 			check_no_lost_wakeup(&np, "P");
 			now += 1000000;         /* 1 ms: retransmit timers */
-			fw_timers_run(&cur->timers, now);
-			fw_timers_run(&np.timers, now);
+			rocev2_run_timers(&cur->e, now);
+			rocev2_run_timers(&np.e, now);
 		}
 	}
 	for (qi = 0; qi < NQ; qi++) {
@@ -2098,8 +2096,8 @@ static void run_stopped_source(void)
 		rocev2_poll(&np.e, 8);
 		if (!moved && !rocev2_has_work(&na.e) && !rocev2_has_work(&np.e)) {
 			now += 1000000;
-			fw_timers_run(&na.timers, now);
-			fw_timers_run(&np.timers, now);
+			rocev2_run_timers(&na.e, now);
+			rocev2_run_timers(&np.e, now);
 		}
 	}
 }

@@ -28,7 +28,6 @@ struct node {
 	struct rocev2 e;
 	uint8_t mem[WIN];
 	struct hal_dma dma;
-	struct fw_timers timers;
 };
 
 static struct node na, nb;
@@ -52,13 +51,12 @@ static uint64_t node_now(void *ctx)
 static void node_init(struct node *n)
 {
 	struct rocev2_env env = {
-		.ctx = n, .tx = node_tx, .now_ns = node_now, .timers = &n->timers,
+		.ctx = n, .tx = node_tx, .now_ns = node_now,
 		.dma = &n->dma, .ipv4 = 0x0a000001u, .mac = { 0x02, 0, 0, 0, 0, 1 },
 	};
 
 	memset(n->mem, 0, sizeof(n->mem));
 	hal_dma_window_init(&n->dma, n->mem, WIN);
-	fw_timers_init(&n->timers);
 	assert_int_equal(rocev2_init(&n->e, &env), 0);
 }
 
@@ -281,7 +279,7 @@ static void test_host_ranges_hostile(void **state)
 	}
 	/* Unknown types, the statistics-only one included. */
 	r = nth(1);
-	assert_int_equal(rocev2_record_host_ranges(ROCEV2_OBJ_RECORD_TYPES, r.payload, r.len, g, 4),
+	assert_int_equal(rocev2_record_host_ranges(ROCEV2_OBJ_LIVE_NUM, r.payload, r.len, g, 4),
 			 -HAL_EINVAL);
 	assert_int_equal(rocev2_record_host_ranges(ROCEV2_OBJ_QP_SRQ, r.payload, r.len, g, 4),
 			 -HAL_EINVAL);

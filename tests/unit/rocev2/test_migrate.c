@@ -45,7 +45,6 @@
 struct node {
 	const char *name;
 	struct rocev2 eng;
-	struct fw_timers timers;
 	struct hal_dma dma;
 	uint8_t mem[WIN];
 	uint32_t pd, cq, qpn, lkey, rkey;
@@ -177,20 +176,20 @@ static void advance_until(uint64_t ns, int (*done)(void))
 
 	run();
 	for (i = 0; i < 1000000u; i++) {
-		uint64_t next = FW_TIMER_NEVER;
+		uint64_t next = TIMER_NEVER;
 
 		if (done && done())
 			return;
 		for (k = 0; k < NNODES; k++)
-			if (nodes[k]->up && fw_timers_next(&nodes[k]->timers) < next)
-				next = fw_timers_next(&nodes[k]->timers);
+			if (nodes[k]->up && rocev2_next_deadline(&nodes[k]->eng) < next)
+				next = rocev2_next_deadline(&nodes[k]->eng);
 		if (next > end)
 			break;
 		if (next > now)
 			now = next;
 		for (k = 0; k < NNODES; k++)
 			if (nodes[k]->up)
-				fw_timers_run(&nodes[k]->timers, now);
+				rocev2_run_timers(&nodes[k]->eng, now);
 		run();
 	}
 	assert_true(i < 1000000u);
@@ -294,7 +293,6 @@ static void node_env(struct node *n, struct rocev2_env *env, uint8_t mac, uint32
 	env->ctx = n;
 	env->tx = node_tx;
 	env->now_ns = fake_now;
-	env->timers = &n->timers;
 	env->dma = &n->dma;
 	env->mac[0] = 0x02;
 	env->mac[5] = mac;
@@ -316,7 +314,6 @@ static void node_init(struct node *n, const char *name, uint8_t mac, uint32_t ip
 	node_env(n, &env, mac, ip);
 	memset(n->mem, 0, sizeof(n->mem));
 	hal_dma_window_init(&n->dma, n->mem, sizeof(n->mem));
-	fw_timers_init(&n->timers);
 	n->sq_pi = n->rq_pi = n->cq_ci = 0;
 	n->ncqes = 0;
 	n->tx_busy = 0;
@@ -691,7 +688,7 @@ static void test_stopped_side(void **state)
 	assert_int_equal(A->qp->paused, 1);
 	assert_int_equal(A->eng.cnt.comp_naks_stopped, 1);
 	assert_int_equal(A->eng.cnt.mig_pauses, 1);
-	assert_true(fw_timer_armed(&A->qp->mig.pause_timer));
+	assert_true(timer_armed(&A->qp->mig.pause_timer));
 	assert_int_equal(A->qp->mig.pause_timer.deadline, now + ROCEV2_PAUSE_TIMEOUT_DEFAULT_NS);
 	assert_null(cqe_of(A, 2));
 
@@ -741,7 +738,7 @@ static void test_paused_holds(void **state)
 	assert_int_equal(A->eng.cnt.req_retransmits, 0);
 	assert_int_equal(A->eng.cnt.comp_retry_timeouts, 0);
 	assert_int_equal(A->qp->comp.retry_cnt, RETRY_CNT);
-	assert_true(fw_timer_armed(&A->qp->comp.retrans_timer));
+	assert_true(timer_armed(&A->qp->comp.retrans_timer));
 	assert_int_equal(A->qp->state, ROCEV2_QPS_RTS);
 	assert_int_equal(collect(A), 0);
 	assert_int_equal(A->qp->comp.wqe_index, 0);
@@ -817,7 +814,7 @@ static void test_resume_in_place(void **state)
 	assert_int_equal(B->qp->req.psn, psn_add(PSN_B, 1));    /* not moved by the RESUME */
 	assert_int_equal(B->qp->mig.resume_psn, (b_comp_psn - 1u) & 0xffffffu);
 	assert_int_equal(B->eng.cnt.mig_resumes_sent, 1);
-	assert_true(fw_timer_armed(&B->qp->mig.resume_timer));
+	assert_true(timer_armed(&B->qp->mig.resume_timer));
 
 	run();                                  /* no time passes */
 	ack = find_from(A, mark, OP_ACKNOWLEDGE);
@@ -827,11 +824,11 @@ static void test_resume_in_place(void **state)
 	assert_int_equal(p.dqpn, B->qpn);
 	assert_int_equal(A->eng.cnt.resp_resumes, 1);
 	assert_int_equal(A->qp->paused, 0);
-	assert_false(fw_timer_armed(&A->qp->mig.pause_timer));
+	assert_false(timer_armed(&A->qp->mig.pause_timer));
 	/* A's gap went out right after its ACK of the RESUME. */
 	assert_true(count_from(A, ack, ANY_REQUEST) >= 2);
 	assert_int_equal(B->qp->mig.resume_pending, 0);
-	assert_false(fw_timer_armed(&B->qp->mig.resume_timer));
+	assert_false(timer_armed(&B->qp->mig.resume_timer));
 	assert_int_equal(B->eng.cnt.mig_resumes_acked, 1);
 	assert_true(both_done());
 	expect_cqe(A, 1, MNIC_WC_SUCCESS, MNIC_WC_SEND, 100);
@@ -958,7 +955,7 @@ static void test_resume_retransmitted(void **state)
 	post_send(B, 0xb0, DATA + 0x1000, 40);  /* executed; its ACK is lost */
 	run();
 	expect_cqe(A, 0xa0, MNIC_WC_SUCCESS, MNIC_WC_RECV, 40);
-	assert_true(fw_timer_armed(&B->qp->comp.retrans_timer));
+	assert_true(timer_armed(&B->qp->comp.retrans_timer));
 	stop(B);
 	post_send(A, 1, DATA + 0x1000, 100);
 	run();
@@ -1003,7 +1000,7 @@ static void test_resume_retransmitted(void **state)
 		}
 	assert_int_equal(count_from(B, mark, ANY_REQUEST), 0);
 	assert_int_equal(B->qp->state, ROCEV2_QPS_RTS);
-	assert_true(fw_timer_armed(&B->qp->comp.retrans_timer));
+	assert_true(timer_armed(&B->qp->comp.retrans_timer));
 	assert_int_equal(B->qp->comp.retry_cnt, RETRY_CNT);
 	assert_int_equal(B->eng.cnt.comp_retry_timeouts, 0);
 	assert_null(cqe_of(B, 0xb0));
@@ -1118,7 +1115,7 @@ static void test_pause_timeout(void **state)
 	assert_int_equal(ev.type, ROCEV2_EVENT_QP_FATAL);
 	assert_int_equal(ev.handle, A->qpn);
 	assert_int_equal(rocev2_get_event(&A->eng, &ev), -HAL_EAGAIN);
-	assert_int_equal(A->timers.n, 0);       /* no timer of the QP left */
+	assert_int_equal(A->eng.timers.n, 0);       /* no timer of the QP left */
 }
 
 /* Timeout 0 waits forever; a new value applies at once to a QP paused
@@ -1134,22 +1131,22 @@ static void test_pause_timeout_settings(void **state)
 	run();
 	assert_int_equal(A->qp->paused, 1);
 	assert_int_equal(A->eng.cnt.mig_pauses, 1);
-	assert_false(fw_timer_armed(&A->qp->mig.pause_timer));
+	assert_false(timer_armed(&A->qp->mig.pause_timer));
 	advance(2 * ROCEV2_PAUSE_TIMEOUT_DEFAULT_NS);
 	assert_int_equal(A->qp->state, ROCEV2_QPS_RTS);
 	assert_int_equal(A->qp->paused, 1);
 	rocev2_set_pause_timeout(&A->eng, 50000000);
-	assert_true(fw_timer_armed(&A->qp->mig.pause_timer));
+	assert_true(timer_armed(&A->qp->mig.pause_timer));
 	assert_int_equal(A->qp->mig.pause_timer.deadline, now + 50000000);
 	advance(1000);
 	rocev2_set_pause_timeout(&A->eng, 60000000);          /* the wait starts over */
 	assert_int_equal(A->qp->mig.pause_timer.deadline, now + 60000000);
 	rocev2_set_pause_timeout(&A->eng, 0);
-	assert_false(fw_timer_armed(&A->qp->mig.pause_timer));
+	assert_false(timer_armed(&A->qp->mig.pause_timer));
 	assert_int_equal(A->eng.cnt.mig_pauses, 1);
 	/* The largest value does not wrap around into "now". */
 	rocev2_set_pause_timeout(&A->eng, UINT64_MAX);
-	assert_int_equal(A->qp->mig.pause_timer.deadline, FW_TIMER_NEVER);
+	assert_int_equal(A->qp->mig.pause_timer.deadline, TIMER_NEVER);
 	advance(T_RETRANS);
 	assert_int_equal(A->qp->state, ROCEV2_QPS_RTS);
 
@@ -1159,15 +1156,15 @@ static void test_pause_timeout_settings(void **state)
 	stop(B);
 	post_send(A, 1, DATA + 0x1000, 100);
 	run();
-	assert_true(fw_timer_armed(&A->qp->mig.pause_timer));
+	assert_true(timer_armed(&A->qp->mig.pause_timer));
 	stop(A);
 	advance(60000000);
 	assert_int_equal(A->qp->state, ROCEV2_QPS_RTS);
 	assert_int_equal(collect(A), 0);
-	assert_false(fw_timer_armed(&A->qp->mig.pause_timer));
+	assert_false(timer_armed(&A->qp->mig.pause_timer));
 	assert_int_equal(A->eng.cnt.mig_pause_timeouts, 0);
 	rocev2_set_pause_timeout(&A->eng, 50000000);          /* stopped: not yet */
-	assert_false(fw_timer_armed(&A->qp->mig.pause_timer));
+	assert_false(timer_armed(&A->qp->mig.pause_timer));
 	/* A resumed (its own RESUME goes to B, which is stopped and answers
 	 * it), still paused: the wait starts again. */
 	assert_int_equal(rocev2_resume_context(&A->eng), 0);
@@ -1229,7 +1226,7 @@ static void test_forged_resume(void **state)
 	assert_int_equal(count_from(A, mark, OP_ACKNOWLEDGE), 0);
 	assert_int_equal(count_from(A, mark, ANY_REQUEST), 0);
 	assert_int_equal(A->qp->paused, 1);
-	assert_true(fw_timer_armed(&A->qp->mig.pause_timer));
+	assert_true(timer_armed(&A->qp->mig.pause_timer));
 	assert_int_equal(A->qp->attr.av.dip, IP_B);
 
 	/* B's own RESUME carries the MAC and is accepted. */
@@ -1302,13 +1299,13 @@ static void test_mig_lifecycle(void **state)
 	run();
 	stop(A);
 	assert_int_equal(rocev2_resume_context(&A->eng), 0);
-	assert_true(fw_timer_armed(&A->qp->mig.pause_timer));
-	assert_true(fw_timer_armed(&A->qp->mig.resume_timer));
+	assert_true(timer_armed(&A->qp->mig.pause_timer));
+	assert_true(timer_armed(&A->qp->mig.resume_timer));
 	a.qp_state = ROCEV2_QPS_ERR;
 	assert_int_equal(rocev2_modify_qp(&A->eng, A->qpn, &a, M(STATE)), 0);
-	assert_false(fw_timer_armed(&A->qp->mig.pause_timer));
-	assert_false(fw_timer_armed(&A->qp->mig.resume_timer));
-	assert_int_equal(A->timers.n, 0);
+	assert_false(timer_armed(&A->qp->mig.pause_timer));
+	assert_false(timer_armed(&A->qp->mig.resume_timer));
+	assert_int_equal(A->eng.timers.n, 0);
 	/* RESET forgets everything, the key too. */
 	a.qp_state = ROCEV2_QPS_RESET;
 	assert_int_equal(rocev2_modify_qp(&A->eng, A->qpn, &a, M(STATE)), 0);
@@ -1331,11 +1328,11 @@ static void test_mig_lifecycle(void **state)
 	assert_int_equal(A->qp->paused, 1);
 	stop(A);
 	assert_int_equal(rocev2_resume_context(&A->eng), 0);
-	assert_true(fw_timer_armed(&A->qp->mig.resume_timer));
-	assert_true(fw_timer_armed(&A->qp->mig.pause_timer));
+	assert_true(timer_armed(&A->qp->mig.resume_timer));
+	assert_true(timer_armed(&A->qp->mig.pause_timer));
 	qpn = A->qpn;
 	assert_int_equal(rocev2_destroy_qp(&A->eng, qpn), 0);
-	assert_int_equal(A->timers.n, 0);
+	assert_int_equal(A->eng.timers.n, 0);
 	{
 		static const uint8_t zero[16];
 
@@ -1358,7 +1355,7 @@ static void test_mig_lifecycle(void **state)
 		A->qp = rocev2_qp_lookup(&A->eng, qpn);
 		assert_int_equal(A->qp->mig.has_key, 0);
 		assert_int_equal(A->qp->mig.resume_psn, MIG_NO_PSN);
-		assert_false(fw_timer_armed(&A->qp->mig.pause_timer));
+		assert_false(timer_armed(&A->qp->mig.pause_timer));
 		assert_ptr_equal(A->qp->mig.pause_timer.fn, mig_pause_timeout);
 		assert_ptr_equal(A->qp->mig.resume_timer.fn, mig_resume_timeout);
 	}
@@ -1383,12 +1380,12 @@ static void test_resume_restarts_waits(void **state)
 	run();
 	assert_int_equal(A->qp->comp.rnr_wait, 1);
 	stop(A);
-	fw_timer_cancel(&A->timers, &A->qp->comp.rnr_timer);    /* as restored */
-	fw_timer_cancel(&A->timers, &A->qp->comp.retrans_timer);
+	timer_cancel(&A->eng.timers, &A->qp->comp.rnr_timer);    /* as restored */
+	timer_cancel(&A->eng.timers, &A->qp->comp.retrans_timer);
 	post_recv(B, 0xb1, DATA, 256);
 	assert_int_equal(rocev2_resume_context(&A->eng), 0);
 	assert_int_equal(A->qp->comp.rnr_wait, 0);
-	assert_true(fw_timer_armed(&A->qp->comp.retrans_timer));
+	assert_true(timer_armed(&A->qp->comp.retrans_timer));
 	run();
 	expect_cqe(A, 1, MNIC_WC_SUCCESS, MNIC_WC_SEND, 100);
 	expect_cqe(B, 0xb1, MNIC_WC_SUCCESS, MNIC_WC_RECV, 100);
@@ -1631,8 +1628,8 @@ static void stop_and_abort(struct node *victim, unsigned k, uint64_t stopped_for
 	traffic_verify();
 	assert_int_equal(A->qp->paused + B->qp->paused, 0);
 	assert_int_equal(A->qp->mig.resume_pending + B->qp->mig.resume_pending, 0);
-	assert_false(fw_timer_armed(&A->qp->mig.pause_timer));
-	assert_false(fw_timer_armed(&B->qp->mig.pause_timer));
+	assert_false(timer_armed(&A->qp->mig.pause_timer));
+	assert_false(timer_armed(&B->qp->mig.pause_timer));
 	assert_int_equal(A->eng.cnt.mig_pause_timeouts + B->eng.cnt.mig_pause_timeouts, 0);
 	assert_int_equal(victim->eng.cnt.mig_resumes_acked, 1);
 	assert_int_equal(A->qp->state, ROCEV2_QPS_RTS);

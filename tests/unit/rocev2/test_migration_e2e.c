@@ -65,7 +65,6 @@ struct app {
 
 static struct node A, B, C, D;
 static struct app appA, appB;
-static struct fw_timers timers;
 static uint64_t now = 1000000;
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
@@ -134,7 +133,6 @@ static void node_init(struct node *n, uint8_t last)
 	env.ctx = n;
 	env.tx = t_tx;
 	env.now_ns = t_now;
-	env.timers = &timers;
 	env.dma = &n->dma;
 	n->mac[0] = 0x52; n->mac[1] = 0x54; n->mac[5] = last;
 	n->ip = 0x0a000000u | last;
@@ -361,7 +359,8 @@ static void run(uint64_t until)
 			deliver(nodes[i]);
 		app_poll(&appA, 0);
 		app_poll(&appB, 1);
-		fw_timers_run(&timers, now);
+		for (i = 0; i < NNODES; i++)
+			rocev2_run_timers(&nodes[i]->e, now);
 		now += 20000;   /* 20 us per round */
 	}
 }
@@ -369,7 +368,6 @@ static void run(uint64_t until)
 static int setup(void **state)
 {
 	(void)state;
-	fw_timers_init(&timers);
 	node_init(&A, 1);
 	node_init(&B, 2);
 	node_init(&C, 3);

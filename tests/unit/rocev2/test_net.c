@@ -41,7 +41,6 @@ static const uint8_t write_only_frame[82] = {
 /* ---- fixture: an engine whose env->tx records frames ------------------ */
 static struct rocev2 eng;
 static struct rocev2_qp qp;
-static struct fw_timers timers;
 static struct hal_dma dma;
 static uint8_t host_mem[4096];
 static uint8_t last_frame[ROCEV2_TX_MAX];
@@ -70,14 +69,12 @@ static uint64_t fake_now(void *ctx)
 static int setup(void **state)
 {
 	(void)state;
-	fw_timers_init(&timers);
 	hal_dma_window_init(&dma, host_mem, sizeof(host_mem));
 	/* rocev2_init() is memset + copy of env; done here so this test links
 	 * net.c alone, without the scheduler and the stages it calls. */
 	memset(&eng, 0, sizeof(eng));
 	eng.env.tx = fake_tx;
 	eng.env.now_ns = fake_now;
-	eng.env.timers = &timers;
 	eng.env.dma = &dma;
 	memcpy(eng.env.mac, our_mac, 6);
 	eng.env.ipv4 = OUR_IP;

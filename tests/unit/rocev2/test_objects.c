@@ -12,7 +12,6 @@
 #define WIN (4u << 20)
 static uint8_t mem[WIN];
 static struct hal_dma dma;
-static struct fw_timers timers;
 static struct rocev2 eng;
 static struct rocev2 *const e = &eng;
 
@@ -42,7 +41,7 @@ static const struct hal_dma_ops log_ops = { log_read, log_write };
 
 static int setup(void **state)
 {
-	struct rocev2_env env = silent_env(&timers, &dma);
+	struct rocev2_env env = silent_env(&dma);
 
 	(void)state;
 	memset(mem, 0, sizeof(mem));
@@ -50,7 +49,6 @@ static int setup(void **state)
 	window_ops = dma.ops;
 	dma.ops = &log_ops;
 	nwlog = 0;
-	fw_timers_init(&timers);
 	now = 0;
 	assert_int_equal(rocev2_init(e, &env), 0);
 	return 0;
@@ -658,6 +656,79 @@ static void test_srq_doorbell_refreshes_producer(void **state)
 	assert_int_equal(e->cnt.wq_bad_producer, 1);
 }
 
+/* ---- the public queries (rocev2.h): what mgmt/ and firmware/ may read -- */
+
+static void test_obj_live_and_next_follow_the_pools(void **state)
+{
+	struct rocev2_srq_attr a = { .q = { SRQ_RING, SRQ_DB, 16 }, .max_sge = 4 };
+	struct rocev2_queue_attr q = { 0x1000, 0x800, 16 };
+	struct rocev2_device_info info;
+	uint32_t pd[3], lk, rk, cq, srq, h;
+
+	(void)state;
+	for (unsigned i = 0; i < 3; i++)
+		assert_int_equal(rocev2_alloc_pd(e, &pd[i]), 0);
+	assert_int_equal(rocev2_dealloc_pd(e, pd[1]), 0);
+	assert_int_equal(rocev2_reg_mr(e, pd[0], 0, 8, 0, &lk, &rk), 0);
+	assert_int_equal(rocev2_create_cq(e, &q, &cq), 0);
+	assert_int_equal(rocev2_create_srq(e, pd[2], &a, &srq), 0);
+	/* Liveness is the engine's own lookup: stale, free and wrong-type
+	 * handles are all refused. */
+	assert_true(rocev2_obj_live(e, ROCEV2_OBJ_PD, pd[0]));
+	assert_false(rocev2_obj_live(e, ROCEV2_OBJ_PD, pd[1]));
+	assert_false(rocev2_obj_live(e, ROCEV2_OBJ_PD, UINT32_MAX));
+	assert_true(rocev2_obj_live(e, ROCEV2_OBJ_MR, lk));
+	assert_false(rocev2_obj_live(e, ROCEV2_OBJ_MR, lk + 1));
+	assert_true(rocev2_obj_live(e, ROCEV2_OBJ_CQ, cq));
+	assert_true(rocev2_obj_live(e, ROCEV2_OBJ_SRQ, srq));
+	assert_false(rocev2_obj_live(e, ROCEV2_OBJ_QP, 0x1001));
+	assert_false(rocev2_obj_live(e, ROCEV2_OBJ_QP_SRQ, pd[0]));
+	/* The iterator skips free slots; handle + 1 continues after it. */
+	assert_int_equal(rocev2_obj_next(e, ROCEV2_OBJ_PD, 0, &h), 0);
+	assert_int_equal(h, pd[0]);
+	assert_int_equal(rocev2_obj_next(e, ROCEV2_OBJ_PD, h + 1, &h), 0);
+	assert_int_equal(h, pd[2]);
+	assert_int_equal(rocev2_obj_next(e, ROCEV2_OBJ_PD, h + 1, &h), -HAL_ENXIO);
+	assert_int_equal(rocev2_obj_next(e, ROCEV2_OBJ_MR, 0, &h), 0);
+	assert_int_equal(h, lk);
+	assert_int_equal(rocev2_obj_next(e, ROCEV2_OBJ_MR, lk + 0x100, &h), -HAL_ENXIO);
+	assert_int_equal(rocev2_obj_next(e, ROCEV2_OBJ_QP, 0, &h), -HAL_ENXIO);
+	assert_int_equal(rocev2_obj_next(e, ROCEV2_OBJ_QP, UINT32_MAX, &h), -HAL_ENXIO);
+	assert_int_equal(rocev2_obj_next(e, ROCEV2_OBJ_NUM, 0, &h), -HAL_EINVAL);
+	rocev2_query_device(e, &info);
+	assert_int_equal(info.objects[ROCEV2_OBJ_PD], 2);
+	assert_int_equal(info.objects[ROCEV2_OBJ_MR], 1);
+	assert_int_equal(info.objects[ROCEV2_OBJ_CQ], 1);
+	assert_int_equal(info.objects[ROCEV2_OBJ_SRQ], 1);
+	assert_int_equal(info.objects[ROCEV2_OBJ_QP], 0);
+	assert_int_equal(info.ipv4, 0x0a000001);
+	assert_int_equal(info.pause_timeout_ns, ROCEV2_PAUSE_TIMEOUT_DEFAULT_NS);
+	assert_false(info.stopped);
+	assert_false(rocev2_context_stopped(e));
+	/* A moved doorbell: the engine re-reads every live queue it has. */
+	set_dbrec(SRQ_DB, 3);
+	assert_int_equal(rocev2_doorbells_changed(e), 1);
+	assert_int_equal(e->srqs[rocev2_handle_index(srq)].wq.pi, 3);
+	assert_ptr_equal(rocev2_counters(e), &e->cnt);
+}
+
+static void test_open_hands_out_the_engine_instances(void **state)
+{
+	struct rocev2_env env = silent_env(&dma), bad = env;
+	struct rocev2 *opened[ROCEV2_MAX_ENGINES], *more;
+	unsigned i;
+
+	(void)state;
+	bad.tx = NULL;
+	assert_int_equal(rocev2_open(&bad, &more), -HAL_EINVAL);
+	for (i = 0; i < ROCEV2_MAX_ENGINES; i++) {
+		assert_int_equal(rocev2_open(&env, &opened[i]), 0);
+		assert_ptr_not_equal(opened[i], e);
+		assert_int_equal(rocev2_next_deadline(opened[i]), TIMER_NEVER);
+	}
+	assert_int_equal(rocev2_open(&env, &more), -HAL_ENOMEM);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -680,6 +751,8 @@ int main(void)
 		cmocka_unit_test_setup(test_srq_create_validation, setup),
 		cmocka_unit_test_setup(test_srq_pool_limit_and_busy_pd, setup),
 		cmocka_unit_test_setup(test_srq_doorbell_refreshes_producer, setup),
+		cmocka_unit_test_setup(test_obj_live_and_next_follow_the_pools, setup),
+		cmocka_unit_test_setup(test_open_hands_out_the_engine_instances, setup),
 	};
 	return cmocka_run_group_tests_name("rocev2/objects", tests, NULL, NULL);
 }

@@ -43,21 +43,19 @@ static unsigned dbl_hook_calls(void)
 #define WIN (1u << 20)
 static uint8_t mem[WIN];
 static struct hal_dma dma;
-static struct fw_timers timers;
 static struct rocev2 eng;
 static struct rocev2 *const e = &eng;
 static uint32_t pd, cq, srq;
 
 static int setup(void **state)
 {
-	struct rocev2_env env = silent_env(&timers, &dma);
+	struct rocev2_env env = silent_env(&dma);
 	struct rocev2_queue_attr cqa = { 0x1000, 0x100, 64 };
 	struct rocev2_srq_attr sa = { .q = { 0x40000, 0x140, 16 }, .max_sge = 4 };
 
 	(void)state;
 	memset(mem, 0, sizeof(mem));
 	hal_dma_window_init(&dma, mem, WIN);
-	fw_timers_init(&timers);
 	now = 0;
 	assert_int_equal(rocev2_init(e, &env), 0);
 	assert_int_equal(rocev2_alloc_pd(e, &pd), 0);
@@ -256,8 +254,8 @@ static void test_create_sets_qpn_sport_state(void **state)
 	assert_int_equal(qp->sport, rocev2_udp_sport(qpn));
 	assert_int_equal(qp->state, ROCEV2_QPS_RESET);
 	assert_int_equal(state_of(qpn), ROCEV2_QPS_RESET);
-	assert_false(fw_timer_armed(&qp->comp.retrans_timer));
-	assert_false(fw_timer_armed(&qp->comp.rnr_timer));
+	assert_false(timer_armed(&qp->comp.retrans_timer));
+	assert_false(timer_armed(&qp->comp.rnr_timer));
 	DBL_EQ(dbl_req_reset, 1);
 	DBL_EQ(dbl_comp_reset, 1);
 	DBL_EQ(dbl_resp_reset, 1);
@@ -701,7 +699,7 @@ static void test_reset_to_init_resets_stages_and_queues(void **state)
 }
 
 static unsigned timer_fired;
-static void timer_cb(struct fw_timer *t, void *arg)
+static void timer_cb(struct timer *t, void *arg)
 {
 	(void)t;
 	(void)arg;
@@ -710,10 +708,10 @@ static void timer_cb(struct fw_timer *t, void *arg)
 
 static void arm_comp_timers(struct rocev2_qp *qp)
 {
-	fw_timer_setup(&qp->comp.retrans_timer, timer_cb, qp);
-	fw_timer_setup(&qp->comp.rnr_timer, timer_cb, qp);
-	assert_int_equal(fw_timer_arm(&timers, &qp->comp.retrans_timer, 1000), 0);
-	assert_int_equal(fw_timer_arm(&timers, &qp->comp.rnr_timer, 2000), 0);
+	timer_setup(&qp->comp.retrans_timer, timer_cb, qp);
+	timer_setup(&qp->comp.rnr_timer, timer_cb, qp);
+	assert_int_equal(timer_arm(&e->timers, &qp->comp.retrans_timer, 1000), 0);
+	assert_int_equal(timer_arm(&e->timers, &qp->comp.rnr_timer, 2000), 0);
 }
 
 static void test_to_reset_cancels_timers_and_resets(void **state)
@@ -730,13 +728,13 @@ static void test_to_reset_cancels_timers_and_resets(void **state)
 		arm_comp_timers(qp);
 		qp->sq.ci = qp->sq.pi = 7;
 		qp->stopped = qp->paused = 1;
-		assert_int_equal(timers.n, 4);
+		assert_int_equal(e->timers.n, 4);
 		DBL_SET(dbl_req_reset = dbl_comp_reset = dbl_resp_reset = 0);
 		assert_int_equal(modify(qpn, ROCEV2_QPS_RESET, M(STATE)), 0);
 		assert_int_equal(state_of(qpn), ROCEV2_QPS_RESET);
-		assert_false(fw_timer_armed(&qp->comp.retrans_timer));
-		assert_false(fw_timer_armed(&qp->comp.rnr_timer));
-		assert_int_equal(timers.n, 2);          /* the other QP's stay */
+		assert_false(timer_armed(&qp->comp.retrans_timer));
+		assert_false(timer_armed(&qp->comp.rnr_timer));
+		assert_int_equal(e->timers.n, 2);          /* the other QP's stay */
 		DBL_EQ(dbl_req_reset, 1);
 		DBL_EQ(dbl_comp_reset, 1);
 		DBL_EQ(dbl_resp_reset, 1);
@@ -744,7 +742,7 @@ static void test_to_reset_cancels_timers_and_resets(void **state)
 		assert_int_equal(qp->sq.pi, 0);
 		assert_int_equal(qp->stopped + qp->paused, 0);
 		timer_fired = 0;
-		assert_int_equal(fw_timers_run(&timers, 5000), 2);
+		assert_int_equal(rocev2_run_timers(e, 5000), 2);
 		assert_int_equal(timer_fired, 2);
 		/* A reset QP starts over. */
 		assert_int_equal(modify(qpn, ROCEV2_QPS_INIT, M(STATE) | REQ_INIT), 0);
@@ -771,12 +769,12 @@ static void test_modify_to_error_flushes_without_event(void **state)
 		DBL_EQ(dbl_req_flush, 1);
 		DBL_EQ(dbl_resp_flush, 1);
 		DBL_EQ(dbl_flush_state, ROCEV2_QPS_ERR);
-		assert_false(fw_timer_armed(&qp->comp.retrans_timer));
-		assert_false(fw_timer_armed(&qp->comp.rnr_timer));
+		assert_false(timer_armed(&qp->comp.retrans_timer));
+		assert_false(timer_armed(&qp->comp.rnr_timer));
 		assert_int_equal(rocev2_get_event(e, &ev), -HAL_EAGAIN);
 		finish(qpn);
 	}
-	assert_int_equal(timers.n, 0);
+	assert_int_equal(e->timers.n, 0);
 }
 
 static void test_qp_to_error_posts_event_once(void **state)
@@ -870,7 +868,7 @@ static void test_destroy_unlinks_from_scheduler(void **state)
 	assert_ptr_equal(e->sched_tail, qc);
 	arm_comp_timers(qp_of(b));
 	assert_int_equal(rocev2_destroy_qp(e, b), 0);
-	assert_int_equal(timers.n, 0);
+	assert_int_equal(e->timers.n, 0);
 	assert_ptr_equal(e->sched_head, qa);
 	assert_ptr_equal(qa->sched_next, qc);
 	assert_ptr_equal(e->sched_tail, qc);

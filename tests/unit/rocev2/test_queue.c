@@ -12,7 +12,6 @@
 #define WIN (1u << 20)
 static uint8_t mem[WIN];
 static struct hal_dma dma;
-static struct fw_timers timers;
 static struct rocev2 eng;
 static struct rocev2 *const e = &eng;
 
@@ -33,7 +32,7 @@ static struct rocev2_qp *qp, *sqp;
 
 static int setup(void **state)
 {
-	struct rocev2_env env = silent_env(&timers, &dma);
+	struct rocev2_env env = silent_env(&dma);
 	struct rocev2_queue_attr cqa = { 0x1000, 0x100, 64 };
 	struct rocev2_srq_attr sa = { .q = { SRQ_RING, SRQ_DB, 16 }, .max_sge = 2, .srq_limit = 3 };
 	struct rocev2_qp_init_attr qa = {
@@ -49,7 +48,6 @@ static int setup(void **state)
 	for (i = 0; i < 3 * MR_LEN; i++)
 		mem[MR_A + i] = (uint8_t)(i * 7u + 1u);
 	hal_dma_window_init(&dma, mem, WIN);
-	fw_timers_init(&timers);
 	now = 0;
 	assert_int_equal(rocev2_init(e, &env), 0);
 	assert_int_equal(rocev2_alloc_pd(e, &pd), 0);

@@ -9,7 +9,7 @@
  * test_net.c).
  *
  * Build: test_recv.c recv_doubles.c rocev2/recv.c rocev2/net.c
- *        rocev2/icrc.c rocev2/opcode.c firmware/timer.c hal/common/dma_window.c */
+ *        rocev2/icrc.c rocev2/opcode.c lib/timer.c hal/common/dma_window.c */
 #include "cmocka_main.h"
 
 #include <stdio.h>
@@ -63,7 +63,6 @@ static const uint8_t py_write_only[82] = {
 static struct rocev2 eng, peer;         /* eng receives; peer transmits */
 static struct rocev2_qp peer_qp;
 static struct rocev2_qp *qp;            /* eng's QP 0x123 */
-static struct fw_timers timers;
 static struct hal_dma dma;
 static uint8_t host_mem[4096];
 static uint8_t wire[ROCEV2_TX_MAX + 64];
@@ -89,7 +88,6 @@ static void env_init(struct rocev2 *e, const uint8_t *mac, uint32_t ip)
 	memset(e, 0, sizeof(*e));
 	e->env.tx = capture_tx;
 	e->env.now_ns = fake_now;
-	e->env.timers = &timers;
 	e->env.dma = &dma;
 	memcpy(e->env.mac, mac, 6);
 	e->env.ipv4 = ip;
@@ -98,7 +96,6 @@ static void env_init(struct rocev2 *e, const uint8_t *mac, uint32_t ip)
 static int setup(void **state)
 {
 	(void)state;
-	fw_timers_init(&timers);
 	hal_dma_window_init(&dma, host_mem, sizeof(host_mem));
 	env_init(&eng, our_mac, OUR_IP);
 	env_init(&peer, peer_mac, PEER_IP);

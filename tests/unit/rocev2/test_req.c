@@ -93,7 +93,7 @@ static void test_message_packets(void **state)
 				ack(100 + s + n - 1);
 				expect_cqe(1, MNIC_WC_SUCCESS, kinds[k].wc, sizes[s]);
 				expect_no_cqe();
-				assert_false(fw_timer_armed(&qp->comp.retrans_timer));
+				assert_false(timer_armed(&qp->comp.retrans_timer));
 			}
 		}
 	}
@@ -477,7 +477,7 @@ static void test_gather_protection(void **state)
 	expect_cqe(1, MNIC_WC_LOC_PROT_ERR, 0, 0);
 	expect_cqe(2, MNIC_WC_WR_FLUSH_ERR, 0, 0);
 	assert_int_equal(qp->state, ROCEV2_QPS_ERR);
-	assert_false(fw_timer_armed(&qp->comp.retrans_timer));
+	assert_false(timer_armed(&qp->comp.retrans_timer));
 }
 
 /* TX ring full: nothing changes, the same packet goes out later. */
@@ -570,10 +570,10 @@ static void test_retransmit_timer_armed(void **state)
 
 	(void)state;
 	h_init(&c);
-	assert_false(fw_timer_armed(&qp->comp.retrans_timer));
+	assert_false(timer_armed(&qp->comp.retrans_timer));
 	post_op(MNIC_WR_SEND, 1, SRC, 8, 0);
 	pump();
-	assert_true(fw_timer_armed(&qp->comp.retrans_timer));
+	assert_true(timer_armed(&qp->comp.retrans_timer));
 	assert_int_equal(qp->comp.retrans_timer.deadline, now + (4096ull << 10));
 	/* It fires: the packet goes out again, counted as a retransmission. */
 	advance((4096ull << 10) - 1);
@@ -587,7 +587,7 @@ static void test_retransmit_timer_armed(void **state)
 	h_init(&c);
 	post_op(MNIC_WR_SEND, 1, SRC, 8, 0);
 	pump();
-	assert_false(fw_timer_armed(&qp->comp.retrans_timer));
+	assert_false(timer_armed(&qp->comp.retrans_timer));
 }
 
 int main(void)

@@ -33,7 +33,6 @@
 
 static uint8_t mem[WIN];
 static struct hal_dma dma;
-static struct fw_timers timers;
 static struct rocev2 eng;
 static struct rocev2 *const e = &eng;
 static uint64_t now;
@@ -364,7 +363,7 @@ static void make_qp(uint32_t srq, uint32_t rq_psn, uint32_t access, uint8_t max_
 static int setup(void **state)
 {
 	struct rocev2_env env = {
-		.tx = fake_tx, .now_ns = fake_now, .timers = &timers, .dma = &dma,
+		.tx = fake_tx, .now_ns = fake_now, .dma = &dma,
 		.ipv4 = OUR_IP,
 	};
 	struct rocev2_queue_attr q;
@@ -374,7 +373,6 @@ static int setup(void **state)
 	memcpy(env.mac, our_mac, 6);
 	memset(mem, 0, sizeof(mem));
 	hal_dma_window_init(&dma, mem, WIN);
-	fw_timers_init(&timers);
 	now = 0;
 	nframes = tx_fail = 0;
 	rq_pi = rcq_ci = 0;
@@ -1507,7 +1505,6 @@ static void test_flush_srq_keeps_wqes(void **state)
 static struct rocev2 peng;
 static uint8_t pmem[WIN];
 static struct hal_dma pdma;
-static struct fw_timers ptimers;
 static uint8_t pin[MAX_FRAMES][FRAME_MAX], wire[MAX_FRAMES][FRAME_MAX];
 static size_t pin_len[MAX_FRAMES], wire_len[MAX_FRAMES];
 static unsigned npin;
@@ -1544,7 +1541,7 @@ static void peer_post_send(uint32_t i, uint8_t op, uint64_t laddr, uint32_t len,
 static void test_loopback_with_losses(void **state)
 {
 	struct rocev2_env env = {
-		.tx = peer_tx, .now_ns = fake_now, .timers = &ptimers, .dma = &pdma,
+		.tx = peer_tx, .now_ns = fake_now, .dma = &pdma,
 		.ipv4 = PEER_IP,
 	};
 	struct rocev2_qp_init_attr ia;
@@ -1562,7 +1559,6 @@ static void test_loopback_with_losses(void **state)
 	memcpy(env.mac, peer_mac, 6);
 	memset(pmem, 0, sizeof(pmem));
 	hal_dma_window_init(&pdma, pmem, WIN);
-	fw_timers_init(&ptimers);
 	npin = 0;
 	assert_int_equal(rocev2_init(&peng, &env), 0);
 	assert_int_equal(rocev2_alloc_pd(&peng, &ppd), 0);
@@ -1673,8 +1669,8 @@ static void test_loopback_with_losses(void **state)
 		}
 		if (!moved) {
 			now += 1000000;     /* 1 ms: the peer's retransmit/RNR timers run */
-			fw_timers_run(&ptimers, now);
-			fw_timers_run(&timers, now);
+			rocev2_run_timers(&peng, now);
+			rocev2_run_timers(e, now);
 		}
 		memcpy(&c, pmem + SCQ_RING + 6 * MNIC_CQE_SIZE, sizeof(c));
 		if (c.owner == MNIC_CQE_OWNER(6u, CQ_SIZE) && !rocev2_has_work(&peng) && !moved)

@@ -1,0 +1,114 @@
+/* Private to the command dispatcher (cmd.c) and its handlers (cmd_device.c,
+ * cmd_objects.c, cmd_migrate.c): the call being served, the table row
+ * that describes it, the refusal helpers and the handlers the table names.
+ *
+ * A handler reads its whole input into locals before writing its output:
+ * the output is written over the input in the one staging buffer (mgmt.h).
+ * It returns 0 with c->produced set, or -1 with c->status and c->syndrome
+ * set (fail, engine_fail) and the refusal counted.
+ */
+#ifndef MGMT_CMD_PRIV_H
+#define MGMT_CMD_PRIV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mgmt.h"
+#include "mnic/cmd_names.h"
+#include "rocev2/rocev2.h"
+
+struct cmd_desc;
+
+struct cmd_call {
+	uint8_t *buf;
+	uint32_t in_len, out_len;
+	uint32_t produced;             /* output bytes, header included */
+	uint16_t opcode, op_mod;
+	uint8_t status;
+	uint32_t syndrome;
+	const struct cmd_desc *desc;   /* the opcode's table row */
+};
+
+typedef int (*cmd_fn)(struct mnic_mgmt *m, struct cmd_call *c);
+
+/* H_QP_BY_QPN: a QPN when op_mod is MNIC_QUERY_QP_BY_QPN, a slot cursor
+ * otherwise (QUERY_QP op_mod NEXT). */
+enum handle_kind { H_NONE, H_PD, H_CQ, H_SRQ, H_SRQ_OPT, H_QP, H_MR, H_QP_BY_QPN };
+
+struct cmd_range {
+	uint16_t off, len;
+};
+struct cmd_handle {
+	uint16_t off;
+	uint8_t kind;                  /* enum handle_kind */
+};
+
+/* One row per opcode (cmd.c).  Names are not here: mnic/cmd_names.h
+ * prints every opcode from the opcode list itself. */
+struct cmd_desc {
+	uint32_t in_len, out_len;      /* at least */
+	uint16_t max_op_mod;
+	struct cmd_range rsvd[3];      /* reserved-zero bytes beyond in_hdr.reserved */
+	struct cmd_handle handles[4];
+	cmd_fn fn;
+	int (*obj_fn)(struct rocev2 *e, uint32_t handle);   /* destroy-style commands */
+};
+
+/* ---- refusals (cmd.c) ----------------------------------------------------- */
+/* Set status and syndrome MNIC_SYND(err, site); returns -1. */
+int fail(struct cmd_call *c, uint8_t status, int err, uint32_t site);
+/* The engine refused with rc (-HAL_E*): its status, counted in
+ * engine_errors; returns -1. */
+int engine_fail(struct mnic_mgmt *m, struct cmd_call *c, int rc);
+/* 0 when a queue of size entries (0: none) and its doorbell record lie in
+ * the user area; otherwise refused (refused_address) and -1. */
+int queue_ok(struct mnic_mgmt *m, struct cmd_call *c, uint64_t ring, uint64_t dbrec,
+	     uint32_t size, uint32_t entry_size);
+/* 0 when an MR's range lies in the user area; otherwise refused and -1. */
+int mr_range_ok(struct mnic_mgmt *m, struct cmd_call *c, uint64_t addr, uint64_t len);
+
+/* ---- little-endian reads and strings -------------------------------------- */
+static inline uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* src (NULL: empty) into dst[cap], truncated, NUL-padded to cap. */
+static inline void copy_str(char *dst, size_t cap, const char *src)
+{
+	size_t i = 0;
+
+	for (; src && i + 1 < cap && src[i]; i++)
+		dst[i] = src[i];
+	for (; i < cap; i++)
+		dst[i] = '\0';
+}
+
+/* ---- handlers --------------------------------------------------------------- */
+/* cmd_device.c: device, firmware identity, counters, events */
+int h_nop(struct mnic_mgmt *m, struct cmd_call *c);
+int h_query_device(struct mnic_mgmt *m, struct cmd_call *c);
+int h_fw(struct mnic_mgmt *m, struct cmd_call *c);   /* firmware update: to mgmt/fwflash.c */
+int h_fw_query(struct mnic_mgmt *m, struct cmd_call *c);
+int h_query_counters(struct mnic_mgmt *m, struct cmd_call *c);
+int h_get_events(struct mnic_mgmt *m, struct cmd_call *c);
+/* cmd_objects.c: PD, MR, CQ, SRQ, QP */
+int h_alloc_pd(struct mnic_mgmt *m, struct cmd_call *c);
+int h_reg_mr(struct mnic_mgmt *m, struct cmd_call *c);
+int h_create_cq(struct mnic_mgmt *m, struct cmd_call *c);
+int h_create_srq(struct mnic_mgmt *m, struct cmd_call *c);
+int h_modify_srq(struct mnic_mgmt *m, struct cmd_call *c);
+int h_create_qp(struct mnic_mgmt *m, struct cmd_call *c);
+int h_modify_qp(struct mnic_mgmt *m, struct cmd_call *c);
+int h_query_qp(struct mnic_mgmt *m, struct cmd_call *c);
+int h_set_qp_mig_key(struct mnic_mgmt *m, struct cmd_call *c);
+/* DEALLOC_PD, DEREG_MR, DESTROY_CQ/SRQ/QP: the row's obj_fn is the call. */
+int h_handle(struct mnic_mgmt *m, struct cmd_call *c);
+/* cmd_migrate.c: dump, restore, resume, abort, migration settings */
+int h_dump_context(struct mnic_mgmt *m, struct cmd_call *c);
+int h_restore_object(struct mnic_mgmt *m, struct cmd_call *c);
+int h_resume_context(struct mnic_mgmt *m, struct cmd_call *c);
+int h_abort_dump(struct mnic_mgmt *m, struct cmd_call *c);
+int h_mig_config(struct mnic_mgmt *m, struct cmd_call *c);
+
+#endif
