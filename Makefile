@@ -24,12 +24,40 @@ GEN := $(BUILD)/gen
 BOARD_FILE := qemu-board/boards/$(BOARD).board
 
 WARN := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
-INCS := -Ilib/include -Ihal/include -Ifirmware -Imgmt/include -Imgmt -I. -I$(GEN)
+# ---- layers: who may include whom (docs/ARCHITECTURE.md, "Layers") -------
+# Each module compiles with the include folders of the modules it may see
+# and no others, so the compiler itself refuses a header across a
+# forbidden boundary; a module's own folder needs no -I (quoted includes
+# look next to the including file first).  `make check-layering`
+# (scripts/check-layering.py) resolves every include with these lists and
+# checks it against the module graph, relative paths included.
+INC_lib := -Ilib/include -Ihal/include
+INC_hal := -Ilib/include -Ihal/include
+INC_hal-common := $(INC_hal)
+INC_hal-posix := $(INC_hal) -I$(GEN)
+INC_hal-qemu-virt := $(INC_hal) -I$(GEN)
+INC_abi := -Iabi/include
+INC_rocev2 := -Ilib/include -Ihal/include -Iabi/include -Irocev2/include
+INC_boot := -Ilib/include -Ihal/include -Iabi/include -Iboot/include
+INC_mgmt := $(INC_rocev2) -Iboot/include -Imgmt/include
+INC_firmware := $(INC_mgmt)
+INC_loader := $(INC_boot) -Ihal/qemu-virt -I$(GEN)
+INC_libmnic-api := -Iabi/include -Ihostdrv/include
+INC_libmnic := -Ilib/include $(INC_libmnic-api)
+INC_tools := $(INC_libmnic) -Ihal/include -Iboot/include
+INC_kernel := -Iabi/include
+LAYER_MODULES := lib hal hal-common hal-posix hal-qemu-virt abi rocev2 boot mgmt firmware loader \
+	libmnic-api libmnic tools kernel
+# The module of an object: the folder of its source, most specific first.
+layer_of = $(firstword $(foreach p,boot/loader:loader hal/common:hal-common hal/posix:hal-posix \
+	hal/qemu-virt:hal-qemu-virt lib:lib abi:abi rocev2:rocev2 boot:boot mgmt:mgmt \
+	firmware:firmware hostdrv/lib:libmnic hostdrv/tools:tools,$(if $(filter \
+	$(word 1,$(subst :, ,$(p)))/%,$(1)),$(word 2,$(subst :, ,$(p))))))
 
 # Primitives below every module (lib/: CRCs, hashes): firmware, loader, libmnic, tools.
 LIB_SRCS := $(wildcard lib/*.c)
 FW_SRCS := $(wildcard firmware/*.c) $(wildcard mgmt/*.c) $(wildcard rocev2/*.c) hal/common/dma_window.c \
-	$(LIB_SRCS)
+	$(LIB_SRCS) abi/cmd_names.c
 # Firmware images and A/B boot (boot/, docs/firmware-images.md)
 BOOT_LIB_SRCS := boot/fwimage.c boot/bootrec.c
 FW_SRCS += $(BOOT_LIB_SRCS)
@@ -58,7 +86,7 @@ endif
 
 ifeq ($(BOARD),posix)
 CC := gcc
-CFLAGS := $(WARN) -O2 -g -D_GNU_SOURCE -Ihal/posix $(INCS)
+CFLAGS := $(WARN) -O2 -g -D_GNU_SOURCE
 ifeq ($(SAN),1)
 CFLAGS += -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 LDFLAGS := -fsanitize=address,undefined
@@ -70,7 +98,7 @@ else
 CC := $(CROSS)gcc
 SIZE := $(CROSS)size
 CFLAGS := $(WARN) -O2 -g -ffreestanding -fno-stack-protector -ffunction-sections \
-	-fdata-sections $(ARCH_FLAGS) -Ihal/qemu-virt $(INCS)
+	-fdata-sections $(ARCH_FLAGS)
 SRCS := $(FW_SRCS) $(addprefix hal/qemu-virt/,board.c gic.c gtimer.c semihost.c pl011.c \
 	pcie_ecam.c ivshmem.c virtio_net.c pflash.c psci.c) $(START)
 ifeq ($(FW_SELFTEST_FAIL),1)
@@ -96,7 +124,7 @@ $(BUILD)/obj/%.c.o: %.c $(GEN)/board.h
 	@mkdir -p $(dir $@)
 	@command -v $(CC) >/dev/null || { echo "error: $(CC) not found; run scripts/deps.sh (as root) to install the toolchain" >&2; exit 1; }
 	$(if $(Q),@echo "  CC  $(BOARD) $<")
-	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(INC_$(call layer_of,$<)) -MMD -MP -c $< -o $@
 
 $(BUILD)/obj/%.S.o: %.S $(GEN)/board.h
 	@mkdir -p $(dir $@)
@@ -124,15 +152,14 @@ LOADER_ARCH := $(if $(filter qemu-virt-a15,$(BOARD)),-mcpu=cortex-a15 -marm -mfl
 	-mno-unaligned-access,-mcpu=cortex-a72 -mgeneral-regs-only -mstrict-align -fno-pie \
 	-isystem $(PICOLIBC)/include)
 LOADER_CFLAGS := $(WARN) -Os -g -ffreestanding -fno-builtin -fno-tree-loop-distribute-patterns \
-	-fno-stack-protector -ffunction-sections -fdata-sections $(LOADER_ARCH) \
-	-Ihal/qemu-virt $(INCS)
+	-fno-stack-protector -ffunction-sections -fdata-sections $(LOADER_ARCH)
 LOADER_LDEXTRA := $(if $(filter qemu-virt-a72,$(BOARD)),-no-pie -Wl$(comma)--build-id=none)
 LOADER_OBJS := $(patsubst %,$(LOADER_DIR)/obj/%.o,$(LOADER_SRCS) $(LOADER_START))
 $(GEN)/loader.ld: $(GEN)/board.h
 $(LOADER_DIR)/obj/%.c.o: %.c $(GEN)/board.h
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC  $(BOARD) loader $<")
-	$(Q)$(CC) $(LOADER_CFLAGS) -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(LOADER_CFLAGS) $(INC_$(call layer_of,$<)) -MMD -MP -c $< -o $@
 $(LOADER_DIR)/obj/%.S.o: %.S
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(LOADER_ARCH) -c $< -o $@
@@ -150,8 +177,10 @@ endif
 # ---- host unit tests (CMocka), plain and ASan+UBSan ----------------------
 include tests/unit/unit.mk
 
+# Tests see every module, privates included.
 UNIT_CFLAGS := -std=c11 -Wall -Wextra -Werror -g -D_GNU_SOURCE \
-	-Ilib/include -Ihal/include -Ihal/qemu-virt -Ihal/posix -Ifirmware -Imgmt/include -Imgmt -I. \
+	-Ilib/include -Ihal/include -Ihal/qemu-virt -Ihal/posix -Ifirmware -Iabi/include \
+	-Irocev2/include -Imgmt/include -Iboot/include -Imgmt -I. \
 	-Itests/unit -Itests/unit/hal -Ibuild/host/gen
 SAN_FLAGS := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
@@ -185,11 +214,11 @@ KMOD_SRCS := $(notdir $(wildcard hostdrv/kernel/*.c hostdrv/kernel/*.h)) Kbuild
 .PHONY: kmod
 kmod: build/kmod/mnic.ko build/kmod/mnic-ioctl-check
 # Hostile-caller checks of /dev/mnicN, run in the test VM (static: any libc).
-build/kmod/mnic-ioctl-check: hostdrv/kernel/test/mnic_ioctl_check.c $(wildcard mgmt/include/mnic/*.h)
+build/kmod/mnic-ioctl-check: hostdrv/kernel/test/mnic_ioctl_check.c $(wildcard abi/include/mnic/*.h)
 	@mkdir -p $(dir $@)
 	$(Q)gcc -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
-		-O2 -Imgmt/include -static -pthread $< -o $@
-build/kmod/mnic.ko: $(addprefix hostdrv/kernel/,$(KMOD_SRCS)) $(wildcard mgmt/include/mnic/*.h)
+		-O2 $(INC_kernel) -static -pthread $< -o $@
+build/kmod/mnic.ko: $(addprefix hostdrv/kernel/,$(KMOD_SRCS)) $(wildcard abi/include/mnic/*.h)
 	@mkdir -p build/kmod
 	$(Q)kver=$(or $(KVER),$$(tests/vm/kver.sh --headers)) && \
 	for f in $(KMOD_SRCS); do ln -sfn $(CURDIR)/hostdrv/kernel/$$f build/kmod/$$f; done && \
@@ -202,10 +231,10 @@ build/kmod/mnic.ko: $(addprefix hostdrv/kernel/,$(KMOD_SRCS)) $(wildcard mgmt/in
 interop-tools: build/interop/rdma_rw build/interop/mnic-rw
 build/interop/rdma_rw: tests/interop/rdma_rw.c tests/interop/rw_proto.h
 	@mkdir -p $(dir $@)
-	$(Q)gcc $(HOSTDRV_CFLAGS) $< -libverbs -o $@
+	$(Q)gcc $(HOSTDRV_CFLAGS) $(INC_tools) $< -libverbs -o $@
 build/interop/mnic-rw: tests/interop/mnic-rw.c tests/interop/rw_proto.h $(HOSTDRV_OUT)/libmnic.a
 	@mkdir -p $(dir $@)
-	$(Q)gcc $(HOSTDRV_CFLAGS) $< $(HOSTDRV_OUT)/libmnic.a -pthread -o $@
+	$(Q)gcc $(HOSTDRV_CFLAGS) $(INC_tools) $< $(HOSTDRV_OUT)/libmnic.a -pthread -o $@
 
 # ---- whole-project targets (every board) ---------------------------------
 images:
@@ -234,6 +263,14 @@ bench: deps
 
 fuzz: deps
 	$(Q)bash scripts/fuzz.sh
+
+# ---- layering: the module graph, checked (scripts/check-layering.py) -----
+.PHONY: check-layering print-includes
+print-includes:
+	@$(foreach m,$(LAYER_MODULES),echo "$(m): $(INC_$(m))";)
+check-layering:
+	$(Q)$(PYTHON) scripts/check-layering.py --selftest
+	$(Q)$(PYTHON) scripts/check-layering.py --graph
 
 clean:
 	rm -rf build

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "lib/sha256.h"
-#include "fwflash.h"
+#include "mgmt/fwflash.h"
 #include "hal/errno.h"
 #include "log.h"
 

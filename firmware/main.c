@@ -1,11 +1,9 @@
 /* Boot -> platform init -> mode.  The same file runs on every board. */
 #include <string.h>
 
-#include "board.h"
 #include "fmt.h"
-#include "fw.h"
 #include "hal/platform.h"
-#include "initseg.h"
+#include "mgmt/initseg.h"
 #include "log.h"
 #include "modes.h"
 
@@ -74,7 +72,7 @@ int fw_main(int argc, char **argv)
 	if (platform.n_eth)
 		mac_str(platform.eth[0]->mac, mac, sizeof(mac));
 	if (platform.hostif.bar) {
-		rc = mnic_initseg_boot(&platform.hostif, platform.board, BOARD_ID,
+		rc = mnic_initseg_boot(&platform.hostif, platform.board, platform.board_id,
 				       platform.n_eth ? platform.eth[0]->mac : NULL);
 		if (rc != 0) {
 			LOG_ERR("host BAR of %zu bytes is too small (need >= %u)",

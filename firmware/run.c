@@ -11,12 +11,11 @@
  */
 #include <string.h>
 
-#include "board.h"
-#include "fwflash.h"
+#include "mgmt/fwflash.h"
 #include "hal/errno.h"
-#include "initseg.h"
+#include "mgmt/initseg.h"
 #include "log.h"
-#include "mgmt.h"
+#include "mgmt/mgmt.h"
 #include "modes.h"
 #include "engine.h"
 
@@ -92,7 +91,7 @@ static int start_engine(struct run_state *r)
 	cfg.seg = mnic_initseg(&c->plat->hostif);
 	cfg.dma = &c->dma;
 	cfg.engine = r->e;
-	cfg.board_id = BOARD_ID;
+	cfg.board_id = c->plat->board_id;
 	cfg.board_name = c->plat->board;
 	cfg.boot_ns = r->boot_ns;
 	for (i = 0; i < c->plat->n_eth && i < MNIC_MGMT_MAX_PORTS; i++)

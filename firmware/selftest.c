@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "hal/errno.h"
-#include "initseg.h"
+#include "mgmt/initseg.h"
 #include "log.h"
 #include "modes.h"
 

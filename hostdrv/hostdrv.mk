@@ -3,12 +3,13 @@
 #                  and the ASan+UBSan build in build/host-asan/hostdrv/
 # Plain C11 for a Linux host, whatever BOARD is.
 
+# Include folders per module (INC_libmnic, INC_tools, ...: the Makefile's
+# "layers"): libmnic sees the ABI and lib/, the tools also the image codec.
 HOSTDRV_CFLAGS := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
-	-Wmissing-prototypes -O2 -g -pthread -Ihostdrv/include -Imgmt/include -Ihostdrv/lib \
-	-I. -Ihal/include -Ilib/include
+	-Wmissing-prototypes -O2 -g -pthread
 HOSTDRV_SAN := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 HOSTDRV_LIB_SRCS := $(wildcard hostdrv/lib/*.c)
-HOSTDRV_HDRS := $(wildcard hostdrv/include/mnic/*.h hostdrv/lib/*.h mgmt/include/mnic/*.h)
+HOSTDRV_HDRS := $(wildcard hostdrv/include/mnic/*.h hostdrv/lib/*.h abi/include/mnic/*.h)
 HOSTDRV_TOOLS := mnicctl mnic-pingpong mnic-traffic
 # Firmware images (issue #8): mnicctl links the portable image/boot-record
 # library and libsodium (Ed25519 signing).
@@ -24,31 +25,31 @@ hostdrv: $(addprefix $(HOSTDRV_OUT)/,libmnic.a $(HOSTDRV_TOOLS) mnicctl-static) 
 $(HOSTDRV_OUT)/obj/%.o: hostdrv/%.c $(HOSTDRV_HDRS)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC  host $<")
-	$(Q)gcc $(HOSTDRV_CFLAGS) -c $< -o $@
+	$(Q)gcc $(HOSTDRV_CFLAGS) $(INC_$(call layer_of,$<)) -c $< -o $@
 
 $(HOSTDRV_ASAN)/obj/%.o: hostdrv/%.c $(HOSTDRV_HDRS)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC  host-asan $<")
-	$(Q)gcc $(HOSTDRV_CFLAGS) $(HOSTDRV_SAN) -c $< -o $@
+	$(Q)gcc $(HOSTDRV_CFLAGS) $(INC_$(call layer_of,$<)) $(HOSTDRV_SAN) -c $< -o $@
 
 define hostdrv_variant
 $(1)/libmnic.a: $$(patsubst hostdrv/%.c,$(1)/obj/%.o,$$(HOSTDRV_LIB_SRCS)) \
-	$(1)/obj/mgmt/cmd_names.o $(1)/obj/lib/crc32.o
+	$(1)/obj/abi/cmd_names.o $(1)/obj/lib/crc32.o
 	$$(Q)rm -f $$@ && ar rcs $$@ $$^
 $(1)/%: $(1)/obj/tools/%.o $(1)/libmnic.a
 	$$(if $$(Q),@echo "  LD  $$@")
 	$$(Q)gcc $$(HOSTDRV_CFLAGS) $(2) $$(filter %.o,$$^) $(1)/libmnic.a -pthread $$(HOSTDRV_LIBS) -o $$@
 $(1)/mnicctl: $(1)/obj/tools/mnicctl_args.o $(1)/obj/tools/mnicctl_fw.o \
 	$$(patsubst %.c,$(1)/obj/%.o,$$(HOSTDRV_BOOT_SRCS))
-$(1)/obj/mgmt/cmd_names.o: mgmt/cmd_names.c mgmt/include/mnic/cmd_names.h mgmt/include/mnic/cmd.h
+$(1)/obj/abi/cmd_names.o: abi/cmd_names.c abi/include/mnic/cmd_names.h abi/include/mnic/cmd.h
 	@mkdir -p $$(dir $$@)
-	$$(Q)gcc $$(HOSTDRV_CFLAGS) $(2) -c $$< -o $$@
+	$$(Q)gcc $$(HOSTDRV_CFLAGS) $$(INC_abi) $(2) -c $$< -o $$@
 $(1)/obj/lib/%.o: lib/%.c $$(wildcard lib/include/lib/*.h)
 	@mkdir -p $$(dir $$@)
-	$$(Q)gcc $$(HOSTDRV_CFLAGS) $(2) -c $$< -o $$@
-$(1)/obj/boot/%.o: boot/%.c $$(wildcard boot/*.h) mgmt/include/mnic/fwimage.h
+	$$(Q)gcc $$(HOSTDRV_CFLAGS) $$(INC_lib) $(2) -c $$< -o $$@
+$(1)/obj/boot/%.o: boot/%.c $$(wildcard boot/include/boot/*.h) abi/include/mnic/fwimage.h
 	@mkdir -p $$(dir $$@)
-	$$(Q)gcc $$(HOSTDRV_CFLAGS) $(2) -c $$< -o $$@
+	$$(Q)gcc $$(HOSTDRV_CFLAGS) $$(INC_boot) $(2) -c $$< -o $$@
 endef
 $(eval $(call hostdrv_variant,$(HOSTDRV_OUT),))
 $(eval $(call hostdrv_variant,$(HOSTDRV_ASAN),$(HOSTDRV_SAN)))

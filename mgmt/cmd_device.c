@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "cmd_priv.h"
-#include "fwflash.h"
+#include "mgmt/fwflash.h"
 #include "hal/errno.h"
 
 int h_nop(struct mnic_mgmt *m, struct cmd_call *c)

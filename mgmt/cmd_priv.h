@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "mgmt.h"
+#include "mgmt/mgmt.h"
 #include "mnic/cmd_names.h"
 #include "rocev2/rocev2.h"
 

@@ -26,7 +26,7 @@
 
 #include "hal/errno.h"
 #include "hal/mmio.h"
-#include "mgmt.h"
+#include "mgmt/mgmt.h"
 #include "mnic/cmd_names.h"
 
 static uint8_t cmd_buf[MNIC_CMD_MAX_LEN] __attribute__((aligned(8)));

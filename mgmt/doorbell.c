@@ -11,7 +11,7 @@
  * pass over the QP and SRQ pools per db_seq change.
  */
 #include "hal/mmio.h"
-#include "mgmt.h"
+#include "mgmt/mgmt.h"
 #include "rocev2/rocev2.h"
 
 int mnic_db_service(struct mnic_mgmt *m)

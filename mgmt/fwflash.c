@@ -16,9 +16,9 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "fwflash.h"
+#include "mgmt/fwflash.h"
 #include "hal/errno.h"
-#include "mgmt.h"
+#include "mgmt/mgmt.h"
 
 struct fwflash {
 	struct hal_flash *flash;

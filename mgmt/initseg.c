@@ -1,4 +1,4 @@
-#include "initseg.h"
+#include "mgmt/initseg.h"
 
 #include <string.h>
 

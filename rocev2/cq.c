@@ -1,5 +1,5 @@
 /* Completion queues: a ring of CQEs in host memory that only the firmware
- * writes (mgmt/include/mnic/queues.h).  The host tells how far it has
+ * writes (abi/include/mnic/queues.h).  The host tells how far it has
  * consumed through the CQ's doorbell record; the firmware never overwrites
  * an unconsumed CQE: a full CQ is an overflow, which IBA 11.6.2 makes an
  * asynchronous CQ error, after which the CQ accepts nothing. */

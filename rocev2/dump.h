@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rocev2.h"
+#include "rocev2/rocev2.h"
 
 /* ---- image header (24 bytes, little-endian) ------------------------------ */
 #define ROCEV2_DUMP_MAGIC "MNICDUMP"

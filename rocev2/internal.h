@@ -14,14 +14,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "counters.h"
+#include "rocev2/counters.h"
 #include "hal/errno.h"
 #include "hal/eth.h"
 #include "lib/timer.h"
 #include "opcode.h"
 #include "req.h"
 #include "resp.h"
-#include "rocev2.h"
+#include "rocev2/rocev2.h"
 #include "wire.h"
 
 #define ROCEV2_EVENT_RING 64u

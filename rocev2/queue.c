@@ -1,4 +1,4 @@
-/* Host work queues (mgmt/include/mnic/queues.h): doorbell records, send and
+/* Host work queues (abi/include/mnic/queues.h): doorbell records, send and
  * receive WQEs, and the scatter/gather lists they carry.
  *
  * Everything read from host memory is hostile: producer indices are

@@ -8,7 +8,7 @@
 
 #include "lib/timer.h"
 #include "mnic/queues.h"
-#include "rocev2.h"
+#include "rocev2/rocev2.h"
 
 /* What the requester remembers about each send WQE between sending it and
  * its completion (IBA 9.7.4: the PSN range a WQE occupies). Indexed by SQ

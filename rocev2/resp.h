@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "mnic/queues.h"
-#include "rocev2.h"
+#include "rocev2/rocev2.h"
 
 /* A read or atomic the responder accepted (IBA 9.7.5.1.4 responder
  * resources): kept until the requester has moved past it, so that a

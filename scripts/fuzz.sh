@@ -11,12 +11,12 @@ cd "$(dirname "$0")/.."
 secs=${FUZZ_SECONDS:-30}
 make --no-print-directory build/host/gen/board.h >/dev/null
 CFLAGS="-std=c11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
- -Ilib/include -Ihal/include -Ihal/posix -Ifirmware -Imgmt/include -Imgmt -I. -Irocev2 -Ibuild/host/gen"
+ -Ilib/include -Ihal/include -Ihal/posix -Ifirmware -Iabi/include -Irocev2/include -Imgmt/include -Iboot/include -Imgmt -I. -Irocev2 -Ibuild/host/gen"
 declare -A SRCS=(
   [fuzz_args]="firmware/args.c firmware/log.c firmware/fmt.c"
   [fuzz_impair_spec]="hal/posix/impair.c"
   [fuzz_rx]="$(ls rocev2/*.c | tr '\n' ' ') lib/crc32.c lib/siphash.c lib/timer.c hal/common/dma_window.c"
-  [fuzz_cmd]="mgmt/cmdq.c mgmt/cmd.c mgmt/cmd_device.c mgmt/cmd_objects.c mgmt/cmd_migrate.c mgmt/doorbell.c mgmt/cmd_names.c mgmt/fwflash.c lib/sha256.c boot/fwimage.c boot/bootrec.c $(ls rocev2/*.c | tr '\n' ' ') lib/crc32.c lib/siphash.c lib/timer.c hal/common/dma_window.c"
+  [fuzz_cmd]="mgmt/cmdq.c mgmt/cmd.c mgmt/cmd_device.c mgmt/cmd_objects.c mgmt/cmd_migrate.c mgmt/doorbell.c abi/cmd_names.c mgmt/fwflash.c lib/sha256.c boot/fwimage.c boot/bootrec.c $(ls rocev2/*.c | tr '\n' ' ') lib/crc32.c lib/siphash.c lib/timer.c hal/common/dma_window.c"
 )
 declare -A DEFS=( [fuzz_rx]="-DFUZZ_RX_FULL"
   [fuzz_cmd]="-DROCEV2_MAX_QP=16 -DROCEV2_MAX_MR=64 -DROCEV2_MAX_PD=16 -DROCEV2_MAX_CQ=16 -DROCEV2_MAX_SRQ=8" )

@@ -22,6 +22,21 @@ run_cmocka() {   # name binary
   [ "$f" = 0 ] || failures+=("$name")
 }
 
+# The module graph (docs/ARCHITECTURE.md "Layers"): the checker's own
+# self-test on synthetic trees, then every include of the tree.
+if [ -z "$filter" ] || [[ build/layering == *$filter* ]]; then
+  echo "=== build/layering"
+  log=$logdir/build_layering.log
+  if { python3 scripts/check-layering.py --selftest &&
+       python3 scripts/check-layering.py --graph; } >"$log" 2>&1; then
+    passed=$((passed + 1)); res=PASS
+  else
+    failed=$((failed + 1)); res=FAIL; failures+=(build/layering)
+    grep -v '^  ' "$log" | tail -25 | sed 's/^/    | /'
+  fi
+  echo "[ $res ] build/layering ($(tail -1 "$log" | sed 's/^layering: //'), log: $log)"
+fi
+
 for variant in host host-asan; do
   for bin in build/$variant/unit/*; do
     [ -x "$bin" ] || continue

@@ -1,6 +1,6 @@
 /* POSIX entry: the firmware brings the platform up itself (fw_main calls
  * hal_platform_init() with this argv). */
-#include "fw.h"
+#include "hal/platform.h"
 
 int main(int argc, char **argv)
 {

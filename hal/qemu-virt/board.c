@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "board.h"
-#include "fw.h"
 #include "gic.h"
 #include "gtimer.h"
 #include "hal/errno.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* mnic.ko: host driver of the mnic SmartNIC firmware's host interface
- * (mgmt/include/mnic/abi.h), for the NIC's BAR exposed to a Linux guest as
+ * (abi/include/mnic/abi.h), for the NIC's BAR exposed to a Linux guest as
  * an ivshmem-plain PCI function (1af4:1110; BAR0 registers, BAR2 the
  * shared memory = the NIC's BAR).
  *

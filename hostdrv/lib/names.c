@@ -24,7 +24,7 @@ static const char *lookup(const struct name *t, size_t n, uint32_t v, size_t ski
 	return "?";
 }
 
-/* The command interface's names are the firmware's own (mgmt/cmd_names.c,
+/* The command interface's names are the firmware's own (abi/cmd_names.c,
  * compiled into libmnic as is): one list, one spelling on both sides. */
 const char *mnic_opcode_name(uint32_t opcode)
 {

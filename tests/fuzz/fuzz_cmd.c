@@ -22,7 +22,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "mgmt.h"
+#include "mgmt/mgmt.h"
 #include "rocev2/internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -39,8 +39,8 @@ for f in "$root/build/qemu-virt-a15/mnic-fw.elf" "$root/build/posix/mnic-fw" "$m
   [ -f "$f" ] || mnic_die "$f not built; run: make images"
 done
 kver=$("$root/tests/vm/kver.sh")
-rev=$(sed -n 's/^#define MNIC_CMDIF_REV *\([0-9]*\)u.*/\1/p' "$root/mgmt/include/mnic/abi.h")
-[ -n "$rev" ] || mnic_die "cannot read MNIC_CMDIF_REV from mgmt/include/mnic/abi.h"
+rev=$(sed -n 's/^#define MNIC_CMDIF_REV *\([0-9]*\)u.*/\1/p' "$root/abi/include/mnic/abi.h")
+[ -n "$rev" ] || mnic_die "cannot read MNIC_CMDIF_REV from abi/include/mnic/abi.h"
 
 # ---- the NICs
 mnic_switch_start "$out/sw"

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Read a NIC's init segment from its BAR file, as a host would (layout:
-mgmt/include/mnic/abi.h).  Prints key=value lines; exit 1 if the magic is
+abi/include/mnic/abi.h).  Prints key=value lines; exit 1 if the magic is
 wrong.  usage: mnic_bar.py BAR_FILE"""
 import struct
 import sys

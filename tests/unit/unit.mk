@@ -96,7 +96,7 @@ build/host/unit/test_migrate build/host-asan/unit/test_migrate: rocev2/migrate.c
 
 # Host interface (issue #5): the command queue transport and the
 # dispatcher with the real engine behind it (tests/unit/mgmt/fake_host.h).
-MGMT_SRCS := mgmt/cmdq.c mgmt/cmd.c mgmt/cmd_device.c mgmt/cmd_objects.c mgmt/cmd_migrate.c mgmt/doorbell.c mgmt/cmd_names.c mgmt/fwflash.c \
+MGMT_SRCS := mgmt/cmdq.c mgmt/cmd.c mgmt/cmd_device.c mgmt/cmd_objects.c mgmt/cmd_migrate.c mgmt/doorbell.c abi/cmd_names.c mgmt/fwflash.c \
 	lib/sha256.c boot/fwimage.c boot/bootrec.c
 define mgmt_test
 UNIT_TESTS += $(1)
@@ -108,7 +108,7 @@ $(foreach t,test_cmdq test_cmd,$(eval $(call mgmt_test,$(t))))
 # Host library (issue #5): libmnic's pure parts and mnicctl's argument parsing.
 UNIT_TESTS += test_libmnic
 # libmnic as linked into the tools: its sources and the shared names.
-LIBMNIC_SRCS := $(wildcard hostdrv/lib/*.c) mgmt/cmd_names.c lib/crc32.c
+LIBMNIC_SRCS := $(wildcard hostdrv/lib/*.c) abi/cmd_names.c lib/crc32.c
 test_libmnic_SRCS := tests/unit/hostdrv/test_libmnic.c $(LIBMNIC_SRCS) \
 	hostdrv/tools/mnicctl_args.c
 test_libmnic_CFLAGS := -pthread -Ihostdrv/include -Ihostdrv/lib -Ihostdrv/tools

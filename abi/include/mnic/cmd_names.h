@@ -1,7 +1,7 @@
 /* Printable names for the command interface (mnic/cmd.h): opcodes,
  * command statuses, delivery statuses and syndrome sites.  Plain C with no
  * firmware dependency: the firmware (mgmt/cmd.c), libmnic and mnicctl
- * compile mgmt/cmd_names.c as is.
+ * compile abi/cmd_names.c as is.
  *
  * Syndrome sites: MNIC_SYND(errno, site) names the check that refused a
  * command (mnic/cmd.h); the site numbers are below, one per check, listed

@@ -74,4 +74,9 @@ int hal_platform_reset(struct hal_platform *p);
 /* Leave with an exit code (semihosting SYS_EXIT_EXTENDED on boards). */
 void hal_platform_exit(int code) __attribute__((noreturn));
 
+/* The firmware's entry, the one call a platform makes upward: boards call
+ * it from their startup after building argv (semihosting SYS_GET_CMDLINE),
+ * POSIX from main().  Defined in firmware/main.c. */
+int fw_main(int argc, char **argv);
+
 #endif

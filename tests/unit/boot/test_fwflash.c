@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "boot/bootrec.h"
-#include "fwflash.h"
+#include "mgmt/fwflash.h"
 #include "hal/errno.h"
-#include "mgmt.h"
+#include "mgmt/mgmt.h"
 #include "ram_flash.h"
 
 #define FLASH_BYTES MNIC_FLASH_USED

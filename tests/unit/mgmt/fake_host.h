@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "cmocka_main.h"
-#include "mgmt.h"
+#include "mgmt/mgmt.h"
 #include "mnic/cmd_names.h"
 #include "silent_env.h"
 
