@@ -33,28 +33,28 @@ static int dump_records(const struct rocev2 *e, struct dump_out *o, struct rocev
 		if (!e->pds[i].in_use)
 			continue;
 		start = image_rec_begin(o, ROCEV2_OBJ_PD);
-		pd_encode(o, e, i);
+		img_pd_encode(o, e, i);
 		rec_end(o, start, ROCEV2_OBJ_PD, st, count);
 	}
 	for (i = 0; i < ROCEV2_MAX_MR; i++) {
 		if (!e->mrs[i].in_use)
 			continue;
 		start = image_rec_begin(o, ROCEV2_OBJ_MR);
-		mr_encode(o, e, i);
+		img_mr_encode(o, e, i);
 		rec_end(o, start, ROCEV2_OBJ_MR, st, count);
 	}
 	for (i = 0; i < ROCEV2_MAX_CQ; i++) {
 		if (!e->cqs[i].in_use)
 			continue;
 		start = image_rec_begin(o, ROCEV2_OBJ_CQ);
-		cq_encode(o, e, i);
+		img_cq_encode(o, e, i);
 		rec_end(o, start, ROCEV2_OBJ_CQ, st, count);
 	}
 	for (i = 0; i < ROCEV2_MAX_SRQ; i++) {
 		if (!e->srqs[i].in_use)
 			continue;
 		start = image_rec_begin(o, ROCEV2_OBJ_SRQ);
-		srq_encode(o, e, i);
+		img_srq_encode(o, e, i);
 		rec_end(o, start, ROCEV2_OBJ_SRQ, st, count);
 	}
 	for (i = 0; i < ROCEV2_MAX_QP; i++) {
@@ -63,7 +63,7 @@ static int dump_records(const struct rocev2 *e, struct dump_out *o, struct rocev
 		if (!qp->in_use)
 			continue;
 		start = image_rec_begin(o, ROCEV2_OBJ_QP);
-		rc = qp_encode(o, e, qp);
+		rc = img_qp_encode(o, e, qp);
 		if (rc)
 			return rc;
 		/* Statistics only: MigrOS's Table 2 lists a QP with an SRQ

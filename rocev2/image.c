@@ -3,8 +3,8 @@
  * it, image_records.c holds one codec per record type.  This file is what
  * they share: the member lists, the field tables and the byte cursor.
  *
- * Byte order: fields are written little-endian by out_le() and read by
- * in_le(), one scalar at a time; no host struct is ever copied whole.
+ * Byte order: fields are written little-endian by img_out_le() and read by
+ * img_in_le(), one scalar at a time; no host struct is ever copied whole.
  *
  * What the image holds per object, and what it leaves out, is spelled out
  * member by member in the *_MEMBERS lists below.  Each list mirrors its
@@ -354,7 +354,7 @@ _Static_assert(TRACK_BYTES == ROCEV2_DUMP_TRACK_LEN && RES_BYTES + 1u == ROCEV2_
 
 /* Not inlined: one call per field, and every call inlined and unrolled
  * tripled this file's code. */
-__attribute__((noinline)) void out_le(struct dump_out *o, uint64_t v, unsigned n)
+__attribute__((noinline)) void img_out_le(struct dump_out *o, uint64_t v, unsigned n)
 {
 	unsigned i;
 
@@ -364,15 +364,15 @@ __attribute__((noinline)) void out_le(struct dump_out *o, uint64_t v, unsigned n
 }
 
 /* Byte strings (MAC address, key) have no byte order. */
-void out_bytes(struct dump_out *o, const uint8_t *src, size_t n)
+void img_out_bytes(struct dump_out *o, const uint8_t *src, size_t n)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		out_le(o, src[i], 1);
+		img_out_le(o, src[i], 1);
 }
 
-__attribute__((noinline)) uint64_t in_le(struct dump_in *in, unsigned n)
+__attribute__((noinline)) uint64_t img_in_le(struct dump_in *in, unsigned n)
 {
 	uint64_t v = 0;
 	unsigned i;
@@ -388,16 +388,16 @@ __attribute__((noinline)) uint64_t in_le(struct dump_in *in, unsigned n)
 	return v;
 }
 
-void in_bytes(struct dump_in *in, uint8_t *dst, size_t n)
+void img_in_bytes(struct dump_in *in, uint8_t *dst, size_t n)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		dst[i] = in_u8(in);
+		dst[i] = img_in_u8(in);
 }
 
 /* The whole payload and nothing more was read. */
-int in_done(const struct dump_in *in)
+int img_in_done(const struct dump_in *in)
 {
 	return !in->bad && in->pos == in->len ? 0 : -HAL_EINVAL;
 }
@@ -450,23 +450,23 @@ static void field_set(void *obj, const struct dump_field *f, uint64_t v)
 	}
 }
 
-void out_fields(struct dump_out *o, const void *obj, const struct dump_field *t, size_t n)
+void img_out_fields(struct dump_out *o, const void *obj, const struct dump_field *t, size_t n)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		out_le(o, field_get(obj, &t[i]), t[i].size);
+		img_out_le(o, field_get(obj, &t[i]), t[i].size);
 }
 
-void in_fields(struct dump_in *in, void *obj, const struct dump_field *t, size_t n)
+void img_in_fields(struct dump_in *in, void *obj, const struct dump_field *t, size_t n)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		field_set(obj, &t[i], in_le(in, t[i].size));
+		field_set(obj, &t[i], img_in_le(in, t[i].size));
 }
 
-void copy_fields(void *dst, const void *src, const struct dump_field *t, size_t n)
+void img_copy_fields(void *dst, const void *src, const struct dump_field *t, size_t n)
 {
 	size_t i;
 
@@ -480,12 +480,12 @@ void image_header_write(uint8_t *b, uint32_t count, size_t total)
 {
 	struct dump_out o = { b, total, 0 };
 
-	out_bytes(&o, (const uint8_t *)ROCEV2_DUMP_MAGIC, ROCEV2_DUMP_MAGIC_LEN);
-	out_le(&o, ROCEV2_DUMP_VERSION, 2);
-	out_le(&o, 0, 2);               /* flags */
-	out_le(&o, count, 4);
-	out_le(&o, total, 4);
-	out_le(&o, crc32c(0, b + ROCEV2_DUMP_HDR_LEN, total - ROCEV2_DUMP_HDR_LEN), 4);
+	img_out_bytes(&o, (const uint8_t *)ROCEV2_DUMP_MAGIC, ROCEV2_DUMP_MAGIC_LEN);
+	img_out_le(&o, ROCEV2_DUMP_VERSION, 2);
+	img_out_le(&o, 0, 2);               /* flags */
+	img_out_le(&o, count, 4);
+	img_out_le(&o, total, 4);
+	img_out_le(&o, crc32c(0, b + ROCEV2_DUMP_HDR_LEN, total - ROCEV2_DUMP_HDR_LEN), 4);
 }
 
 int image_header_check(const uint8_t *b, size_t len, uint32_t *count)
@@ -496,16 +496,16 @@ int image_header_check(const uint8_t *b, size_t len, uint32_t *count)
 
 	if (!b || len < ROCEV2_DUMP_HDR_LEN)
 		return -HAL_EINVAL;
-	in_bytes(&in, magic, sizeof(magic));
+	img_in_bytes(&in, magic, sizeof(magic));
 	if (memcmp(magic, ROCEV2_DUMP_MAGIC, ROCEV2_DUMP_MAGIC_LEN))
 		return -HAL_EINVAL;
-	if (in_u16(&in) != ROCEV2_DUMP_VERSION)
+	if (img_in_u16(&in) != ROCEV2_DUMP_VERSION)
 		return -HAL_ERANGE;
-	if (in_u16(&in) != 0)
+	if (img_in_u16(&in) != 0)
 		return -HAL_EINVAL;     /* no flags are defined in version 1 */
-	*count = in_u32(&in);
-	total = in_u32(&in);
-	crc = in_u32(&in);
+	*count = img_in_u32(&in);
+	total = img_in_u32(&in);
+	crc = img_in_u32(&in);
 	if (total != len)
 		return -HAL_EINVAL;     /* truncated, or trailing bytes */
 	if (crc32c(0, b + ROCEV2_DUMP_HDR_LEN, len - ROCEV2_DUMP_HDR_LEN) != crc)
@@ -517,9 +517,9 @@ size_t image_rec_begin(struct dump_out *o, uint16_t type)
 {
 	size_t start = o->pos;
 
-	out_le(o, type, 2);
-	out_le(o, ROCEV2_DUMP_REC_VERSION, 2);
-	out_le(o, 0, 4);                /* length: image_rec_end */
+	img_out_le(o, type, 2);
+	img_out_le(o, ROCEV2_DUMP_REC_VERSION, 2);
+	img_out_le(o, 0, 4);                /* length: image_rec_end */
 	return start;
 }
 
@@ -528,7 +528,7 @@ size_t image_rec_end(struct dump_out *o, size_t start)
 	size_t end = o->pos;
 
 	o->pos = start + 4u;
-	out_le(o, end - start, 4);
+	img_out_le(o, end - start, 4);
 	o->pos = end;
 	return end - start;
 }
@@ -547,9 +547,9 @@ static int rec_frame(const uint8_t *b, size_t len, size_t pos, struct rocev2_rec
 	struct dump_in h = { b + pos, len - pos, 0, 0 };
 	uint32_t rlen;
 
-	r->type = in_u16(&h);
-	r->version = in_u16(&h);
-	rlen = in_u32(&h);
+	r->type = img_in_u16(&h);
+	r->version = img_in_u16(&h);
+	rlen = img_in_u32(&h);
 	if (h.bad || rlen < ROCEV2_DUMP_REC_HDR_LEN || rlen > len - pos)
 		return -HAL_EINVAL;
 	r->payload = b + pos + ROCEV2_DUMP_REC_HDR_LEN;

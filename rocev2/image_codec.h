@@ -48,19 +48,19 @@ struct dump_in {
 };
 
 
-void out_le(struct dump_out *o, uint64_t v, unsigned n);
-void out_bytes(struct dump_out *o, const uint8_t *src, size_t n);
-uint64_t in_le(struct dump_in *in, unsigned n);
-static inline uint8_t in_u8(struct dump_in *in) { return (uint8_t)in_le(in, 1); }
-static inline uint16_t in_u16(struct dump_in *in) { return (uint16_t)in_le(in, 2); }
-static inline uint32_t in_u32(struct dump_in *in) { return (uint32_t)in_le(in, 4); }
-static inline uint64_t in_u64(struct dump_in *in) { return in_le(in, 8); }
-void in_bytes(struct dump_in *in, uint8_t *dst, size_t n);
+void img_out_le(struct dump_out *o, uint64_t v, unsigned n);
+void img_out_bytes(struct dump_out *o, const uint8_t *src, size_t n);
+uint64_t img_in_le(struct dump_in *in, unsigned n);
+static inline uint8_t img_in_u8(struct dump_in *in) { return (uint8_t)img_in_le(in, 1); }
+static inline uint16_t img_in_u16(struct dump_in *in) { return (uint16_t)img_in_le(in, 2); }
+static inline uint32_t img_in_u32(struct dump_in *in) { return (uint32_t)img_in_le(in, 4); }
+static inline uint64_t img_in_u64(struct dump_in *in) { return img_in_le(in, 8); }
+void img_in_bytes(struct dump_in *in, uint8_t *dst, size_t n);
 /* The whole payload and nothing more was read: 0, else -HAL_EINVAL. */
-int in_done(const struct dump_in *in);
-void out_fields(struct dump_out *o, const void *obj, const struct dump_field *t, size_t n);
-void in_fields(struct dump_in *in, void *obj, const struct dump_field *t, size_t n);
-void copy_fields(void *dst, const void *src, const struct dump_field *t, size_t n);
+int img_in_done(const struct dump_in *in);
+void img_out_fields(struct dump_out *o, const void *obj, const struct dump_field *t, size_t n);
+void img_in_fields(struct dump_in *in, void *obj, const struct dump_field *t, size_t n);
+void img_copy_fields(void *dst, const void *src, const struct dump_field *t, size_t n);
 
 /* ---- header and record framing (image.c) ---------------------------------- */
 /* The image header of the total bytes at b, records already in place. */
@@ -120,15 +120,15 @@ extern struct qp_rec qp_scratch;
  * Encoders write one payload of object idx (QP: -HAL_EIO when its state
  * contradicts itself); decoders read and check one payload: -HAL_EINVAL
  * for anything this engine could not hold. */
-void pd_encode(struct dump_out *o, const struct rocev2 *e, uint32_t idx);
-void mr_encode(struct dump_out *o, const struct rocev2 *e, uint32_t idx);
-void cq_encode(struct dump_out *o, const struct rocev2 *e, uint32_t idx);
-void srq_encode(struct dump_out *o, const struct rocev2 *e, uint32_t idx);
-int qp_encode(struct dump_out *o, const struct rocev2 *e, const struct rocev2_qp *qp);
-int pd_decode(const void *p, size_t len, struct pd_rec *r);
-int mr_decode(const void *p, size_t len, struct mr_rec *r);
-int cq_decode(const void *p, size_t len, struct cq_rec *r);
-int srq_decode(const void *p, size_t len, struct srq_rec *r);
-int qp_decode(const void *payload, size_t len, struct qp_rec *r);
+void img_pd_encode(struct dump_out *o, const struct rocev2 *e, uint32_t idx);
+void img_mr_encode(struct dump_out *o, const struct rocev2 *e, uint32_t idx);
+void img_cq_encode(struct dump_out *o, const struct rocev2 *e, uint32_t idx);
+void img_srq_encode(struct dump_out *o, const struct rocev2 *e, uint32_t idx);
+int img_qp_encode(struct dump_out *o, const struct rocev2 *e, const struct rocev2_qp *qp);
+int img_pd_decode(const void *p, size_t len, struct pd_rec *r);
+int img_mr_decode(const void *p, size_t len, struct mr_rec *r);
+int img_cq_decode(const void *p, size_t len, struct cq_rec *r);
+int img_srq_decode(const void *p, size_t len, struct srq_rec *r);
+int img_qp_decode(const void *payload, size_t len, struct qp_rec *r);
 
 #endif

@@ -53,56 +53,56 @@ static int queue_shape_ok(const struct rocev2_queue_attr *q, int may_be_none)
 
 static void out_queue(struct dump_out *o, const struct rocev2_queue_attr *q)
 {
-	out_le(o, q->ring_addr, 8);
-	out_le(o, q->dbrec_addr, 8);
-	out_le(o, q->size, 4);
+	img_out_le(o, q->ring_addr, 8);
+	img_out_le(o, q->dbrec_addr, 8);
+	img_out_le(o, q->size, 4);
 }
 
 static void in_queue(struct dump_in *in, struct rocev2_queue_attr *q)
 {
-	q->ring_addr = in_u64(in);
-	q->dbrec_addr = in_u64(in);
-	q->size = in_u32(in);
+	q->ring_addr = img_in_u64(in);
+	q->dbrec_addr = img_in_u64(in);
+	q->size = img_in_u32(in);
 }
 
 /* ---- PD ------------------------------------------------------------------------- */
-void pd_encode(struct dump_out *o, const struct rocev2 *e, uint32_t idx)
+void img_pd_encode(struct dump_out *o, const struct rocev2 *e, uint32_t idx)
 {
-	out_le(o, rocev2_handle(e->pds[idx].gen, idx), 4);
+	img_out_le(o, rocev2_handle(e->pds[idx].gen, idx), 4);
 }
 
-int pd_decode(const void *p, size_t len, struct pd_rec *r)
+int img_pd_decode(const void *p, size_t len, struct pd_rec *r)
 {
 	struct dump_in in = { p, len, 0, 0 };
 
-	r->handle = in_u32(&in);
-	if (in_done(&in) || !handle_ok(r->handle, ROCEV2_MAX_PD))
+	r->handle = img_in_u32(&in);
+	if (img_in_done(&in) || !handle_ok(r->handle, ROCEV2_MAX_PD))
 		return -HAL_EINVAL;
 	return 0;
 }
 
 /* ---- MR ------------------------------------------------------------------------- */
-void mr_encode(struct dump_out *o, const struct rocev2 *e, uint32_t idx)
+void img_mr_encode(struct dump_out *o, const struct rocev2 *e, uint32_t idx)
 {
 	const struct rocev2_mr *mr = &e->mrs[idx];
 
-	out_le(o, mr->lkey, 4);
-	out_le(o, rocev2_handle(e->pds[mr->pd].gen, mr->pd), 4);
-	out_le(o, mr->addr, 8);
-	out_le(o, mr->length, 8);
-	out_le(o, mr->access, 4);
+	img_out_le(o, mr->lkey, 4);
+	img_out_le(o, rocev2_handle(e->pds[mr->pd].gen, mr->pd), 4);
+	img_out_le(o, mr->addr, 8);
+	img_out_le(o, mr->length, 8);
+	img_out_le(o, mr->access, 4);
 }
 
-int mr_decode(const void *p, size_t len, struct mr_rec *r)
+int img_mr_decode(const void *p, size_t len, struct mr_rec *r)
 {
 	struct dump_in in = { p, len, 0, 0 };
 
-	r->lkey = in_u32(&in);
-	r->pd = in_u32(&in);
-	r->addr = in_u64(&in);
-	r->length = in_u64(&in);
-	r->access = in_u32(&in);
-	if (in_done(&in) || !lkey_ok(r->lkey) || !handle_ok(r->pd, ROCEV2_MAX_PD))
+	r->lkey = img_in_u32(&in);
+	r->pd = img_in_u32(&in);
+	r->addr = img_in_u64(&in);
+	r->length = img_in_u64(&in);
+	r->access = img_in_u32(&in);
+	if (img_in_done(&in) || !lkey_ok(r->lkey) || !handle_ok(r->pd, ROCEV2_MAX_PD))
 		return -HAL_EINVAL;
 	/* mr.c's rules: known bits; remote write or atomic needs local write
 	 * (IBA 10.6.3.1). */
@@ -114,56 +114,56 @@ int mr_decode(const void *p, size_t len, struct mr_rec *r)
 }
 
 /* ---- CQ ------------------------------------------------------------------------- */
-void cq_encode(struct dump_out *o, const struct rocev2 *e, uint32_t idx)
+void img_cq_encode(struct dump_out *o, const struct rocev2 *e, uint32_t idx)
 {
 	const struct rocev2_cq *cq = &e->cqs[idx];
 
-	out_le(o, rocev2_handle(cq->gen, idx), 4);
+	img_out_le(o, rocev2_handle(cq->gen, idx), 4);
 	out_queue(o, &cq->q);
-	out_le(o, cq->pi, 4);
-	out_le(o, cq->error, 1);
+	img_out_le(o, cq->pi, 4);
+	img_out_le(o, cq->error, 1);
 }
 
-int cq_decode(const void *p, size_t len, struct cq_rec *r)
+int img_cq_decode(const void *p, size_t len, struct cq_rec *r)
 {
 	struct dump_in in = { p, len, 0, 0 };
 
-	r->handle = in_u32(&in);
+	r->handle = img_in_u32(&in);
 	in_queue(&in, &r->q);
-	r->pi = in_u32(&in);
-	r->error = in_u8(&in);
-	if (in_done(&in) || !handle_ok(r->handle, ROCEV2_MAX_CQ) || !queue_shape_ok(&r->q, 0) ||
+	r->pi = img_in_u32(&in);
+	r->error = img_in_u8(&in);
+	if (img_in_done(&in) || !handle_ok(r->handle, ROCEV2_MAX_CQ) || !queue_shape_ok(&r->q, 0) ||
 	    !FLAG_OK(r->error))
 		return -HAL_EINVAL;
 	return 0;
 }
 
 /* ---- SRQ ------------------------------------------------------------------------ */
-void srq_encode(struct dump_out *o, const struct rocev2 *e, uint32_t idx)
+void img_srq_encode(struct dump_out *o, const struct rocev2 *e, uint32_t idx)
 {
 	const struct rocev2_srq *srq = &e->srqs[idx];
 
-	out_le(o, rocev2_handle(srq->gen, idx), 4);
-	out_le(o, rocev2_handle(e->pds[srq->pd].gen, srq->pd), 4);
+	img_out_le(o, rocev2_handle(srq->gen, idx), 4);
+	img_out_le(o, rocev2_handle(e->pds[srq->pd].gen, srq->pd), 4);
 	out_queue(o, &srq->wq.q);
-	out_le(o, srq->wq.ci, 4);
-	out_le(o, srq->max_sge, 4);
-	out_le(o, srq->limit, 4);
-	out_le(o, srq->limit_armed, 1);
+	img_out_le(o, srq->wq.ci, 4);
+	img_out_le(o, srq->max_sge, 4);
+	img_out_le(o, srq->limit, 4);
+	img_out_le(o, srq->limit_armed, 1);
 }
 
-int srq_decode(const void *p, size_t len, struct srq_rec *r)
+int img_srq_decode(const void *p, size_t len, struct srq_rec *r)
 {
 	struct dump_in in = { p, len, 0, 0 };
 
-	r->handle = in_u32(&in);
-	r->pd = in_u32(&in);
+	r->handle = img_in_u32(&in);
+	r->pd = img_in_u32(&in);
 	in_queue(&in, &r->q);
-	r->ci = in_u32(&in);
-	r->max_sge = in_u32(&in);
-	r->limit = in_u32(&in);
-	r->limit_armed = in_u8(&in);
-	if (in_done(&in) || !handle_ok(r->handle, ROCEV2_MAX_SRQ) ||
+	r->ci = img_in_u32(&in);
+	r->max_sge = img_in_u32(&in);
+	r->limit = img_in_u32(&in);
+	r->limit_armed = img_in_u8(&in);
+	if (img_in_done(&in) || !handle_ok(r->handle, ROCEV2_MAX_SRQ) ||
 	    !handle_ok(r->pd, ROCEV2_MAX_PD) || !queue_shape_ok(&r->q, 0))
 		return -HAL_EINVAL;
 	/* srq.c's rules; armed only with a limit (modify_srq_limit). */
@@ -184,20 +184,20 @@ static uint32_t qp_ntrack(const struct rocev2_qp *qp)
 static void out_wq(struct dump_out *o, const struct rocev2_wq *wq)
 {
 	out_queue(o, &wq->q);
-	out_le(o, wq->ci, 4);
-	out_le(o, wq->pi, 4);
+	img_out_le(o, wq->ci, 4);
+	img_out_le(o, wq->pi, 4);
 }
 
 static void in_wq(struct dump_in *in, struct rocev2_wq *wq)
 {
 	in_queue(in, &wq->q);
-	wq->ci = in_u32(in);
-	wq->pi = in_u32(in);
+	wq->ci = img_in_u32(in);
+	wq->pi = img_in_u32(in);
 }
 
 /* -HAL_EIO: the QP's own state contradicts itself (never, unless memory
  * is corrupt); nothing of it can be written. */
-int qp_encode(struct dump_out *o, const struct rocev2 *e, const struct rocev2_qp *qp)
+int img_qp_encode(struct dump_out *o, const struct rocev2 *e, const struct rocev2_qp *qp)
 {
 	const struct rocev2_qp_attr *a = &qp->attr;
 	const struct rocev2_resp *r = &qp->resp;
@@ -213,58 +213,58 @@ int qp_encode(struct dump_out *o, const struct rocev2 *e, const struct rocev2_qp
 	if (qp->mig.has_key)
 		flags |= ROCEV2_DUMP_QPF_HAS_KEY;
 
-	out_le(o, qp->qpn, 4);
-	out_le(o, rocev2_handle(e->pds[qp->pd].gen, qp->pd), 4);
-	out_le(o, rocev2_handle(e->cqs[qp->scq].gen, qp->scq), 4);
-	out_le(o, rocev2_handle(e->cqs[qp->rcq].gen, qp->rcq), 4);
-	out_le(o, qp->srq == ROCEV2_NO_SRQ ? ROCEV2_NO_SRQ
+	img_out_le(o, qp->qpn, 4);
+	img_out_le(o, rocev2_handle(e->pds[qp->pd].gen, qp->pd), 4);
+	img_out_le(o, rocev2_handle(e->cqs[qp->scq].gen, qp->scq), 4);
+	img_out_le(o, rocev2_handle(e->cqs[qp->rcq].gen, qp->rcq), 4);
+	img_out_le(o, qp->srq == ROCEV2_NO_SRQ ? ROCEV2_NO_SRQ
 					   : rocev2_handle(e->srqs[qp->srq].gen, qp->srq), 4);
 	out_wq(o, &qp->sq);
 	out_wq(o, &qp->rq);
-	out_le(o, qp->max_send_sge, 1);
-	out_le(o, qp->max_recv_sge, 1);
-	out_le(o, qp->sq_sig_all, 1);
-	out_le(o, qp->state, 1);
-	out_le(o, flags, 1);
-	out_le(o, a->path_mtu, 1);
-	out_le(o, a->qp_access_flags, 1);
-	out_le(o, a->timeout, 1);
-	out_le(o, a->retry_cnt, 1);
-	out_le(o, a->rnr_retry, 1);
-	out_le(o, a->min_rnr_timer, 1);
-	out_le(o, a->max_rd_atomic, 1);
-	out_le(o, a->max_dest_rd_atomic, 1);
-	out_le(o, a->av.ttl, 1);
-	out_le(o, a->av.tos, 1);
-	out_bytes(o, a->av.dmac, sizeof(a->av.dmac));
-	out_le(o, a->av.dip, 4);
-	out_le(o, a->pkey_index, 2);
-	out_le(o, a->dest_qp_num, 4);
-	out_le(o, a->rq_psn, 4);
-	out_le(o, a->sq_psn, 4);
-	out_le(o, ntrack, 1);
-	out_le(o, nres, 1);
-	out_fields(o, &qp->req, req_fields, NFIELDS(req_fields));
-	out_fields(o, &qp->comp, comp_fields, NFIELDS(comp_fields));
-	out_fields(o, r, resp_fields, NFIELDS(resp_fields));
+	img_out_le(o, qp->max_send_sge, 1);
+	img_out_le(o, qp->max_recv_sge, 1);
+	img_out_le(o, qp->sq_sig_all, 1);
+	img_out_le(o, qp->state, 1);
+	img_out_le(o, flags, 1);
+	img_out_le(o, a->path_mtu, 1);
+	img_out_le(o, a->qp_access_flags, 1);
+	img_out_le(o, a->timeout, 1);
+	img_out_le(o, a->retry_cnt, 1);
+	img_out_le(o, a->rnr_retry, 1);
+	img_out_le(o, a->min_rnr_timer, 1);
+	img_out_le(o, a->max_rd_atomic, 1);
+	img_out_le(o, a->max_dest_rd_atomic, 1);
+	img_out_le(o, a->av.ttl, 1);
+	img_out_le(o, a->av.tos, 1);
+	img_out_bytes(o, a->av.dmac, sizeof(a->av.dmac));
+	img_out_le(o, a->av.dip, 4);
+	img_out_le(o, a->pkey_index, 2);
+	img_out_le(o, a->dest_qp_num, 4);
+	img_out_le(o, a->rq_psn, 4);
+	img_out_le(o, a->sq_psn, 4);
+	img_out_le(o, ntrack, 1);
+	img_out_le(o, nres, 1);
+	img_out_fields(o, &qp->req, req_fields, NFIELDS(req_fields));
+	img_out_fields(o, &qp->comp, comp_fields, NFIELDS(comp_fields));
+	img_out_fields(o, r, resp_fields, NFIELDS(resp_fields));
 	if (qp->mig.has_key)
-		out_bytes(o, qp->mig.key, sizeof(qp->mig.key));
+		img_out_bytes(o, qp->mig.key, sizeof(qp->mig.key));
 	for (i = 0; i < ntrack; i++)
-		out_fields(o, &qp->req.track[(qp->comp.wqe_index + i) % ROCEV2_MAX_INFLIGHT_WQE],
+		img_out_fields(o, &qp->req.track[(qp->comp.wqe_index + i) % ROCEV2_MAX_INFLIGHT_WQE],
 			   track_fields, NFIELDS(track_fields));
 	for (i = 0; i < ROCEV2_MAX_RD_ATOMIC; i++) {
 		if (!r->res[i].type)
 			continue;
-		out_le(o, i, 1);
-		out_fields(o, &r->res[i], res_fields, NFIELDS(res_fields));
+		img_out_le(o, i, 1);
+		img_out_fields(o, &r->res[i], res_fields, NFIELDS(res_fields));
 	}
 	if (r->rwqe_valid) {
-		out_le(o, r->rwqe.wr_id, 8);
-		out_le(o, r->rwqe.num_sge, 1);
+		img_out_le(o, r->rwqe.wr_id, 8);
+		img_out_le(o, r->rwqe.num_sge, 1);
 		for (i = 0; i < r->rwqe.num_sge; i++) {
-			out_le(o, r->rwqe.sge[i].addr, 8);
-			out_le(o, r->rwqe.sge[i].length, 4);
-			out_le(o, r->rwqe.sge[i].lkey, 4);
+			img_out_le(o, r->rwqe.sge[i].addr, 8);
+			img_out_le(o, r->rwqe.sge[i].length, 4);
+			img_out_le(o, r->rwqe.sge[i].lkey, 4);
 		}
 	}
 	return 0;
@@ -350,7 +350,7 @@ static int qp_values_ok(const struct qp_rec *r)
 }
 
 /* Decode and check one QP record payload into r. */
-int qp_decode(const void *payload, size_t len, struct qp_rec *r)
+int img_qp_decode(const void *payload, size_t len, struct qp_rec *r)
 {
 	struct dump_in in = { payload, len, 0, 0 };
 	struct rocev2_qp_attr *a = &r->attr;
@@ -358,74 +358,74 @@ int qp_decode(const void *payload, size_t len, struct qp_rec *r)
 	uint32_t i, slot_no;
 
 	memset(r, 0, sizeof(*r));
-	r->qpn = in_u32(&in);
-	r->pd = in_u32(&in);
-	r->scq = in_u32(&in);
-	r->rcq = in_u32(&in);
-	r->srq = in_u32(&in);
+	r->qpn = img_in_u32(&in);
+	r->pd = img_in_u32(&in);
+	r->scq = img_in_u32(&in);
+	r->rcq = img_in_u32(&in);
+	r->srq = img_in_u32(&in);
 	in_wq(&in, &r->sq);
 	in_wq(&in, &r->rq);
-	r->max_send_sge = in_u8(&in);
-	r->max_recv_sge = in_u8(&in);
-	r->sq_sig_all = in_u8(&in);
-	r->state = in_u8(&in);
-	r->flags = in_u8(&in);
-	a->path_mtu = in_u8(&in);
-	a->qp_access_flags = in_u8(&in);
-	a->timeout = in_u8(&in);
-	a->retry_cnt = in_u8(&in);
-	a->rnr_retry = in_u8(&in);
-	a->min_rnr_timer = in_u8(&in);
-	a->max_rd_atomic = in_u8(&in);
-	a->max_dest_rd_atomic = in_u8(&in);
-	a->av.ttl = in_u8(&in);
-	a->av.tos = in_u8(&in);
-	in_bytes(&in, a->av.dmac, sizeof(a->av.dmac));
-	a->av.dip = in_u32(&in);
-	a->pkey_index = in_u16(&in);
-	a->dest_qp_num = in_u32(&in);
-	a->rq_psn = in_u32(&in);
-	a->sq_psn = in_u32(&in);
+	r->max_send_sge = img_in_u8(&in);
+	r->max_recv_sge = img_in_u8(&in);
+	r->sq_sig_all = img_in_u8(&in);
+	r->state = img_in_u8(&in);
+	r->flags = img_in_u8(&in);
+	a->path_mtu = img_in_u8(&in);
+	a->qp_access_flags = img_in_u8(&in);
+	a->timeout = img_in_u8(&in);
+	a->retry_cnt = img_in_u8(&in);
+	a->rnr_retry = img_in_u8(&in);
+	a->min_rnr_timer = img_in_u8(&in);
+	a->max_rd_atomic = img_in_u8(&in);
+	a->max_dest_rd_atomic = img_in_u8(&in);
+	a->av.ttl = img_in_u8(&in);
+	a->av.tos = img_in_u8(&in);
+	img_in_bytes(&in, a->av.dmac, sizeof(a->av.dmac));
+	a->av.dip = img_in_u32(&in);
+	a->pkey_index = img_in_u16(&in);
+	a->dest_qp_num = img_in_u32(&in);
+	a->rq_psn = img_in_u32(&in);
+	a->sq_psn = img_in_u32(&in);
 	a->qp_state = r->state;
-	r->ntrack = in_u8(&in);
-	r->nres = in_u8(&in);
-	in_fields(&in, &r->req, req_fields, NFIELDS(req_fields));
-	in_fields(&in, &r->comp, comp_fields, NFIELDS(comp_fields));
-	in_fields(&in, p, resp_fields, NFIELDS(resp_fields));
+	r->ntrack = img_in_u8(&in);
+	r->nres = img_in_u8(&in);
+	img_in_fields(&in, &r->req, req_fields, NFIELDS(req_fields));
+	img_in_fields(&in, &r->comp, comp_fields, NFIELDS(comp_fields));
+	img_in_fields(&in, p, resp_fields, NFIELDS(resp_fields));
 	if (in.bad)
 		return -HAL_EINVAL;
 	if (r->flags & ROCEV2_DUMP_QPF_HAS_KEY)
-		in_bytes(&in, r->key, sizeof(r->key));
+		img_in_bytes(&in, r->key, sizeof(r->key));
 	if (r->ntrack > ROCEV2_MAX_INFLIGHT_WQE || r->nres > ROCEV2_MAX_RD_ATOMIC)
 		return -HAL_EINVAL;
 	for (i = 0; i < r->ntrack; i++)
-		in_fields(&in, &r->req.track[(r->comp.wqe_index + i) % ROCEV2_MAX_INFLIGHT_WQE],
+		img_in_fields(&in, &r->req.track[(r->comp.wqe_index + i) % ROCEV2_MAX_INFLIGHT_WQE],
 			  track_fields, NFIELDS(track_fields));
 	for (i = 0; i < r->nres; i++) {
 		struct rocev2_resp_res *s;
 
-		slot_no = in_u8(&in);
+		slot_no = img_in_u8(&in);
 		if (in.bad || slot_no >= ROCEV2_MAX_RD_ATOMIC || p->res[slot_no].type)
 			return -HAL_EINVAL;     /* out of range or twice */
 		s = &p->res[slot_no];
-		in_fields(&in, s, res_fields, NFIELDS(res_fields));
+		img_in_fields(&in, s, res_fields, NFIELDS(res_fields));
 		if (!s->type)
 			return -HAL_EINVAL;     /* only slots in use are listed */
 	}
 	if (p->rwqe_valid) {
-		p->rwqe.wr_id = in_u64(&in);
-		p->rwqe.num_sge = in_u8(&in);
+		p->rwqe.wr_id = img_in_u64(&in);
+		p->rwqe.num_sge = img_in_u8(&in);
 		if (p->rwqe.num_sge > MNIC_MAX_SGE)
 			return -HAL_EINVAL;
 		for (i = 0; i < p->rwqe.num_sge; i++) {
-			p->rwqe.sge[i].addr = in_u64(&in);
-			p->rwqe.sge[i].length = in_u32(&in);
-			p->rwqe.sge[i].lkey = in_u32(&in);
+			p->rwqe.sge[i].addr = img_in_u64(&in);
+			p->rwqe.sge[i].length = img_in_u32(&in);
+			p->rwqe.sge[i].lkey = img_in_u32(&in);
 		}
 		if (rocev2_sge_total(p->rwqe.sge, p->rwqe.num_sge, &p->rwqe_length) < 0)
 			return -HAL_EINVAL;
 	}
-	if (in_done(&in) || !qp_values_ok(r))
+	if (img_in_done(&in) || !qp_values_ok(r))
 		return -HAL_EINVAL;
 	return 0;
 }
@@ -459,26 +459,26 @@ int rocev2_record_host_ranges(uint32_t type, const void *payload, size_t len,
 		return -HAL_EINVAL;
 	switch (type) {
 	case ROCEV2_OBJ_PD:
-		if (pd_decode(payload, len, &pd))
+		if (img_pd_decode(payload, len, &pd))
 			return -HAL_EINVAL;
 		break;                  /* a PD names no host memory */
 	case ROCEV2_OBJ_MR:
-		if (mr_decode(payload, len, &mr))
+		if (img_mr_decode(payload, len, &mr))
 			return -HAL_EINVAL;
 		r[n++] = (struct rocev2_host_range){ mr.addr, mr.length, ROCEV2_RANGE_MR };
 		break;
 	case ROCEV2_OBJ_CQ:
-		if (cq_decode(payload, len, &cq))
+		if (img_cq_decode(payload, len, &cq))
 			return -HAL_EINVAL;
 		n = queue_ranges(r, n, &cq.q, MNIC_CQE_SIZE);
 		break;
 	case ROCEV2_OBJ_SRQ:
-		if (srq_decode(payload, len, &srq))
+		if (img_srq_decode(payload, len, &srq))
 			return -HAL_EINVAL;
 		n = queue_ranges(r, n, &srq.q, MNIC_WQE_SIZE);
 		break;
 	case ROCEV2_OBJ_QP:
-		if (qp_decode(payload, len, &qp_scratch))
+		if (img_qp_decode(payload, len, &qp_scratch))
 			return -HAL_EINVAL;
 		n = queue_ranges(r, n, &qp_scratch.sq.q, MNIC_WQE_SIZE);
 		n = queue_ranges(r, n, &qp_scratch.rq.q, MNIC_WQE_SIZE);

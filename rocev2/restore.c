@@ -60,7 +60,7 @@ int rocev2_restore_pd(struct rocev2 *e, const void *payload, size_t len)
 
 	if (!e || !payload)
 		return -HAL_EINVAL;
-	rc = pd_decode(payload, len, &r);
+	rc = img_pd_decode(payload, len, &r);
 	return rc ? rc : pd_apply(e, &r);
 }
 
@@ -100,7 +100,7 @@ int rocev2_restore_mr(struct rocev2 *e, const void *payload, size_t len)
 
 	if (!e || !payload)
 		return -HAL_EINVAL;
-	rc = mr_decode(payload, len, &r);
+	rc = img_mr_decode(payload, len, &r);
 	return rc ? rc : mr_apply(e, &r);
 }
 
@@ -131,7 +131,7 @@ int rocev2_restore_cq(struct rocev2 *e, const void *payload, size_t len)
 
 	if (!e || !payload)
 		return -HAL_EINVAL;
-	rc = cq_decode(payload, len, &r);
+	rc = img_cq_decode(payload, len, &r);
 	return rc ? rc : cq_apply(e, &r);
 }
 
@@ -171,7 +171,7 @@ int rocev2_restore_srq(struct rocev2 *e, const void *payload, size_t len)
 
 	if (!e || !payload)
 		return -HAL_EINVAL;
-	rc = srq_decode(payload, len, &r);
+	rc = img_srq_decode(payload, len, &r);
 	return rc ? rc : srq_apply(e, &r);
 }
 
@@ -232,24 +232,24 @@ static int qp_refill_apply(struct rocev2 *e, const struct qp_rec *r)
 	qp->rq.ci = r->rq.ci;
 	qp->rq.pi = r->rq.pi;
 
-	copy_fields(&qp->req, &r->req, req_fields, NFIELDS(req_fields));
+	img_copy_fields(&qp->req, &r->req, req_fields, NFIELDS(req_fields));
 	for (i = 0; i < r->ntrack; i++) {
 		uint32_t t = (r->comp.wqe_index + i) % ROCEV2_MAX_INFLIGHT_WQE;
 
-		copy_fields(&qp->req.track[t], &r->req.track[t], track_fields,
+		img_copy_fields(&qp->req.track[t], &r->req.track[t], track_fields,
 			    NFIELDS(track_fields));
 	}
 	qp->req.wqe_loaded = 0;
 	qp->req.sq_pi = qp->sq.pi;
 
-	copy_fields(&qp->comp, &r->comp, comp_fields, NFIELDS(comp_fields));
+	img_copy_fields(&qp->comp, &r->comp, comp_fields, NFIELDS(comp_fields));
 	qp->comp.wqe_loaded = 0;
 
-	copy_fields(&qp->resp, p, resp_fields, NFIELDS(resp_fields));
+	img_copy_fields(&qp->resp, p, resp_fields, NFIELDS(resp_fields));
 	for (i = 0; i < ROCEV2_MAX_RD_ATOMIC; i++) {
 		memset(&qp->resp.res[i], 0, sizeof(qp->resp.res[i]));
 		if (p->res[i].type)
-			copy_fields(&qp->resp.res[i], &p->res[i], res_fields, NFIELDS(res_fields));
+			img_copy_fields(&qp->resp.res[i], &p->res[i], res_fields, NFIELDS(res_fields));
 	}
 	memset(&qp->resp.rwqe, 0, sizeof(qp->resp.rwqe));
 	qp->resp.rwqe_length = 0;
@@ -273,7 +273,7 @@ int rocev2_restore_qp_create(struct rocev2 *e, const void *payload, size_t len)
 
 	if (!e || !payload)
 		return -HAL_EINVAL;
-	rc = qp_decode(payload, len, &qp_scratch);
+	rc = img_qp_decode(payload, len, &qp_scratch);
 	return rc ? rc : qp_create_apply(e, &qp_scratch);
 }
 
@@ -283,7 +283,7 @@ int rocev2_restore_qp_refill(struct rocev2 *e, const void *payload, size_t len)
 
 	if (!e || !payload)
 		return -HAL_EINVAL;
-	rc = qp_decode(payload, len, &qp_scratch);
+	rc = img_qp_decode(payload, len, &qp_scratch);
 	return rc ? rc : qp_refill_apply(e, &qp_scratch);
 }
 
@@ -321,7 +321,7 @@ static int rec_check(const struct rocev2_record *r)
 
 	switch (r->type) {
 	case ROCEV2_OBJ_PD:
-		rc = pd_decode(r->payload, r->len, &pd);
+		rc = img_pd_decode(r->payload, r->len, &pd);
 		if (rc)
 			return rc;
 		idx = rocev2_handle_index(pd.handle);
@@ -330,7 +330,7 @@ static int rec_check(const struct rocev2_record *r)
 		slot.pd[idx] = (uint16_t)rocev2_handle_gen(pd.handle);
 		return 0;
 	case ROCEV2_OBJ_MR:
-		rc = mr_decode(r->payload, r->len, &mr);
+		rc = img_mr_decode(r->payload, r->len, &mr);
 		if (rc)
 			return rc;
 		idx = mr.lkey >> ROCEV2_MR_KEY_BITS;
@@ -339,7 +339,7 @@ static int rec_check(const struct rocev2_record *r)
 		slot.mr[idx] = (uint8_t)(mr.lkey & ROCEV2_MR_KEY_MAX);
 		return 0;
 	case ROCEV2_OBJ_CQ:
-		rc = cq_decode(r->payload, r->len, &cq);
+		rc = img_cq_decode(r->payload, r->len, &cq);
 		if (rc)
 			return rc;
 		idx = rocev2_handle_index(cq.handle);
@@ -348,7 +348,7 @@ static int rec_check(const struct rocev2_record *r)
 		slot.cq[idx] = (uint16_t)rocev2_handle_gen(cq.handle);
 		return 0;
 	case ROCEV2_OBJ_SRQ:
-		rc = srq_decode(r->payload, r->len, &srq);
+		rc = img_srq_decode(r->payload, r->len, &srq);
 		if (rc)
 			return rc;
 		idx = rocev2_handle_index(srq.handle);
@@ -357,7 +357,7 @@ static int rec_check(const struct rocev2_record *r)
 		slot.srq[idx] = (uint16_t)rocev2_handle_gen(srq.handle);
 		return 0;
 	default:
-		rc = qp_decode(r->payload, r->len, &qp_scratch);
+		rc = img_qp_decode(r->payload, r->len, &qp_scratch);
 		if (rc)
 			return rc;
 		idx = qp_scratch.qpn & ROCEV2_QPN_IDX_MASK;
@@ -384,13 +384,13 @@ static int rec_refs_ok(const struct rocev2_record *r)
 
 	switch (r->type) {
 	case ROCEV2_OBJ_MR:
-		(void)mr_decode(r->payload, r->len, &mr);
+		(void)img_mr_decode(r->payload, r->len, &mr);
 		return in_image(slot.pd, mr.pd);
 	case ROCEV2_OBJ_SRQ:
-		(void)srq_decode(r->payload, r->len, &srq);
+		(void)img_srq_decode(r->payload, r->len, &srq);
 		return in_image(slot.pd, srq.pd);
 	case ROCEV2_OBJ_QP:
-		(void)qp_decode(r->payload, r->len, &qp_scratch);
+		(void)img_qp_decode(r->payload, r->len, &qp_scratch);
 		return in_image(slot.pd, q->pd) && in_image(slot.cq, q->scq) &&
 		       in_image(slot.cq, q->rcq) &&
 		       (q->srq == ROCEV2_NO_SRQ || in_image(slot.srq, q->srq));
