@@ -755,6 +755,17 @@ static int mig_fail(const struct mnic_mig *m, const struct mig_proc *pr, int err
 	return dev_fail(e->dev, e->what, e->err);
 }
 
+/* One pair's step times and image, as JSON members. */
+static void jpair_steps(const struct mnic_mig_pair *mp)
+{
+	jdbl("checkpoint_ms", mp->checkpoint_ms);
+	jdbl("transfer_ms", mp->transfer_ms);
+	jdbl("restore_ms", mp->restore_ms);
+	jdbl("resume_ms", mp->resume_ms);
+	jnum("user_area_bytes", (unsigned long long)mp->user_area_bytes);
+	print_dump_stats(&mp->stats, mp->img_len);
+}
+
 static void print_pair(const struct mig_proc *p, const struct mnic_mig_pair *mp)
 {
 	if (opt.json) {
@@ -763,12 +774,7 @@ static void print_pair(const struct mig_proc *p, const struct mnic_mig_pair *mp)
 		jstr("to", p->to);
 		if (p->pid)
 			jnum("pid", (unsigned long long)p->pid);
-		jdbl("checkpoint_ms", mp->checkpoint_ms);
-		jdbl("transfer_ms", mp->transfer_ms);
-		jdbl("restore_ms", mp->restore_ms);
-		jdbl("resume_ms", mp->resume_ms);
-		jnum("user_area_bytes", (unsigned long long)mp->user_area_bytes);
-		print_dump_stats(&mp->stats, mp->img_len);
+		jpair_steps(mp);
 		jclose('}');
 		return;
 	}
@@ -800,16 +806,8 @@ static void print_migration(const struct mig_proc *pr, const struct mnic_mig *m,
 		jdbl("epoch_restored_ms", t->restored);
 		jdbl("epoch_resumed_ms", t->resumed);
 		jdbl("epoch_thawed_ms", t->thawed);
-		if (m->n_pairs == 1) {   /* the one-pair keys at top level, as before */
-			const struct mnic_mig_pair *mp = &m->pair[0];
-
-			jdbl("checkpoint_ms", mp->checkpoint_ms);
-			jdbl("transfer_ms", mp->transfer_ms);
-			jdbl("restore_ms", mp->restore_ms);
-			jdbl("resume_ms", mp->resume_ms);
-			jnum("user_area_bytes", (unsigned long long)mp->user_area_bytes);
-			print_dump_stats(&mp->stats, mp->img_len);
-		}
+		if (m->n_pairs == 1)   /* the one-pair keys at top level, as before */
+			jpair_steps(&m->pair[0]);
 		jclose('}');
 		return;
 	}

@@ -20,6 +20,7 @@
 
 #include "dump.h"
 #include "internal.h"
+#include "silent_env.h"
 
 #define WIN (1u << 20)
 #define IMG_MAX 16384u
@@ -34,27 +35,11 @@ static struct node na, nb;
 static uint8_t img[IMG_MAX], img2[IMG_MAX], rec[IMG_MAX];
 static size_t img_len;
 
-static int node_tx(void *ctx, const void *frame, size_t len)
-{
-	(void)ctx;
-	(void)frame;
-	(void)len;
-	return 0;
-}
-
-static uint64_t node_now(void *ctx)
-{
-	(void)ctx;
-	return 0;
-}
-
 static void node_init(struct node *n)
 {
-	struct rocev2_env env = {
-		.ctx = n, .tx = node_tx, .now_ns = node_now,
-		.dma = &n->dma, .ipv4 = 0x0a000001u, .mac = { 0x02, 0, 0, 0, 0, 1 },
-	};
+	struct rocev2_env env = silent_env(&n->dma);
 
+	env.ctx = n;
 	memset(n->mem, 0, sizeof(n->mem));
 	hal_dma_window_init(&n->dma, n->mem, WIN);
 	assert_int_equal(rocev2_init(&n->e, &env), 0);
