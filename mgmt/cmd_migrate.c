@@ -1,5 +1,6 @@
 /* Migration commands: DUMP_CONTEXT, RESTORE_OBJECT, RESUME_CONTEXT,
- * ABORT_DUMP and MIG_CONFIG (docs/migration.md, docs/host-interface.md).
+ * ABORT_DUMP and MIG_CONFIG (docs/ARCHITECTURE.md "Live migration",
+ * docs/host-interface.md).
  * Addresses inside restored records must lie in the user area, as for the
  * commands that create the objects; the engine's image codec walks images
  * and names each record's host memory (rocev2_image.h). */

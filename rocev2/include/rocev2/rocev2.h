@@ -278,7 +278,7 @@ int rocev2_srq_doorbell(struct rocev2 *e, uint32_t srq);
  * Returns how many queues were refreshed. */
 unsigned rocev2_doorbells_changed(struct rocev2 *e);
 
-/* ---- live migration (MigrOS in the NIC; docs/migration.md) -----------
+/* ---- live migration (MigrOS in the NIC; docs/ARCHITECTURE.md, "Live migration") -----
  * Source:  rocev2_dump_context() stops every QP (Stopped: sends nothing,
  *          answers requests with NAK_STOPPED) and serialises every object
  *          into an image; rocev2_abort_dump() undoes the stop in place.
