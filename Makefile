@@ -146,7 +146,7 @@ endif
 comma := ,
 ifneq ($(BOARD),posix)
 LOADER_DIR := $(BUILD)/loader
-LOADER_SRCS := boot/loader/loader.c $(BOOT_LIB_SRCS) lib/sha256.c hal/qemu-virt/pflash.c hal/qemu-virt/semihost.c
+LOADER_SRCS := boot/loader/loader.c $(BOOT_LIB_SRCS) lib/sha256.c lib/crc32.c hal/qemu-virt/pflash.c hal/qemu-virt/semihost.c
 LOADER_START := boot/loader/start_$(if $(filter qemu-virt-a15,$(BOARD)),a32,a64).S
 LOADER_ARCH := $(if $(filter qemu-virt-a15,$(BOARD)),-mcpu=cortex-a15 -marm -mfloat-abi=soft \
 	-mno-unaligned-access,-mcpu=cortex-a72 -mgeneral-regs-only -mstrict-align -fno-pie \

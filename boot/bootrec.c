@@ -18,23 +18,14 @@
 
 #include "boot/bootrec.h"
 #include "hal/errno.h"
+#include "lib/crc32.h"
 
 #define REC_CRC_LEN offsetof(struct mnic_bootrec, crc)
 
-/* CRC-32, IEEE 802.3 polynomial (reflected 0xedb88320), bitwise: 60 bytes
- * per store, no table needed in the loader. */
+/* CRC-32 (IEEE, as zlib's crc32) of everything before the crc field. */
 uint32_t bootrec_crc(const struct mnic_bootrec *r)
 {
-	const uint8_t *p = (const uint8_t *)r;
-	uint32_t c = 0xffffffffu;
-	unsigned i, b;
-
-	for (i = 0; i < REC_CRC_LEN; i++) {
-		c ^= p[i];
-		for (b = 0; b < 8; b++)
-			c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1u)));
-	}
-	return ~c;
+	return crc32_ieee(0, r, REC_CRC_LEN);
 }
 
 void bootrec_default(struct mnic_bootrec *r)

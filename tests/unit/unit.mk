@@ -120,7 +120,7 @@ test_libmnic_mig_CFLAGS := -pthread -Ihostdrv/include -Ihostdrv/lib
 
 # Firmware images and A/B boot (issue #8): SHA-256, the image parser, the
 # boot record with power loss after every flash step.
-BOOT_LIB_SRCS := lib/sha256.c boot/fwimage.c boot/bootrec.c
+BOOT_LIB_SRCS := lib/sha256.c lib/crc32.c boot/fwimage.c boot/bootrec.c
 UNIT_TESTS += test_fwimage
 test_fwimage_SRCS := tests/unit/boot/test_fwimage.c $(BOOT_LIB_SRCS)
 UNIT_TESTS += test_bootrec
@@ -130,6 +130,6 @@ test_fwflash_SRCS := tests/unit/boot/test_fwflash.c tests/unit/hal/ram_flash.c m
 	$(BOOT_LIB_SRCS)
 UNIT_TESTS += test_mnicctl_fw
 test_mnicctl_fw_SRCS := tests/unit/boot/test_mnicctl_fw.c hostdrv/tools/mnicctl_fw.c \
-	hostdrv/tools/mnicctl_args.c $(LIBMNIC_SRCS) $(BOOT_LIB_SRCS)
+	hostdrv/tools/mnicctl_args.c $(sort $(LIBMNIC_SRCS) $(BOOT_LIB_SRCS))
 test_mnicctl_fw_CFLAGS := -pthread -Ihostdrv/include -Ihostdrv/lib -Ihostdrv/tools
 test_mnicctl_fw_LIBS := -lsodium
