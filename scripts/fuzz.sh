@@ -4,6 +4,11 @@
 # build/fuzz/<name>/corpus, seeded from tests/fuzz/corpus/<name> when that
 # exists (fuzz_rx: frames from real captures, scripts/pcap-to-corpus.py;
 # fuzz_cmd: host commands and ring bytes, tests/fuzz/corpus/fuzz_cmd/README).
+# fuzz_rx runs in both of its builds: fuzz_rx (the whole engine behind
+# the receive path) and fuzz_rx_isolated (the demux alone, its stages
+# doubles that read every byte parse promises: tests/fuzz/fuzz_rx_doubles.c).
+# Every harness under tests/fuzz/ (a file defining LLVMFuzzerTestOneInput)
+# must have a target here, or the run fails.
 # FUZZ_TARGETS="fuzz_rx ..." limits the run.  Any crash leaves a reproducer in build/fuzz/<name>/
 # and fails the run.
 set -euo pipefail
@@ -16,18 +21,28 @@ declare -A SRCS=(
   [fuzz_args]="firmware/args.c firmware/log.c firmware/fmt.c"
   [fuzz_impair_spec]="hal/posix/impair.c"
   [fuzz_rx]="$(ls rocev2/*.c | tr '\n' ' ') lib/crc32.c lib/siphash.c lib/timer.c hal/common/dma_window.c"
+  [fuzz_rx_isolated]="tests/fuzz/fuzz_rx_doubles.c rocev2/recv.c rocev2/net.c rocev2/icrc.c rocev2/opcode.c rocev2/rocev2.c lib/crc32.c lib/timer.c hal/common/dma_window.c"
   [fuzz_cmd]="mgmt/cmdq.c mgmt/cmd.c mgmt/cmd_device.c mgmt/cmd_objects.c mgmt/cmd_migrate.c mgmt/doorbell.c abi/cmd_names.c mgmt/fwflash.c lib/sha256.c boot/fwimage.c boot/bootrec.c $(ls rocev2/*.c | tr '\n' ' ') lib/crc32.c lib/siphash.c lib/timer.c hal/common/dma_window.c"
 )
 declare -A DEFS=( [fuzz_rx]="-DFUZZ_RX_FULL"
   [fuzz_cmd]="-DROCEV2_MAX_QP=16 -DROCEV2_MAX_MR=64 -DROCEV2_MAX_PD=16 -DROCEV2_MAX_CQ=16 -DROCEV2_MAX_SRQ=8" )
+# The harness file of a target, when it is not tests/fuzz/<target>.c.
+declare -A HARNESS=( [fuzz_rx_isolated]=fuzz_rx )
 rc=0
+covered=" ${HARNESS[*]} ${!SRCS[*]} "
+for h in tests/fuzz/*.c; do
+  grep -q LLVMFuzzerTestOneInput "$h" || continue
+  h=$(basename "$h" .c)
+  [[ $covered == *" $h "* ]] || { echo "fuzz: harness tests/fuzz/$h.c has no target in scripts/fuzz.sh"; rc=1; }
+done
 for t in "${!SRCS[@]}"; do
-  [ -f "tests/fuzz/$t.c" ] || continue
+  hn=${HARNESS[$t]:-$t}
+  [ -f "tests/fuzz/$hn.c" ] || { echo "fuzz: target $t: no tests/fuzz/$hn.c"; rc=1; continue; }
   [ -z "${FUZZ_TARGETS:-}" ] || [[ " $FUZZ_TARGETS " == *" $t "* ]] || continue
-  seeds=; [ -d "tests/fuzz/corpus/$t" ] && seeds=$PWD/tests/fuzz/corpus/$t
+  seeds=; [ -d "tests/fuzz/corpus/$hn" ] && seeds=$PWD/tests/fuzz/corpus/$hn
   d=build/fuzz/$t; mkdir -p "$d/corpus"
   # shellcheck disable=SC2086
-  clang $CFLAGS ${DEFS[$t]:-} "tests/fuzz/$t.c" ${SRCS[$t]} -o "$d/$t"
+  clang $CFLAGS ${DEFS[$t]:-} "tests/fuzz/$hn.c" ${SRCS[$t]} -o "$d/$t"
   echo "fuzz: $t for ${secs}s"
   if ! (cd "$d" && "./$t" -max_total_time="$secs" -print_final_stats=1 corpus $seeds >run.log 2>&1); then
     echo "fuzz: $t FOUND A CRASH; see $d/run.log and $d/crash-*"; tail -30 "$d/run.log"; rc=1
