@@ -176,23 +176,52 @@ static int read_file(const char *path, uint8_t **buf, size_t *len)
 	return MNICCTL_OK;
 }
 
-static int write_file(const char *path, const uint8_t *buf, size_t len)
-{
+/* An output file written as PATH.tmp and renamed into place when whole, so
+ * a failed write never leaves half an image.  Opened before the command
+ * whose result it keeps, so that a path that cannot be written is refused
+ * before anything on the device changed. */
+struct out_file {
+	const char *path;
 	char tmp[4096];
 	FILE *f;
+};
 
-	/* write a temporary, then rename: a failed dump never leaves half an image */
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
+static int out_open(struct out_file *o, const char *path)
+{
+	o->path = path;
+	o->f = NULL;
+	if (snprintf(o->tmp, sizeof(o->tmp), "%s.tmp", path) >= (int)sizeof(o->tmp))
 		return mnicctl_usage("output path too long");
-	f = fopen(tmp, "wb");
-	if (!f || fwrite(buf, 1, len, f) != len || fclose(f) != 0) {
-		fprintf(stderr, "mnicctl: %s: cannot write: %s\n", tmp, strerror(errno));
-		unlink(tmp);
+	o->f = fopen(o->tmp, "wb");
+	if (!o->f) {
+		fprintf(stderr, "mnicctl: %s: cannot write: %s\n", o->tmp, strerror(errno));
 		return MNICCTL_DEVICE;
 	}
-	if (rename(tmp, path) < 0) {
-		fprintf(stderr, "mnicctl: %s: cannot rename into place: %s\n", path, strerror(errno));
-		unlink(tmp);
+	return MNICCTL_OK;
+}
+
+static void out_discard(struct out_file *o)
+{
+	if (o->f)
+		fclose(o->f);
+	o->f = NULL;
+	unlink(o->tmp);
+}
+
+static int out_commit(struct out_file *o, const uint8_t *buf, size_t len)
+{
+	FILE *f = o->f;
+
+	o->f = NULL;
+	if (fwrite(buf, 1, len, f) != len || fflush(f) != 0 || fclose(f) != 0) {
+		fprintf(stderr, "mnicctl: %s: cannot write: %s\n", o->tmp, strerror(errno));
+		unlink(o->tmp);
+		return MNICCTL_DEVICE;
+	}
+	if (rename(o->tmp, o->path) < 0) {
+		fprintf(stderr, "mnicctl: %s: cannot rename into place: %s\n", o->path,
+			strerror(errno));
+		unlink(o->tmp);
 		return MNICCTL_DEVICE;
 	}
 	return MNICCTL_OK;
@@ -497,8 +526,10 @@ static void print_dump_stats(const struct mnic_cmd_dump_out *s, uint32_t len)
 
 static int cmd_dump(struct mnic_dev *dev, int argc, const char **argv)
 {
+	struct mnic_cmd_query_device_out q;
 	struct mnic_cmd_dump_out st;
 	const char *out = NULL;
+	struct out_file of;
 	uint8_t *img;
 	uint32_t len;
 	double t0;
@@ -512,17 +543,39 @@ static int cmd_dump(struct mnic_dev *dev, int argc, const char **argv)
 	}
 	if (!out)
 		return mnicctl_usage("dump needs -o IMG");
+	/* Whether the context runs now: a dump that cannot be kept is undone
+	 * only if this dump is what stopped it. */
+	err = mnic_query_device(dev, &q);
+	if (err < 0)
+		return dev_fail(dev, "QUERY_DEVICE", err);
+	if ((rc = out_open(&of, out)) != MNICCTL_OK)
+		return rc;   /* nothing stopped */
 	if (!opt.json)
 		fprintf(stderr, "dump: stopping every QP and dumping the context of %s ...\n",
 			mnic_dev_path(dev));
 	t0 = now_ms();
 	err = mnic_dump_context(dev, 0, &img, &len, &st);
-	if (err < 0)
+	if (err < 0) {
+		out_discard(&of);
 		return dev_fail(dev, "DUMP_CONTEXT", err);
-	rc = write_file(out, img, len);
+	}
+	rc = out_commit(&of, img, len);
 	free(img);
-	if (rc)
+	if (rc) {
+		/* The image is lost: a stopped context without it would only
+		 * wait for its peers' pause timeout.  Resume it in place. */
+		if (q.flags & MNIC_DEV_F_STOPPED)
+			fprintf(stderr, "mnicctl: %s: no image written; the context was stopped "
+				"before this dump and stays stopped\n", mnic_dev_path(dev));
+		else if ((err = mnic_abort_dump(dev)) < 0)
+			fprintf(stderr, "mnicctl: %s: no image written, and ABORT_DUMP failed (%s): "
+				"the context stays stopped; run `mnicctl -d %s abort`\n",
+				mnic_dev_path(dev), strerror(-err), mnic_dev_path(dev));
+		else
+			fprintf(stderr, "mnicctl: %s: no image written; dump aborted, the context "
+				"runs on here\n", mnic_dev_path(dev));
 		return rc;
+	}
 	if (opt.json) {
 		jopen(NULL, '{');
 		jstr("file", out);

@@ -89,6 +89,15 @@ expect_rc 0 "QP +2 objects" "$M" -d "$A" dump -o "$out/a.img"
 expect_rc 0 "crc32c 0x[0-9a-f]{8} ok" "$M" image show "$out/a.img"
 expect_rc 0 "abort: ok" "$M" -d "$A" abort
 [ "$("$M" -d "$A" --json info | json 'd["stopped"]')" = 0 ] || mnic_die "still stopped after abort"
+# A dump that cannot be kept leaves the context running: a path that cannot
+# be opened is refused before anything stops; an image that cannot be put in
+# place (the name is a directory) is aborted, resumed in place, said so.
+expect_rc 3 "cannot write" "$M" -d "$A" dump -o "$out/no-such-dir/a.img"
+[ "$("$M" -d "$A" --json info | json 'd["stopped"]')" = 0 ] || mnic_die "dump to a bad path stopped the context"
+mkdir -p "$out/adir/x"
+expect_rc 3 "dump aborted, the context runs on" "$M" -d "$A" dump -o "$out/adir"
+[ "$("$M" -d "$A" --json info | json 'd["stopped"]')" = 0 ] || mnic_die "unkept dump left the context stopped"
+[ ! -e "$out/adir.tmp" ] || mnic_die "unkept dump left $out/adir.tmp"
 expect_rc 0 "migrated" "$M" migrate --from "$A" --to "$B" --copy-user-area
 [ "$("$M" -d "$B" --json info | json '[d["in_use"][k] for k in ("pd","mr","cq","qp")]')" \
   = "[1, 1, 1, 2]" ] || mnic_die "B does not hold the migrated objects"
