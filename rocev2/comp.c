@@ -70,12 +70,8 @@ static const uint32_t rnr_timer_us[32] = {
 	40960,  61440, 81920, 122880, 163840, 245760, 327680, 491520,
 };
 
-/* rnr_retry 7 never runs out: of the two 3-bit counts of the QP
- * attributes, only the RNR retry count gives 7 the meaning "infinite"
- * (IBA, RNR NAK 9.7.5.2.8 and the Modify QP attributes).  retry_cnt 7 is
- * seven retries, so a peer that is gone is detected (rxe treats 7 as
- * infinite for both: an application on it hangs with no error). */
-#define RNR_RETRY_INFINITE 7u
+/* retry_cnt, rnr_retry: 7 never runs out (rxe, reference 2.5). */
+#define RETRY_INFINITE 7u
 
 /* Per work request: the completion opcode and which response completes it. */
 enum { CWR_RD = 1u << 0, CWR_ATOMIC = 1u << 1 };
@@ -495,7 +491,8 @@ static enum comp_state st_error_retry(struct comp_ctx *c)
 		c->e->cnt.comp_retry_exceeded++;
 		return comp_error(c, MNIC_WC_RETRY_EXC_ERR, ROCEV2_VERR_RETRY);
 	}
-	comp->retry_cnt--;
+	if (comp->retry_cnt != RETRY_INFINITE)
+		comp->retry_cnt--;
 	if (c->timeout)
 		c->e->cnt.comp_retry_timeouts++;
 	comp->started_retry = 1;
@@ -517,7 +514,7 @@ static enum comp_state st_rnr_retry(struct comp_ctx *c)
 		c->e->cnt.comp_rnr_exceeded++;
 		return comp_error(c, MNIC_WC_RNR_RETRY_EXC_ERR, syn);
 	}
-	if (comp->rnr_retry != RNR_RETRY_INFINITE)
+	if (comp->rnr_retry != RETRY_INFINITE)
 		comp->rnr_retry--;
 	if (psn_cmp(pkt->psn, comp->psn) > 0) {
 		comp->psn = pkt->psn;
