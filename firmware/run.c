@@ -89,6 +89,7 @@ static int start_engine(struct run_state *r)
 		return rc;
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.seg = mnic_initseg(&c->plat->hostif);
+	cfg.db = mnic_db_page(&c->plat->hostif);
 	cfg.dma = &c->dma;
 	cfg.engine = r->e;
 	cfg.board_id = c->plat->board_id;

@@ -66,7 +66,7 @@ void mnic_mgmt_init(struct mnic_mgmt *m, const struct mnic_mgmt_cfg *cfg)
 	/* Entries rung before the firmware came up (or left in a BAR file by
 	 * an earlier run) are not served: the host starts from cmdq_ci. */
 	m->ci = cfg->seg->cmdq_pi;
-	m->db_seen = cfg->seg->db_seq;
+	m->db_seen = cfg->db->db_seq;
 	cfg->seg->cmdq_syndrome = 0;
 	cfg->seg->cmdq_ci = m->ci;
 	cfg->seg->db_seen = m->db_seen;

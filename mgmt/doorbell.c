@@ -2,7 +2,7 @@
  *
  * ivshmem-plain and the POSIX BAR file raise no interrupt, so the host
  * announces work in two steps: it writes the queue's doorbell record (a
- * producer index in the user area), then increments init_seg.db_seq.  A
+ * producer index in the user area), then increments db_page.db_seq.  A
  * change of db_seq makes the firmware re-read the doorbell record of every
  * live queue: an SQ schedules its requester, an RQ in error flushes, an
  * SRQ refreshes its producer index.  The host never names the queue, so a
@@ -16,7 +16,7 @@
 
 int mnic_db_service(struct mnic_mgmt *m)
 {
-	uint32_t seq = m->cfg.seg->db_seq;
+	uint32_t seq = m->cfg.db->db_seq;
 
 	if (seq == m->db_seen)
 		return 0;

@@ -10,6 +10,11 @@ volatile struct mnic_init_seg *mnic_initseg(struct hal_hostif *h)
 	return (volatile struct mnic_init_seg *)h->bar;
 }
 
+volatile struct mnic_db_page *mnic_db_page(struct hal_hostif *h)
+{
+	return (volatile struct mnic_db_page *)(h->bar + MNIC_DB_PAGE_OFFSET);
+}
+
 int mnic_initseg_boot(struct hal_hostif *h, const char *board_name, uint32_t board_id,
 		      const uint8_t mac[6])
 {

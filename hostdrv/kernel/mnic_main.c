@@ -131,7 +131,7 @@ out:
 
 /* mmap offsets (mnic/ioctl.h): [MNIC_MMAP_USER, +user area size) maps the
  * user area of the window from that offset on; MNIC_MMAP_INITSEG maps the
- * init segment's page.  Shared mappings only (a private copy-on-write
+ * init segment's page, MNIC_MMAP_DOORBELL the doorbell page.  Shared mappings only (a private copy-on-write
  * view of device memory means nothing). */
 static int mnic_mmap(struct file *f, struct vm_area_struct *vma)
 {
@@ -153,6 +153,10 @@ static int mnic_mmap(struct file *f, struct vm_area_struct *vma)
 		if (len > PAGE_SIZE)
 			goto refuse;
 		phys = d->bar_phys;
+	} else if (off == MNIC_MMAP_DOORBELL) {
+		if (len > PAGE_SIZE)
+			goto refuse;
+		phys = d->bar_phys + MNIC_DB_PAGE_OFFSET;
 	} else if (off < user_size && len <= user_size - off) {
 		phys = d->bar_phys + MNIC_DMA_WINDOW_OFFSET + MNIC_USER_AREA_OFFSET + off;
 	} else {

@@ -37,11 +37,12 @@ static const char *const cmdq_status_names[] = {
 	[MNIC_CMDQ_BAD_CONFIG] = "bad_config",
 };
 
-/* ---- health/: numeric fields of the init segment, by offset and width */
+/* ---- health/: numeric fields of the init segment and the doorbell page,
+ * by BAR offset and width */
 
 struct mnic_seg_attr {
 	struct device_attribute attr;
-	u16 offset;
+	u32 offset;
 	u8 width;       /* 4 or 8 bytes */
 	bool hex;
 };
@@ -50,6 +51,11 @@ struct mnic_seg_attr {
 	static struct mnic_seg_attr seg_attr_##name = {                                \
 		__ATTR(name, 0444, seg_show, NULL), offsetof(struct mnic_init_seg, field), \
 		sizeof_field(struct mnic_init_seg, field), is_hex }
+#define DB_ATTR(name, field)                                                             \
+	static struct mnic_seg_attr seg_attr_##name = {                                \
+		__ATTR(name, 0444, seg_show, NULL),                                    \
+		MNIC_DB_PAGE_OFFSET + offsetof(struct mnic_db_page, field),            \
+		sizeof_field(struct mnic_db_page, field), false }
 
 static ssize_t seg_show(struct device *dev, struct device_attribute *attr, char *buf)
 {
@@ -74,7 +80,7 @@ SEG_ATTR(rx_dropped, health.rx_dropped, false);
 SEG_ATTR(cmdq_pi, cmdq_pi, false);
 SEG_ATTR(cmdq_ci, cmdq_ci, false);
 SEG_ATTR(cmdq_syndrome, cmdq_syndrome, true);
-SEG_ATTR(db_seq, db_seq, false);
+DB_ATTR(db_seq, db_seq);
 SEG_ATTR(db_seen, db_seen, false);
 
 static ssize_t state_show(struct device *dev, struct device_attribute *attr, char *buf)

@@ -1,5 +1,5 @@
 /* The data path: WQEs into rings in the user area, doorbell records, the
- * db_seq doorbell, and CQ polling by owner phase (mnic/queues.h).  No
+ * doorbell page's db_seq, and CQ polling by owner phase (mnic/queues.h).  No
  * command and no system call: the NIC reads the rings by DMA. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -11,7 +11,7 @@
 
 static volatile uint32_t *db_seq(struct mnic_dev *dev)
 {
-	return &dev->iseg->db_seq;
+	return &dev->db->db_seq;
 }
 
 void mnic_ring_doorbell(struct mnic_dev *dev)

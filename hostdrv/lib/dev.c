@@ -102,6 +102,7 @@ static int open_bar(struct mnic_dev *dev, const char *path, int need_ready)
 	dev->bar = map;
 	dev->bar_size = (uint64_t)st.st_size;
 	dev->iseg = (volatile struct mnic_init_seg *)dev->bar;
+	dev->db = (volatile struct mnic_db_page *)(dev->bar + MNIC_DB_PAGE_OFFSET);
 	dev->window_size = dev->bar_size - MNIC_DMA_WINDOW_OFFSET;
 	dev->user_off = MNIC_USER_AREA_OFFSET;
 	dev->user_size = dev->window_size - MNIC_USER_AREA_OFFSET;
@@ -177,6 +178,15 @@ static int open_kernel(struct mnic_dev *dev, const char *path, int need_ready)
 	dev->iseg_map = map;
 	dev->iseg_map_len = (uint64_t)page;
 	dev->iseg = map;
+	map = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_SHARED, dev->fd,
+		   (off_t)MNIC_MMAP_DOORBELL);
+	if (map == MAP_FAILED) {
+		err = -errno;
+		set_open_err("%s: cannot map the doorbell page: %s", path, strerror(errno));
+		return err;
+	}
+	dev->db_map = map;
+	dev->db = map;
 	return 0;
 }
 
@@ -188,11 +198,14 @@ static void unmap_dev(struct mnic_dev *dev)
 		munmap(dev->user_map, (size_t)dev->user_size);
 	if (dev->iseg_map)
 		munmap(dev->iseg_map, (size_t)dev->iseg_map_len);
+	if (dev->db_map)
+		munmap(dev->db_map, (size_t)dev->iseg_map_len);
 	if (dev->fd >= 0)
 		close(dev->fd);
 	dev->bar = NULL;
 	dev->user_map = NULL;
 	dev->iseg_map = NULL;
+	dev->db_map = NULL;
 	dev->fd = -1;
 }
 
@@ -295,6 +308,8 @@ int mnic_reopen(struct mnic_dev *dev, const char *path)
 	dev->iseg = tmp.iseg;
 	dev->iseg_map = tmp.iseg_map;
 	dev->iseg_map_len = tmp.iseg_map_len;
+	dev->db = tmp.db;
+	dev->db_map = tmp.db_map;
 	dev->user = tmp.user;
 	dev->user_off = tmp.user_off;
 	dev->user_size = tmp.user_size;

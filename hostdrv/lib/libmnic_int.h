@@ -21,6 +21,10 @@ struct mnic_dev {
 	volatile struct mnic_init_seg *iseg;
 	void *iseg_map;
 	uint64_t iseg_map_len;
+	/* both: the doorbell page (BAR backend: bar + MNIC_DB_PAGE_OFFSET;
+	 * kernel: mmap MNIC_MMAP_DOORBELL) */
+	volatile struct mnic_db_page *db;
+	void *db_map;
 	/* the user area: host pointer of window address user_off */
 	uint8_t *user;
 	uint64_t user_off;

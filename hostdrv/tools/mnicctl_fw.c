@@ -734,7 +734,7 @@ static int dev_fail(struct mnic_dev *dev, const char *what)
 
 static int query_slots(struct mnic_dev *dev, struct mnic_cmd_fw_slots_out *s)
 {
-	struct mnic_cmd_simple_in in = { { MNIC_CMD_FW_QUERY, MNIC_FW_QUERY_SLOTS, 0 } };
+	struct mnic_cmd_simple_in in = { { MNIC_CMD_FW_QUERY, MNIC_FW_QUERY_SLOTS, 0, 0 } };
 
 	memset(s, 0, sizeof(*s));
 	return mnic_cmd(dev, &in, sizeof(in), s, sizeof(*s), NULL);
@@ -906,7 +906,7 @@ int mnicctl_flash_cmd(const struct mnicctl_opts *o, struct mnic_dev *dev, int ar
 	const char *path = NULL;
 	struct mnic_cmd_fw_flash_begin_in bin;
 	struct mnic_cmd_fw_flash_end_out eout;
-	struct mnic_cmd_simple_in ein = { { MNIC_CMD_FW_FLASH_END, 0, 0 } };
+	struct mnic_cmd_simple_in ein = { { MNIC_CMD_FW_FLASH_END, 0, 0, 0 } };
 	struct mnic_cmd_simple_out sout;
 	struct fwimg_info info;
 	uint8_t *img = NULL, *buf;

@@ -75,6 +75,7 @@ static void fresh(void)
 		__builtin_trap();
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.seg = (volatile struct mnic_init_seg *)bar;
+	cfg.db = (volatile struct mnic_db_page *)(bar + MNIC_DB_PAGE_OFFSET);
 	cfg.dma = &dma;
 	cfg.engine = &eng;
 	cfg.board_id = 3;
@@ -137,7 +138,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			pos += in_len;
 			dispatch(in_len, out_len);
 			/* The data path runs between commands, as on the loop. */
-			seg->db_seq++;
+			((volatile struct mnic_db_page *)(bar + MNIC_DB_PAGE_OFFSET))->db_seq++;
 			(void)mnic_db_service(&mgmt);
 			(void)rocev2_poll(&eng, 16);
 		}

@@ -5,8 +5,13 @@
  *
  * BAR layout (offsets from the start of the BAR):
  *   0x0000  init segment (struct mnic_init_seg): device-written identity,
- *           state and health; host-written command-queue configuration,
- *           command doorbell and data-path doorbell sequence
+ *           state and health; host-written command-queue configuration
+ *           and command doorbell.  Only the command-queue owner (kernel
+ *           driver, or libmnic's BAR backend) writes it; applications of
+ *           the kernel driver map it read-only.
+ *   MNIC_DB_PAGE_OFFSET  the data-path doorbell page (struct mnic_db_page),
+ *           alone in its page so that it can be mapped writable to
+ *           applications without the init segment
  *   ..      device-owned, reserved
  *   MNIC_DMA_WINDOW_OFFSET .. end: host DMA window ("host memory").  All
  *           addresses the host hands the NIC are offsets into this window.
@@ -28,8 +33,8 @@
  *   command queue: the host writes an entry, gives it to the device
  *     (ownership bit), then increments cmdq_pi; see mnic/cmd.h.
  *   data path: the host updates a queue's doorbell record (mnic/queues.h)
- *     in the user area, then increments db_seq (atomically: several host
- *     threads may ring).  A change of db_seq makes the firmware re-read the
+ *     in the user area, then increments db_page.db_seq (atomically: several
+ *     host threads may ring).  A change of db_seq makes the firmware re-read the
  *     doorbell records of every live queue.
  */
 #ifndef MNIC_ABI_H
@@ -97,11 +102,23 @@ struct mnic_init_seg {
 	uint32_t cmdq_ci;          /* device: entries completed, free-running */
 	uint32_t cmdq_status;      /* device: enum mnic_cmdq_status */
 	uint32_t cmdq_syndrome;    /* device: why BAD_CONFIG */
-	/* ---- data-path doorbell */
-	uint32_t db_seq;           /* host: incremented after any doorbell-record update */
-	uint32_t db_seen;          /* device: last db_seq acted on */
+	/* ---- data-path doorbell (the sequence itself: struct mnic_db_page) */
+	uint32_t reserved3;        /* formerly db_seq; 0 */
+	uint32_t db_seen;          /* device: last db_page.db_seq acted on */
 	uint8_t reserved2[96];
 };
 _Static_assert(sizeof(struct mnic_init_seg) == 272, "mnic_init_seg layout");
+
+/* The data-path doorbell page, BAR offset MNIC_DB_PAGE_OFFSET: host-written
+ * only, one 64 KiB page (the largest page size a host maps) of its own. */
+#define MNIC_DB_PAGE_OFFSET 0x00010000u
+#define MNIC_DB_PAGE_SIZE   0x00010000u
+struct mnic_db_page {
+	uint32_t db_seq;           /* host: incremented after any doorbell-record update */
+	uint32_t reserved[15];
+};
+_Static_assert(sizeof(struct mnic_db_page) == 64, "mnic_db_page layout");
+_Static_assert(MNIC_DB_PAGE_OFFSET + MNIC_DB_PAGE_SIZE <= MNIC_DMA_WINDOW_OFFSET,
+	       "doorbell page inside the device-owned pages");
 
 #endif

@@ -104,7 +104,8 @@ _Static_assert(sizeof(struct mnic_cmd_mailbox) == MNIC_CMD_MBOX_SIZE, "mailbox l
 	X(MNIC_CMD_DELIV_RES_NOT_ZERO, 0x09)      \
 	X(MNIC_CMD_DELIV_BAD_CMD_TYPE, 0x10)
 
-/* Command status (out header byte 0; mlx5 values). */
+/* Command status (out header byte 0; mlx5 values, except NOT_PRIV: ours,
+ * a context other than MNIC_CTX_MGMT issued a privileged command). */
 #define MNIC_CMD_STATUS_LIST(X)                   \
 	X(MNIC_CMD_STAT_OK, 0x00)                 \
 	X(MNIC_CMD_STAT_INT_ERR, 0x01)            \
@@ -116,11 +117,13 @@ _Static_assert(sizeof(struct mnic_cmd_mailbox) == MNIC_CMD_MBOX_SIZE, "mailbox l
 	X(MNIC_CMD_STAT_EXCEED_LIM, 0x08)         \
 	X(MNIC_CMD_STAT_BAD_RES_STATE, 0x09)      \
 	X(MNIC_CMD_STAT_BAD_INDEX, 0x0a)          \
+	X(MNIC_CMD_STAT_NOT_PRIV, 0x0b)           \
 	X(MNIC_CMD_STAT_NO_RESOURCES, 0x0f)       \
 	X(MNIC_CMD_STAT_BAD_INPUT_LEN, 0x50)      \
 	X(MNIC_CMD_STAT_BAD_OUTPUT_LEN, 0x51)
 
-/* Opcodes (mlx5 values where mlx5 has the command; 0xb00.. migration). */
+/* Opcodes (mlx5 values where mlx5 has the command; 0xb00.. migration;
+ * 0x104..0x106 contexts, our own values). */
 #define MNIC_CMD_OPCODE_LIST(X)                   \
 	X(MNIC_CMD_QUERY_DEVICE, 0x100)           \
 	X(MNIC_CMD_FW_QUERY, 0x101)               \
@@ -151,6 +154,11 @@ _Static_assert(sizeof(struct mnic_cmd_mailbox) == MNIC_CMD_MBOX_SIZE, "mailbox l
 	X(MNIC_CMD_FW_FLASH_END, 0xc02)           \
 	X(MNIC_CMD_FW_ACTIVATE, 0xc03)
 
+/* Context commands: join MNIC_CMD_OPCODE_LIST with their firmware rows. */
+#define MNIC_CMD_ALLOC_CONTEXT   0x104
+#define MNIC_CMD_DEALLOC_CONTEXT 0x105
+#define MNIC_CMD_QUERY_CONTEXT   0x106
+
 #define MNIC_CMD_ENUM_(name, value) name = value,
 enum mnic_cmd_delivery { MNIC_CMD_DELIVERY_LIST(MNIC_CMD_ENUM_) };
 enum mnic_cmd_status { MNIC_CMD_STATUS_LIST(MNIC_CMD_ENUM_) };
@@ -164,10 +172,18 @@ enum mnic_cmd_opcode { MNIC_CMD_OPCODE_LIST(MNIC_CMD_ENUM_) };
 #define MNIC_SYND_ERRNO(s)   ((s) >> 16)
 #define MNIC_SYND_SITE(s)    ((s) & 0xffffu)
 
+/* ctx: the issuing context (docs/host-interface.md "Contexts").  Written
+ * by whoever drives the command queue -- the kernel driver from the open
+ * file's context, libmnic's BAR backend from its mnic_open -- and never
+ * taken from an application: the kernel driver overwrites it.  The
+ * firmware serves the command as that context: objects it creates belong
+ * to it, handles it names must belong to it.  MNIC_CTX_MGMT (0) is the
+ * privileged management context. */
 struct mnic_cmd_in_hdr {
 	uint16_t opcode;           /* enum mnic_cmd_opcode */
 	uint16_t op_mod;
-	uint32_t reserved;         /* 0 */
+	uint16_t ctx;              /* issuing context; MNIC_CTX_MGMT = privileged */
+	uint16_t reserved;         /* 0 */
 };
 _Static_assert(sizeof(struct mnic_cmd_in_hdr) == 8, "in header");
 
@@ -184,13 +200,15 @@ _Static_assert(sizeof(struct mnic_cmd_out_hdr) == 8, "out header");
  * variable part is described.  Reserved fields must be zero. */
 
 struct mnic_cmd_simple_in {           /* NOP, QUERY_DEVICE, FW_QUERY, ALLOC_PD,
-					 RESUME_CONTEXT, ABORT_DUMP, QUERY_COUNTERS */
+					 QUERY_COUNTERS */
 	struct mnic_cmd_in_hdr hdr;
 };
 _Static_assert(sizeof(struct mnic_cmd_simple_in) == 8, "simple in");
 
 struct mnic_cmd_handle_in {           /* DEALLOC_PD, DEREG_MR (lkey), DESTROY_CQ,
-					 DESTROY_SRQ, DESTROY_QP, QUERY_QP (qpn) */
+					 DESTROY_SRQ, DESTROY_QP, QUERY_QP (qpn);
+					 DUMP_CONTEXT, RESUME_CONTEXT, ABORT_DUMP,
+					 DEALLOC_CONTEXT, QUERY_CONTEXT (ctx) */
 	struct mnic_cmd_in_hdr hdr;
 	uint32_t handle;
 	uint32_t reserved;
@@ -224,10 +242,17 @@ struct mnic_cmd_query_device_out {
 	uint64_t user_area_offset;     /* MNIC_USER_AREA_OFFSET */
 	uint32_t image_max;            /* largest context image the firmware holds */
 	uint32_t pause_timeout_ms;
-	uint32_t n_pd, n_mr, n_cq, n_srq, n_qp;   /* objects in use */
+	uint32_t n_pd, n_mr, n_cq, n_srq, n_qp;   /* objects in use (issuer's context
+						     unless MNIC_CTX_MGMT: all) */
 	uint32_t flags;                /* MNIC_DEV_F_* */
+	uint32_t resume_budget_ms;     /* MIG_CONFIG; 0 = each QP's retry_cnt x timeout */
+	uint32_t mig_cfg_flags;        /* MNIC_MIG_CFG_* in force */
+	uint32_t ctx;                  /* the issuing context */
+	uint32_t n_ctx;                /* contexts allocated (MNIC_CTX_MGMT not counted) */
+	uint64_t ctx_ua_offset;        /* the issuer's user-area range (window) */
+	uint64_t ctx_ua_size;
 };
-_Static_assert(sizeof(struct mnic_cmd_query_device_out) == 120, "query device out");
+_Static_assert(sizeof(struct mnic_cmd_query_device_out) == 152, "query device out");
 #define MNIC_DEV_F_STOPPED  1u        /* a dump stopped the context */
 #define MNIC_DEV_F_MIGRATION 2u       /* built with the migration extension */
 
@@ -373,10 +398,76 @@ struct mnic_cmd_set_qp_mig_key_in {
 };
 _Static_assert(sizeof(struct mnic_cmd_set_qp_mig_key_in) == 32, "mig key in");
 
-/* DUMP_CONTEXT: stop every QP and return the context image
- * (docs/migration-image.md) after the fixed part.  If out_len cannot hold
- * the image the dump is rolled back (QPs resume in place), status is
- * BAD_OUTPUT_LEN and image_len tells the size needed. */
+/* ---- contexts (docs/host-interface.md "Contexts") ------------------------
+ * A context is a tenant: the kernel driver allocates one per open file of
+ * /dev/mnicN, libmnic's BAR backend one per mnic_open.  Each owns a range
+ * of the user area (its rings, doorbell records and MRs must lie in it) and
+ * every object it creates.  A handle of another context's object is
+ * answered exactly as a handle that does not exist (BAD_RES, the same
+ * syndrome); the firmware counts it (mgmt counter refused_foreign).
+ *
+ * Only MNIC_CTX_MGMT may issue ALLOC_CONTEXT, DEALLOC_CONTEXT of another
+ * context, QUERY_CONTEXT of another context, MIG_CONFIG, QUERY_COUNTERS,
+ * FW_FLASH_*, FW_ACTIVATE, and DUMP_CONTEXT / RESUME_CONTEXT / ABORT_DUMP
+ * naming a context other than the issuer's; anything else from another
+ * context is NOT_PRIV (counter refused_priv).  A context may dump, resume
+ * and abort itself (handle = its own id, or MNIC_CTX_SELF).
+ *
+ * DEALLOC_CONTEXT destroys every object of the context (QPs first, then
+ * SRQs, CQs, MRs, PDs), ends a dump in progress (the peers it paused get
+ * no RESUME: they error out after their pause bound) and frees its id and
+ * user-area range. */
+#define MNIC_CTX_MGMT      0u
+#define MNIC_CTX_SELF      0xffffu     /* handle of DUMP/RESUME/ABORT/QUERY_CONTEXT: the issuer */
+#define MNIC_CTX_MAX       64u         /* contexts besides MNIC_CTX_MGMT */
+#define MNIC_CTX_UA_ALIGN  0x10000u    /* user-area ranges: 64 KiB aligned and sized */
+
+/* ALLOC_CONTEXT op_mod */
+#define MNIC_CTX_UA_ANY 0u            /* the firmware picks the range (first fit) */
+#define MNIC_CTX_UA_AT  1u            /* exactly ua_offset (a restore); taken: BAD_RES/EEXIST */
+struct mnic_cmd_alloc_context_in {
+	struct mnic_cmd_in_hdr hdr;
+	uint64_t ua_offset;            /* UA_AT: window address, MNIC_CTX_UA_ALIGN aligned */
+	uint64_t ua_size;              /* bytes, a multiple of MNIC_CTX_UA_ALIGN, > 0 */
+	uint32_t owner_tag;            /* opaque to the firmware (libmnic: its lease slot) */
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct mnic_cmd_alloc_context_in) == 32, "alloc context in");
+struct mnic_cmd_alloc_context_out {
+	struct mnic_cmd_out_hdr hdr;
+	uint32_t ctx;                  /* 1 .. MNIC_CTX_MAX */
+	uint32_t reserved;
+	uint64_t ua_offset;
+	uint64_t ua_size;
+};
+_Static_assert(sizeof(struct mnic_cmd_alloc_context_out) == 32, "alloc context out");
+
+/* QUERY_CONTEXT op_mod: BY_ID answers for handle; NEXT for the first
+ * allocated context whose id is >= handle (none left: BAD_RES, HAL_ENXIO),
+ * as QUERY_QP NEXT. */
+#define MNIC_QUERY_CTX_BY_ID 0u
+#define MNIC_QUERY_CTX_NEXT  1u
+struct mnic_cmd_query_context_out {
+	struct mnic_cmd_out_hdr hdr;
+	uint32_t ctx;
+	uint32_t owner_tag;
+	uint64_t ua_offset;
+	uint64_t ua_size;
+	uint32_t n_pd, n_mr, n_cq, n_srq, n_qp;
+	uint32_t flags;                /* MNIC_CTX_F_* */
+};
+_Static_assert(sizeof(struct mnic_cmd_query_context_out) == 56, "query context out");
+#define MNIC_CTX_F_STOPPED 1u         /* a dump stopped this context */
+
+/* DUMP_CONTEXT (handle_in, handle = the context): stop that context's QPs,
+ * and only those, and return its image (docs/migration-image.md) after the
+ * fixed part.  If out_len cannot hold the image the dump is rolled back
+ * (QPs resume in place), status is BAD_OUTPUT_LEN and image_len tells the
+ * size needed.  RESUME_CONTEXT and ABORT_DUMP (handle = the context) act on
+ * that context's Stopped QPs only; QPs of other contexts, and QPs that
+ * were never stopped, are untouched.  RESTORE_OBJECT creates its objects
+ * in the issuing context (a fresh one on the target), whose user-area
+ * range must hold every address of the image. */
 struct mnic_cmd_dump_out {
 	struct mnic_cmd_out_hdr hdr;
 	uint32_t image_len;
@@ -404,13 +495,25 @@ struct mnic_cmd_restore_in {
 };
 _Static_assert(sizeof(struct mnic_cmd_restore_in) == 32, "restore in");
 
-/* MIG_CONFIG: the pause timeout (ms; 0 = never time out). */
+/* MIG_CONFIG (MNIC_CTX_MGMT only): sets every field.
+ *   pause_timeout_ms  bound on the total time a QP spends Paused across
+ *                     NAK_STOPPED/RESUME cycles until a migration completes
+ *                     (0 = never time out)
+ *   resume_budget_ms  RESUME resends give up after this long: the QP goes to
+ *                     ERR, its WQEs complete with RETRY_EXC_ERR (0 = the
+ *                     QP's retry_cnt x its retransmit timeout)
+ *   flags             MNIC_MIG_CFG_UNKEYED: accept RESUME and NAK_STOPPED
+ *                     without a MAC on QPs that have no migration key (the
+ *                     operator's explicit choice; default off) */
+#define MNIC_MIG_CFG_UNKEYED 1u
 struct mnic_cmd_mig_config_in {
 	struct mnic_cmd_in_hdr hdr;
 	uint32_t pause_timeout_ms;
+	uint32_t resume_budget_ms;
+	uint32_t flags;                /* MNIC_MIG_CFG_* */
 	uint32_t reserved;
 };
-_Static_assert(sizeof(struct mnic_cmd_mig_config_in) == 16, "mig config in");
+_Static_assert(sizeof(struct mnic_cmd_mig_config_in) == 24, "mig config in");
 
 /* QUERY_QP op_mod (appended for `mnicctl qp list`): NEXT takes handle =
  * a QPN (or 0) and answers for the first live QP whose slot index

@@ -4,17 +4,29 @@
  * own, so old binaries keep working and new ones fail clearly.
  *
  *   MNIC_IOC_INFO    copy of the init segment identity + BAR geometry
+ *   MNIC_IOC_CTX     the open file's firmware context (mnic/cmd.h
+ *                    "contexts"): allocated by the first MNIC_IOC_CTX, CMD
+ *                    or mmap (ANY range, the module's default size) unless
+ *                    MNIC_IOC_CTX asked first for a size or an exact range
+ *                    (a restore); answers with the context's id and range.
+ *                    Freed (DEALLOC_CONTEXT: every object destroyed) when
+ *                    the file is released, the process dying included.
  *   MNIC_IOC_CMD     execute one command (mnic/cmd.h): the module checks
  *                    the opcode against its list and the lengths, copies
  *                    the input from user memory into mailboxes, rings the
  *                    doorbell, waits for completion and copies the output
  *                    back.  Delivery errors come back in `delivery`; the
- *                    command status is in the output header.
- *   mmap             offset 0 of /dev/mnicN maps the user area of the host
- *                    DMA window (window offset MNIC_USER_AREA_OFFSET..end):
- *                    rings, doorbell records and MR memory.  Offset
+ *                    command status is in the output header.  The module
+ *                    writes hdr.ctx itself (the file's context, or
+ *                    MNIC_CTX_MGMT for a privileged command of a
+ *                    CAP_NET_ADMIN caller); opcodes of the privileged set
+ *                    from other callers are refused with -EPERM.
+ *   mmap             offset MNIC_MMAP_USER maps the file's own user-area
+ *                    range (MNIC_IOC_CTX ua_offset/ua_size), never another
+ *                    context's: rings, doorbell records and MR memory.
  *                    MNIC_MMAP_INITSEG maps the init segment page read-only
- *                    except db_seq (the data-path doorbell).
+ *                    (VM_WRITE and VM_MAYWRITE cleared); MNIC_MMAP_DOORBELL
+ *                    maps the doorbell page (struct mnic_db_page) writable.
  */
 #ifndef MNIC_IOCTL_H
 #define MNIC_IOCTL_H
@@ -31,7 +43,8 @@
 #define MNIC_IOC_MAGIC 'M'
 
 #define MNIC_MMAP_USER     0x0ull          /* user area of the DMA window */
-#define MNIC_MMAP_INITSEG  0x80000000ull   /* the init-segment page */
+#define MNIC_MMAP_INITSEG  0x80000000ull   /* the init-segment page, read-only */
+#define MNIC_MMAP_DOORBELL 0x80010000ull   /* the doorbell page (MNIC_DB_PAGE_OFFSET) */
 
 struct mnic_ioc_info {
 	uint32_t size;                 /* sizeof(struct mnic_ioc_info) */
@@ -65,7 +78,21 @@ struct mnic_ioc_cmd {
 };
 _Static_assert(sizeof(struct mnic_ioc_cmd) == 40, "ioc cmd layout");
 
+/* MNIC_IOC_CTX: in ua_offset (0 = any range) and ua_size (0 = the module's
+ * default); out ctx, ua_offset, ua_size of the file's context.  Asking
+ * for a range once the file has a context of another range: -EBUSY. */
+struct mnic_ioc_ctx {
+	uint32_t size;                 /* sizeof(struct mnic_ioc_ctx) */
+	uint32_t version;              /* MNIC_IOC_VERSION */
+	uint64_t ua_offset;            /* in/out: window address of mmap MNIC_MMAP_USER */
+	uint64_t ua_size;              /* in/out */
+	uint32_t ctx;                  /* out */
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct mnic_ioc_ctx) == 32, "ioc ctx layout");
+
 #define MNIC_IOC_INFO _IOR(MNIC_IOC_MAGIC, 1, struct mnic_ioc_info)
+#define MNIC_IOC_CTX  _IOWR(MNIC_IOC_MAGIC, 3, struct mnic_ioc_ctx)
 #define MNIC_IOC_CMD  _IOWR(MNIC_IOC_MAGIC, 2, struct mnic_ioc_cmd)
 
 #endif

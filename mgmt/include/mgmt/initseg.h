@@ -15,5 +15,7 @@ void mnic_initseg_set_state(struct hal_hostif *h, enum mnic_dev_state state);
 void mnic_initseg_heartbeat(struct hal_hostif *h, uint64_t uptime_ns, uint64_t rx_frames,
 			    uint64_t tx_frames, uint64_t rx_dropped);
 volatile struct mnic_init_seg *mnic_initseg(struct hal_hostif *h);
+/* The data-path doorbell page (MNIC_DB_PAGE_OFFSET of the BAR). */
+volatile struct mnic_db_page *mnic_db_page(struct hal_hostif *h);
 
 #endif

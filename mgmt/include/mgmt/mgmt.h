@@ -36,6 +36,7 @@ struct rocev2;
 
 struct mnic_mgmt_cfg {
 	volatile struct mnic_init_seg *seg;   /* the BAR's init segment */
+	volatile struct mnic_db_page *db;     /* the BAR's doorbell page */
 	struct hal_dma *dma;                  /* the BAR's host DMA window */
 	struct rocev2 *engine;                /* initialised by the caller */
 	uint32_t board_id;
@@ -65,7 +66,7 @@ void mnic_mgmt_init(struct mnic_mgmt *m, const struct mnic_mgmt_cfg *cfg);
  * Returns the number of entries answered. */
 unsigned mnic_cmdq_service(struct mnic_mgmt *m);
 
-/* Data-path doorbells: when db_seq changed, re-read the doorbell record of
+/* Data-path doorbells: when db_page.db_seq changed, re-read the doorbell record of
  * every live SQ/RQ/SRQ.  Returns 1 when db_seq had changed. */
 int mnic_db_service(struct mnic_mgmt *m);
 

@@ -59,6 +59,7 @@ static inline void host_init(struct host *h)
 	assert_int_equal(rocev2_init(h->e, &env), 0);
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.seg = h->seg;
+	cfg.db = (volatile struct mnic_db_page *)(h->bar + MNIC_DB_PAGE_OFFSET);
 	cfg.dma = &h->dma;
 	cfg.engine = h->e;
 	cfg.board_id = 3;
@@ -192,7 +193,7 @@ static inline uint32_t out_syndrome(const void *out)
 
 static inline struct mnic_cmd_in_hdr in_hdr(uint16_t opcode, uint16_t op_mod)
 {
-	struct mnic_cmd_in_hdr hd = { opcode, op_mod, 0 };
+	struct mnic_cmd_in_hdr hd = { opcode, op_mod, 0, 0 };
 
 	return hd;
 }

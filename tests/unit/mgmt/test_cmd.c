@@ -244,7 +244,7 @@ struct op_case {
 };
 
 static const struct op_case ops[] = {
-	{ MNIC_CMD_QUERY_DEVICE, 8, 120, 0, 0 },
+	{ MNIC_CMD_QUERY_DEVICE, 8, 152, 0, 0 },
 	{ MNIC_CMD_FW_QUERY, 8, 88, 1, 0 },          /* op_mod 1: FW_QUERY_SLOTS */
 	{ MNIC_CMD_QUERY_COUNTERS, 8, 16, 2, 0 },
 	{ MNIC_CMD_GET_EVENTS, 8, 16, 0, 0 },
@@ -267,7 +267,7 @@ static const struct op_case ops[] = {
 	{ MNIC_CMD_RESTORE_OBJECT, 32, 8, 3, 31 },
 	{ MNIC_CMD_RESUME_CONTEXT, 8, 8, 0, 0 },
 	{ MNIC_CMD_ABORT_DUMP, 8, 8, 0, 0 },
-	{ MNIC_CMD_MIG_CONFIG, 16, 8, 0, 12 },
+	{ MNIC_CMD_MIG_CONFIG, 24, 8, 0, 20 },
 	{ MNIC_CMD_FW_FLASH_BEGIN, 144, 8, 0, 12 },
 	{ MNIC_CMD_FW_FLASH_DATA, 16, 8, 0, 0 },
 	{ MNIC_CMD_FW_FLASH_END, 8, 16, 0, 0 },
@@ -315,10 +315,10 @@ static void test_every_opcode_validation(void **state)
 			expect_status(&r, MNIC_CMD_STAT_BAD_OUTPUT_LEN, MNIC_SITE_OUT_LEN);
 		}
 		/* in_hdr.reserved */
-		in[5] = 1;
+		in[7] = 1;
 		r = issue(&H, in, c->in_len, c->out_len);
 		expect_status(&r, MNIC_CMD_STAT_BAD_PARAM, MNIC_SITE_RESERVED);
-		in[5] = 0;
+		in[7] = 0;
 		/* the command's own reserved field */
 		if (c->rsvd_off) {
 			in[c->rsvd_off] = 0x10;
@@ -550,7 +550,7 @@ static void test_object_lifecycle(void **state)
 	/* Migration key and MIG_CONFIG. */
 	{
 		struct mnic_cmd_set_qp_mig_key_in k;
-		struct mnic_cmd_mig_config_in mc = { in_hdr(MNIC_CMD_MIG_CONFIG, 0), 2500, 0 };
+		struct mnic_cmd_mig_config_in mc = { in_hdr(MNIC_CMD_MIG_CONFIG, 0), 2500, 0, 0, 0 };
 
 		memset(&k, 0, sizeof(k));
 		k.hdr = in_hdr(MNIC_CMD_SET_QP_MIG_KEY, 0);
@@ -972,9 +972,10 @@ static void test_data_path_doorbell(void **state)
 	(void)state;
 	populate(&H, o);
 	assert_int_equal(mnic_db_service(&H.m), 0);
-	H.seg->db_seq++;
+	((volatile struct mnic_db_page *)(H.bar + MNIC_DB_PAGE_OFFSET))->db_seq++;
 	assert_int_equal(mnic_db_service(&H.m), 1);
-	assert_int_equal(H.seg->db_seen, H.seg->db_seq);
+	assert_int_equal(H.seg->db_seen,
+			 ((volatile struct mnic_db_page *)(H.bar + MNIC_DB_PAGE_OFFSET))->db_seq);
 	assert_int_equal(H.m.cnt.db_rings, 1);
 	/* QP1: SQ (RQ from the SRQ); QP2: SQ + RQ; the SRQ. */
 	assert_int_equal(H.m.cnt.db_refreshes, 4);
