@@ -72,6 +72,9 @@ struct rocev2_comp {
 	uint32_t nak_skipped;           /* PSNs below psn acknowledged by NAKs only (comp.c) */
 };
 
+/* AckReq at least this often on packets sent again (req.c). */
+#define ROCEV2_RETRY_PKT_PER_ACK 8u
+
 /* Timeout attribute -> retransmit timer period: 4.096 us * 2^timeout
  * (reference 2.5; 0 = no timer, handled by the callers). */
 #define ROCEV2_RETRANS_NS(timeout) (4096ull << ((timeout) > 31u ? 31u : (timeout)))
