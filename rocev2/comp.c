@@ -29,8 +29,8 @@
  * them, while a peer that answers nothing ends in RETRY_EXC_ERR after
  * retry_cnt retransmissions.
  *
- * The PSNs that only sequence NAKs acknowledged (a NAK inside the head
- * WQE moves comp.psn without any response confirming it) are
+ * The PSNs that only NAKs acknowledged (a sequence or RNR NAK inside the
+ * head WQE moves comp.psn without any response confirming it) are
  * [comp.psn - comp.nak_skipped, comp.psn).  A later sequence NAK inside
  * that range is believed (comp.psn goes back to it), and a retransmit
  * timeout rewinds to its start: so a forged NAK ahead of the real loss

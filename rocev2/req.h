@@ -69,7 +69,7 @@ struct rocev2_comp {
 	uint8_t rnr_wait;               /* RNR NAK received: requester waits for rnr_timer */
 	uint8_t drained;                /* SQ_DRAINED posted for this SQD period */
 	uint8_t last_state;             /* where the last completer run ended (names below) */
-	uint32_t nak_skipped;           /* PSNs below psn acknowledged by NAKs only (comp.c) */
+	uint32_t nak_skipped;           /* PSNs below psn only NAKs acknowledged (comp.c) */
 };
 
 /* AckReq at least this often on packets sent again (req.c). */
