@@ -5,19 +5,37 @@
  * every error is a state, so each NAK, retry and error is decided in one
  * place:
  *
- *   GET_ACK -> GET_WQE -> CHECK_PSN -> CHECK_ACK -> READ / ATOMIC / WRITE_SEND
- *                ^  |         |                         |
- *                |  |         +-> COMP_WQE (implicit)   +-> COMP_ACK -> UPDATE_COMP
- *                +--+-------------------------------------------------------+
+ *   GET_ACK -> GET_WQE -> [CHECK_NAK] -> CHECK_PSN -> CHECK_ACK -> READ / ATOMIC / WRITE_SEND
+ *                ^  |                        |                         |
+ *                |  |                        +-> COMP_WQE (implicit)   +-> COMP_ACK -> UPDATE_COMP
+ *                +--+----------------------------------------------------------------------+
+ *   CHECK_NAK    (sequence NAKs only: one no responder could have sent is discarded)
  *   ERROR_RETRY  (sequence NAK, lost read responses, retransmit timeout)
  *   RNR_RETRY    (RNR NAK)          PAUSE (MigrOS NAK 0x65)
  *   ERROR        (fatal NAK, bad response, local protection, retries exhausted)
+ *   CQ_ERROR     (the send CQ cannot take a completion)
  *   DONE         (timers, requester wake-up)
  *
  * The oldest uncompleted send WQE is comp.wqe_index; its PSN range comes
  * from the requester's track[].  comp.psn is the oldest PSN not yet
  * acknowledged.  A response acknowledges, explicitly or implicitly, every
  * WQE whose last PSN it passes (IBA 9.7: ACKs are cumulative).
+ *
+ * Retries (IBA 9.7.6.1.3, the retry counter of the QP attributes): one is
+ * spent per recovery round that starts without progress (a retransmit
+ * timeout, or a NAK or lost response that acknowledges nothing new), and
+ * all come back whenever comp.psn moves forward or a WQE completes.  So
+ * losses spread over a long message, each recovered, never run out of
+ * them, while a peer that answers nothing ends in RETRY_EXC_ERR after
+ * retry_cnt retransmissions.
+ *
+ * The PSNs that only NAKs acknowledged (a sequence or RNR NAK inside the
+ * head WQE moves comp.psn without any response confirming it) are
+ * [comp.psn - comp.nak_skipped, comp.psn).  A later sequence NAK inside
+ * that range is believed (comp.psn goes back to it), and a retransmit
+ * timeout rewinds to its start: so a forged NAK ahead of the real loss
+ * cannot make the real NAK a "duplicate" and hold every rewind past the
+ * packet the responder waits for.
  *
  * Error completions go through rocev2_qp_to_error(): the failed WQE is
  * recorded in req.err_* and rocev2_req_flush() writes its CQE first, then
@@ -32,6 +50,7 @@
 enum comp_state {
 	COMPST_GET_ACK,
 	COMPST_GET_WQE,
+	COMPST_CHECK_NAK,
 	COMPST_CHECK_PSN,
 	COMPST_CHECK_ACK,
 	COMPST_READ,
@@ -44,19 +63,21 @@ enum comp_state {
 	COMPST_RNR_RETRY,
 	COMPST_PAUSE,
 	COMPST_ERROR,
+	COMPST_CQ_ERROR,
 	COMPST_DONE,
 	COMPST_NUM,
 };
 
 const char *const rocev2_comp_state_names[COMPST_NUM] = {
 	[COMPST_GET_ACK] = "GET_ACK",         [COMPST_GET_WQE] = "GET_WQE",
-	[COMPST_CHECK_PSN] = "CHECK_PSN",     [COMPST_CHECK_ACK] = "CHECK_ACK",
+	[COMPST_CHECK_NAK] = "CHECK_NAK",     [COMPST_CHECK_PSN] = "CHECK_PSN",
+	[COMPST_CHECK_ACK] = "CHECK_ACK",
 	[COMPST_READ] = "READ",               [COMPST_ATOMIC] = "ATOMIC",
 	[COMPST_WRITE_SEND] = "WRITE_SEND",   [COMPST_COMP_ACK] = "COMP_ACK",
 	[COMPST_COMP_WQE] = "COMP_WQE",       [COMPST_UPDATE_COMP] = "UPDATE_COMP",
 	[COMPST_ERROR_RETRY] = "ERROR_RETRY", [COMPST_RNR_RETRY] = "RNR_RETRY",
 	[COMPST_PAUSE] = "PAUSE",             [COMPST_ERROR] = "ERROR",
-	[COMPST_DONE] = "DONE",
+	[COMPST_CQ_ERROR] = "CQ_ERROR",       [COMPST_DONE] = "DONE",
 };
 
 /* RNR NAK timer field -> microseconds (IBA 9.7.5.2.8 timer encoding; reference
@@ -70,8 +91,12 @@ static const uint32_t rnr_timer_us[32] = {
 	40960,  61440, 81920, 122880, 163840, 245760, 327680, 491520,
 };
 
-/* retry_cnt, rnr_retry: 7 never runs out (rxe, reference 2.5). */
-#define RETRY_INFINITE 7u
+/* rnr_retry 7 never runs out: of the two 3-bit retry counts of the QP
+ * attributes only the RNR retry count gives 7 the meaning "infinite"
+ * (IBA 9.7.5.2.8 and the Modify QP attributes, 11.2.4.2).  retry_cnt 7 is
+ * seven retries (rxe treats 7 as infinite for both: a dead peer is never
+ * detected). */
+#define RNR_RETRY_INFINITE 7u
 
 /* Per work request: the completion opcode and which response completes it. */
 enum { CWR_RD = 1u << 0, CWR_ATOMIC = 1u << 1 };
@@ -129,6 +154,8 @@ struct comp_ctx {
 	struct rocev2_wqe_track *tr;    /* the oldest uncompleted WQE */
 	uint8_t timeout;                /* run by the retransmit timer */
 	uint8_t progress;               /* a WQE completed or comp.psn moved */
+	uint8_t seq_nak;                /* pkt is a PSN sequence error NAK */
+	uint8_t nak_checked;            /* ... that CHECK_NAK has let through */
 	uint8_t status;                 /* COMPST_ERROR */
 	uint32_t vendor;                /* COMPST_ERROR: CQE vendor_err */
 };
@@ -162,12 +189,31 @@ static enum comp_state comp_error(struct comp_ctx *c, uint8_t status, uint32_t v
 	return COMPST_ERROR;
 }
 
-/* A good response: retries start over (rxe reset_retry_counters). */
-static void comp_reset_retries(struct rocev2_qp *qp)
+/* A good response (ACK, read response, atomic ACK): the RNR retries start
+ * over (rxe reset_retry_counters); the transport retries follow from the
+ * progress it makes (comp_advanced). */
+static void comp_reset_rnr_retries(struct rocev2_qp *qp)
 {
-	qp->comp.retry_cnt = qp->attr.retry_cnt;
 	qp->comp.rnr_retry = qp->attr.rnr_retry;
-	qp->comp.started_retry = 0;
+}
+
+/* comp.psn moved forward or a WQE completed: the requester made progress,
+ * so the transport retries start over and the next loss starts a new
+ * recovery round (IBA 9.7.6.1.3: the count is of retries of the same
+ * request). */
+static void comp_advanced(struct comp_ctx *c)
+{
+	c->qp->comp.retry_cnt = c->qp->attr.retry_cnt;
+	c->qp->comp.started_retry = 0;
+	c->progress = 1;
+}
+
+/* The oldest PSN of those below comp.psn that only NAKs acknowledged
+ * (comp.psn itself when there are none): the last one a response or a
+ * completion confirmed. */
+static uint32_t comp_nak_floor(const struct rocev2_comp *comp)
+{
+	return (comp->psn - comp->nak_skipped) & BTH_PSN_MASK;
 }
 
 /* The head WQE's scatter list (READ data, atomic result), read once. */
@@ -188,11 +234,12 @@ static int comp_load_wqe(struct comp_ctx *c)
  * WQE asked for one (or the QP signals all); the SQ slot is free either
  * way, and the host learns that from the next CQE (comp.wqe_index is the
  * SQ consumer index). */
-static void comp_complete(struct comp_ctx *c)
+static int comp_complete(struct comp_ctx *c)
 {
 	struct rocev2_qp *qp = c->qp;
 	struct rocev2_comp *comp = &qp->comp;
 	const struct rocev2_wqe_track *tr = c->tr;
+	int rc = 0;
 
 	if ((wr_flags(tr->wr_opcode) & (CWR_RD | CWR_ATOMIC)) && qp->req.rd_atomic_outstanding)
 		qp->req.rd_atomic_outstanding--;
@@ -210,14 +257,16 @@ static void comp_complete(struct comp_ctx *c)
 		cqe.opcode = comp_wr[tr->wr_opcode < MNIC_WR_NUM ? tr->wr_opcode : 0].wc_opcode;
 		cqe.byte_len = tr->length;      /* READ: bytes read; atomics: 8 */
 		cqe.qp_num = qp->qpn;
-		rocev2_cq_post(c->e, qp->scq, &cqe);
+		rc = rocev2_cq_post(c->e, qp->scq, &cqe);
 	}
 	comp->wqe_index++;
 	qp->sq.ci = comp->wqe_index;
 	comp->wqe_loaded = 0;
 	comp->read_offset = 0;
+	comp->nak_skipped = 0;          /* acknowledged for good: the WQE is retired */
 	c->e->cnt.comp_completions++;
-	c->progress = 1;
+	comp_advanced(c);
+	return rc;
 }
 
 /* MigrOS (reference 1(c) steps 5-6): the responder echoes the RESUME's PSN
@@ -283,6 +332,43 @@ static enum comp_state st_get_wqe(struct comp_ctx *c)
 	}
 	if (!c->pkt)
 		return c->timeout ? COMPST_ERROR_RETRY : COMPST_DONE;
+	return c->seq_nak && !c->nak_checked ? COMPST_CHECK_NAK : COMPST_CHECK_PSN;
+}
+
+/* IBA 9.7.5.2.2: a responder sends a PSN sequence error NAK when a
+ * request arrives past the PSN it expects, which the NAK carries; every
+ * PSN before it arrived (the NAK acknowledges them).  Two things follow
+ * that a forged or corrupt NAK need not respect, and it is discarded
+ * before it acknowledges anything:
+ * - its PSN lies below the last request sent (one past it never left);
+ * - no READ or atomic lies before it, or straddles it: their responses
+ *   carry their data, and a NAK past one would complete it without them
+ *   (a responder that executed it expects the PSN after its response
+ *   range, never one inside it).
+ * At most ROCEV2_MAX_INFLIGHT_WQE WQEs are walked (those sent). */
+static enum comp_state st_check_nak(struct comp_ctx *c)
+{
+	struct rocev2_qp *qp = c->qp;
+	uint32_t psn = c->pkt->psn;
+	uint32_t i;
+
+	c->nak_checked = 1;
+	if (psn_cmp(psn_add(psn, 1), qp->req.psn_hw) >= 0) {
+		c->e->cnt.comp_nak_bogus++;
+		return COMPST_DONE;
+	}
+	for (i = qp->comp.wqe_index; wqe_started(qp, i); i++) {
+		const struct rocev2_wqe_track *tr = &qp->req.track[i % ROCEV2_MAX_INFLIGHT_WQE];
+
+		if (psn_cmp(psn, tr->first_psn) <= 0)
+			break;
+		if (wr_flags(tr->wr_opcode) & (CWR_RD | CWR_ATOMIC)) {
+			c->e->cnt.comp_nak_bogus++;
+			return COMPST_DONE;
+		}
+		if (psn_cmp(psn, tr->last_psn) <= 0)
+			break;
+	}
 	return COMPST_CHECK_PSN;
 }
 
@@ -303,8 +389,12 @@ static enum comp_state st_check_psn(struct comp_ctx *c)
 	 * responder went on, so they were lost (IBA 9.7.5.1.3) -> retry. */
 	if (psn_cmp(pkt->psn, c->tr->last_psn) > 0)
 		return flags & (CWR_RD | CWR_ATOMIC) ? COMPST_ERROR_RETRY : COMPST_COMP_WQE;
-	if (psn_cmp(pkt->psn, qp->comp.psn) < 0) {
-		c->e->cnt.comp_dup_acks++;      /* already acknowledged: duplicate */
+	/* Already acknowledged: a duplicate.  Except a sequence NAK that
+	 * contradicts only what an earlier sequence NAK acknowledged: of
+	 * the two, it may be the responder's (see the header). */
+	if (psn_cmp(pkt->psn, qp->comp.psn) < 0 &&
+	    !(c->seq_nak && psn_cmp(pkt->psn, comp_nak_floor(&qp->comp)) >= 0)) {
+		c->e->cnt.comp_dup_acks++;
 		return COMPST_DONE;
 	}
 	/* Read responses and atomic ACKs arrive in PSN order: one ahead of
@@ -314,6 +404,28 @@ static enum comp_state st_check_psn(struct comp_ctx *c)
 		return COMPST_DONE;
 	}
 	return COMPST_CHECK_ACK;
+}
+
+/* PSN sequence error NAK (IBA 9.7.5.2.2, checked by CHECK_NAK): everything
+ * before its PSN arrived (implicit ACK), the packet at it did not.  Ahead
+ * of comp.psn it is progress, acknowledged by this NAK only
+ * (comp.nak_skipped); behind it (inside that range, CHECK_PSN) it takes
+ * back what an earlier NAK claimed, and the recovery round under way,
+ * which resends from the wrong PSN, gives way to a new one. */
+static void comp_seq_nak_psn(struct comp_ctx *c)
+{
+	struct rocev2_comp *comp = &c->qp->comp;
+	uint32_t psn = c->pkt->psn;
+
+	if (psn_cmp(psn, comp->psn) > 0) {
+		comp->nak_skipped += (psn - comp->psn) & BTH_PSN_MASK;
+		comp->psn = psn;
+		comp_advanced(c);
+	} else if (psn_cmp(psn, comp->psn) < 0) {
+		comp->nak_skipped -= (comp->psn - psn) & BTH_PSN_MASK;
+		comp->psn = psn;
+		comp->started_retry = 0;
+	}
 }
 
 /* Opcode sequence and syndrome of a response at a PSN we expect. */
@@ -344,7 +456,7 @@ static enum comp_state st_check_ack(struct comp_ctx *c)
 			c->e->cnt.comp_bad_resp++;
 			return comp_error(c, MNIC_WC_BAD_RESP_ERR, ROCEV2_VERR_BAD_RESP);
 		}
-		comp_reset_retries(qp);
+		comp_reset_rnr_retries(qp);
 		return COMPST_READ;
 	}
 	if (mask & OPM_ATOMIC) {
@@ -352,7 +464,7 @@ static enum comp_state st_check_ack(struct comp_ctx *c)
 			c->e->cnt.comp_bad_resp++;
 			return comp_error(c, MNIC_WC_BAD_RESP_ERR, ROCEV2_VERR_BAD_RESP);
 		}
-		comp_reset_retries(qp);
+		comp_reset_rnr_retries(qp);
 		return COMPST_ATOMIC;
 	}
 	/* ACKNOWLEDGE (AETH, IBA 9.3.5).  The credit field of an ACK is not used:
@@ -372,7 +484,7 @@ static enum comp_state st_check_ack(struct comp_ctx *c)
 			return COMPST_DONE;
 		}
 		c->e->cnt.comp_acks++;
-		comp_reset_retries(qp);
+		comp_reset_rnr_retries(qp);
 		return COMPST_WRITE_SEND;
 	case AETH_RNR_NAK:
 		c->e->cnt.comp_naks_rnr++;
@@ -380,11 +492,11 @@ static enum comp_state st_check_ack(struct comp_ctx *c)
 	case AETH_NAK:
 		nak = comp_naks[syn & 0x1f].valid ? &comp_naks[syn & 0x1f] : &comp_nak_reserved;
 		count(c->e, nak->counter);
-		if (nak->next == COMPST_ERROR_RETRY || nak->next == COMPST_PAUSE) {
-			/* PSN sequence error, or MigrOS NAK_STOPPED (which
-			 * carries the responder's expected PSN): everything
-			 * before the NAK's PSN arrived (implicit ACK), the packet
-			 * at it did not. */
+		if (nak->next == COMPST_ERROR_RETRY) {
+			comp_seq_nak_psn(c);
+		} else if (nak->next == COMPST_PAUSE) {
+			/* MigrOS NAK_STOPPED carries the responder's expected
+			 * PSN: everything before it arrived (implicit ACK). */
 			if (psn_cmp(pkt->psn, qp->comp.psn) > 0) {
 				qp->comp.psn = pkt->psn;
 				c->progress = 1;
@@ -453,12 +565,12 @@ static enum comp_state st_atomic(struct comp_ctx *c)
 static enum comp_state st_comp_wqe(struct comp_ctx *c)
 {
 	struct rocev2_comp *comp = &c->qp->comp;
+	int rc = comp_complete(c);
 
-	comp_complete(c);
 	if (psn_cmp(c->tr->last_psn, comp->psn) >= 0)
 		comp->psn = psn_add(c->tr->last_psn, 1);
 	comp->opcode = 0xff;
-	return COMPST_GET_WQE;
+	return rc < 0 ? COMPST_CQ_ERROR : COMPST_GET_WQE;
 }
 
 static enum comp_state st_update_comp(struct comp_ctx *c)
@@ -469,13 +581,16 @@ static enum comp_state st_update_comp(struct comp_ctx *c)
 	comp->opcode = (pkt->info->mask & OPM_END) ? 0xff : pkt->opcode;
 	if (psn_cmp(pkt->psn, comp->psn) >= 0) {
 		comp->psn = psn_add(pkt->psn, 1);
-		c->progress = 1;
+		comp->nak_skipped = 0;  /* a response confirms every PSN up to it */
+		comp_advanced(c);
 	}
 	c->pkt = NULL;                  /* used up: look at the new head once more */
 	return COMPST_GET_WQE;
 }
 
-/* rxe COMPST_ERROR_RETRY: go back to comp.psn, within retry_cnt. */
+/* rxe COMPST_ERROR_RETRY: go back to comp.psn, within retry_cnt.  A
+ * round that starts after progress (comp_advanced gave the retries back)
+ * spends one too, so retry_cnt 0 never retransmits. */
 static enum comp_state st_error_retry(struct comp_ctx *c)
 {
 	struct rocev2_qp *qp = c->qp;
@@ -484,17 +599,22 @@ static enum comp_state st_error_retry(struct comp_ctx *c)
 	if (!comp_outstanding(qp))
 		return COMPST_DONE;
 	/* One retry per loss: the NAKs and ACKs that the first transmission
-	 * still causes must not start another (only the timer may). */
+	 * still causes, acknowledging nothing new, must not start another
+	 * (only the timer may). */
 	if (comp->started_retry && !c->timeout)
 		return COMPST_DONE;
 	if (comp->retry_cnt == 0) {
 		c->e->cnt.comp_retry_exceeded++;
 		return comp_error(c, MNIC_WC_RETRY_EXC_ERR, ROCEV2_VERR_RETRY);
 	}
-	if (comp->retry_cnt != RETRY_INFINITE)
-		comp->retry_cnt--;
-	if (c->timeout)
+	comp->retry_cnt--;
+	if (c->timeout) {
 		c->e->cnt.comp_retry_timeouts++;
+		/* Nothing came since sequence NAKs moved comp.psn: send again
+		 * from the last PSN a response confirmed. */
+		comp->psn = comp_nak_floor(comp);
+		comp->nak_skipped = 0;
+	}
 	comp->started_retry = 1;
 	qp->req.need_retry = 1;
 	rocev2_sched(c->e, qp);
@@ -514,11 +634,13 @@ static enum comp_state st_rnr_retry(struct comp_ctx *c)
 		c->e->cnt.comp_rnr_exceeded++;
 		return comp_error(c, MNIC_WC_RNR_RETRY_EXC_ERR, syn);
 	}
-	if (comp->rnr_retry != RETRY_INFINITE)
+	if (comp->rnr_retry != RNR_RETRY_INFINITE)
 		comp->rnr_retry--;
+	/* Like a sequence NAK, it acknowledges what lies before its PSN. */
 	if (psn_cmp(pkt->psn, comp->psn) > 0) {
+		comp->nak_skipped += (pkt->psn - comp->psn) & BTH_PSN_MASK;
 		comp->psn = pkt->psn;
-		c->progress = 1;
+		comp_advanced(c);
 	}
 	/* The requester stays quiet until the RNR timer fires; the retransmit
 	 * timer would only resend early. */
@@ -567,6 +689,19 @@ static enum comp_state st_error(struct comp_ctx *c)
 	return COMPST_DONE;
 }
 
+/* The send CQ refused the completion just retired (full: IBA 11.6.2 makes
+ * the overrun a CQ error, which cq.c reports with CQ_ERR; or its memory
+ * failed).  A completion is lost, so the QP cannot go on: Error with the
+ * affiliated QP_FATAL event, as the responder does for its receive CQ
+ * (resp.c RESPST_ERR_CQ_OVERFLOW).  The flush finds the CQ in error. */
+static enum comp_state st_cq_error(struct comp_ctx *c)
+{
+	c->e->cnt.comp_cq_errors++;
+	rocev2_qp_to_error(c->e, c->qp, ROCEV2_EVENT_QP_FATAL);
+	c->progress = 0;
+	return COMPST_DONE;
+}
+
 /* After a run: timers and the requester follow the progress made. */
 static void comp_done(struct comp_ctx *c)
 {
@@ -602,6 +737,9 @@ static void comp_run(struct comp_ctx *c, enum comp_state state)
 		case COMPST_GET_WQE:
 			state = st_get_wqe(c);
 			break;
+		case COMPST_CHECK_NAK:
+			state = st_check_nak(c);
+			break;
 		case COMPST_CHECK_PSN:
 			state = st_check_psn(c);
 			break;
@@ -620,8 +758,7 @@ static void comp_run(struct comp_ctx *c, enum comp_state state)
 			state = c->pkt->psn == c->tr->last_psn ? COMPST_COMP_ACK : COMPST_UPDATE_COMP;
 			break;
 		case COMPST_COMP_ACK:
-			comp_complete(c);
-			state = COMPST_UPDATE_COMP;
+			state = comp_complete(c) < 0 ? COMPST_CQ_ERROR : COMPST_UPDATE_COMP;
 			break;
 		case COMPST_COMP_WQE:
 			state = st_comp_wqe(c);
@@ -641,6 +778,9 @@ static void comp_run(struct comp_ctx *c, enum comp_state state)
 		case COMPST_ERROR:
 			state = st_error(c);
 			break;
+		case COMPST_CQ_ERROR:
+			state = st_cq_error(c);
+			break;
 		case COMPST_DONE:
 		case COMPST_NUM:
 			state = COMPST_DONE;
@@ -655,6 +795,8 @@ void rocev2_comp_rx(struct rocev2 *e, struct rocev2_qp *qp, const struct rocev2_
 {
 	struct comp_ctx c = { .e = e, .qp = qp, .pkt = pkt };
 
+	c.seq_nak = pkt->opcode == OP_ACKNOWLEDGE &&
+		    aeth_syndrome(pkt_aeth(pkt)) == AETH_NAK_PSN_SEQ_ERROR;
 	comp_run(&c, COMPST_GET_ACK);
 }
 

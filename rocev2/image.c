@@ -172,7 +172,8 @@
 	M(S, started_retry, uint8_t, DUMP)                                                 \
 	M(S, rnr_wait, uint8_t, DUMP)           /* resume must end the wait (no timer) */  \
 	M(S, drained, uint8_t, DUMP)                                                       \
-	M(S, last_state, uint8_t, SKIP)         /* diagnostics: where the last run ended */
+	M(S, last_state, uint8_t, SKIP)         /* diagnostics: where the last run ended */ \
+	M(S, nak_skipped, uint32_t, SKIP)       /* 0: a restored QP trusts its comp.psn */
 
 /* Responder.  rwqe only while rwqe_valid (the SEND being received); res[]
  * only the slots in use (type != 0), each with its slot number. */

@@ -225,9 +225,12 @@ void rocev2_rx(struct rocev2 *e, const uint8_t *frame, size_t len)
 		return;
 	}
 	/* rxe check_addr: only the QP's peer may talk to it.  MigrOS: a
-	 * paused QP's peer has moved and announces its new address with
-	 * RESUME, so neither is held to the old address (reference 1(c)). */
-	if (!MIG_PAUSED(qp) && !(mask & OPM_RESUME) && ipv4_saddr(pkt.ip) != qp->attr.av.dip) {
+	 * peer that has moved announces its new address with RESUME, the one
+	 * frame not held to the old address (reference 1(c); resp.c decides
+	 * whether to follow it).  Everything else, to a paused QP too, comes
+	 * from av.dip: the moved peer sends nothing before its RESUME is
+	 * ACKed, which has moved av.dip. */
+	if (!(mask & OPM_RESUME) && ipv4_saddr(pkt.ip) != qp->attr.av.dip) {
 		rx_discard(e, RX_BAD_SRC);
 		return;
 	}

@@ -428,8 +428,13 @@ static enum req_step step_build(struct req_ctx *c)
 	info = rocev2_opcode(c->opcode);
 	/* AckReq on the last packet of a message (IBA 9.7), and at least
 	 * every ROCEV2_MAX_PKT_PER_ACK packets so that long messages are acked
-	 * (and the window advances) as they go (rxe). */
-	c->ackreq = c->end || req->noack_pkts + 1u >= ROCEV2_MAX_PKT_PER_ACK;
+	 * (and the window advances) as they go (rxe).  Packets sent again ask
+	 * every ROCEV2_RETRY_PKT_PER_ACK: each ACK of a recovery confirms its
+	 * progress at once (the completer gives the retries back, and a later
+	 * timeout resends from there, comp.c). */
+	c->ackreq = c->end || req->noack_pkts + 1u >= (psn_cmp(req->psn, req->psn_hw) < 0
+								? ROCEV2_RETRY_PKT_PER_ACK
+								: ROCEV2_MAX_PKT_PER_ACK);
 	se = c->end && (wi->flags & WR_SE) && (w->send_flags & MNIC_SEND_SOLICITED);
 
 	rocev2_tx_prepare(c->e, qp, &c->tx, c->opcode, req->psn, c->ackreq, se, c->paylen);

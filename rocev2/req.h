@@ -57,7 +57,7 @@ struct rocev2_comp {
 	uint32_t psn;                   /* oldest unacknowledged PSN */
 	uint32_t wqe_index;             /* oldest uncompleted send WQE */
 	uint8_t opcode;                 /* last read response opcode; 0xff = none */
-	uint8_t retry_cnt;              /* remaining; 7 = infinite */
+	uint8_t retry_cnt;              /* remaining (comp.c: given back on progress) */
 	uint8_t rnr_retry;              /* remaining; 7 = infinite */
 	uint8_t wqe_loaded;
 	uint64_t read_offset;           /* bytes of the current READ placed */
@@ -69,7 +69,11 @@ struct rocev2_comp {
 	uint8_t rnr_wait;               /* RNR NAK received: requester waits for rnr_timer */
 	uint8_t drained;                /* SQ_DRAINED posted for this SQD period */
 	uint8_t last_state;             /* where the last completer run ended (names below) */
+	uint32_t nak_skipped;           /* PSNs below psn only NAKs acknowledged (comp.c) */
 };
+
+/* AckReq at least this often on packets sent again (req.c). */
+#define ROCEV2_RETRY_PKT_PER_ACK 8u
 
 /* Timeout attribute -> retransmit timer period: 4.096 us * 2^timeout
  * (reference 2.5; 0 = no timer, handled by the callers). */

@@ -458,6 +458,10 @@ int mnic_connect_rc(struct mnic_qp *qp, const struct mnic_rc_connect *c)
 		return err;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = MNIC_QPS_RTS;
+	/* 4.096 us * 2^14 = 67 ms per try.  retry_cnt 7 is seven retries
+	 * (IBA; the firmware spends one per recovery round without
+	 * progress): a peer that is gone ends in RETRY_EXC_ERR after about
+	 * 0.5 s.  rnr_retry 7 is infinite. */
 	a.timeout = 14;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;

@@ -338,8 +338,9 @@ void mnic_track_qp_forget(struct mnic_dev *dev, struct mnic_qp *qp);
 int mnic_set_qp_mig_key(struct mnic_qp *qp, const uint8_t key[16]);
 
 /* Convenience: RESET -> INIT -> RTR -> RTS for an RC QP to (dqpn, dip,
- * dmac) with IBV-like defaults (timeout 14, retry 7, rnr_retry 7, max_rd
- * 1..16 from the device). */
+ * dmac) with IBV-like defaults (timeout 14, retry_cnt 7 = seven retries,
+ * so a dead peer ends in RETRY_EXC_ERR after ~0.5 s; rnr_retry 7 =
+ * infinite; max_rd 1..16 from the device). */
 struct mnic_rc_connect {
 	uint32_t dest_qp_num;
 	uint32_t dip;                /* peer IPv4, host order */

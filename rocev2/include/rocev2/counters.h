@@ -100,7 +100,10 @@
 	X(resp_invreq_rd_atomic) /* no free READ/ATOMIC resource */            \
 	X(resp_invreq_length)    /* payload/RETH length inconsistent */        \
 	X(resp_invreq_recv_long) /* SEND longer than the receive WQE */        \
-	X(resp_invreq_misaligned) /* atomic VA not 8-byte aligned */
+	X(resp_invreq_misaligned) /* atomic VA not 8-byte aligned */          \
+	/* comp.c: checks of IBA 9.7.5.2.2 and 11.6.2, appended */             \
+	X(comp_nak_bogus)       /* sequence NAK past what was sent or a READ/atomic */ \
+	X(comp_cq_errors)       /* send CQE refused (CQ full/in error): QP to ERR */
 
 struct rocev2_counters {
 #define ROCEV2_COUNTER_FIELD(name) uint64_t name;

@@ -400,18 +400,218 @@ static void test_retry_exhausted(void **state)
 	assert_int_equal(qp->state, ROCEV2_QPS_ERR);
 	assert_false(timer_armed(&qp->comp.retrans_timer));
 	assert_int_equal(rocev2_get_event(e, &ev), -HAL_EAGAIN);
+}
 
-	/* 7 = infinite: retries never run out. */
+/* IBA 9.7.6.1.3: retry_cnt 7 is seven retries, not infinite (only
+ * rnr_retry 7 is): a peer that never answers ends in RETRY_EXC_ERR after
+ * the first transmission and exactly seven retransmissions, and every
+ * outstanding WQE completes (the oldest with the error, the rest
+ * flushed). */
+static void test_retry_cnt_7_dead_peer(void **state)
+{
+	struct cfg c = cfg_default;
+	unsigned i;
+
+	(void)state;
 	c.retry_cnt = 7;
 	h_init(&c);
 	post_op(MNIC_WR_SEND, 1, SRC, 8, 0);
-	assert_int_equal(pump(), 1);
-	for (unsigned i = 0; i < 20; i++) {
+	post_op(MNIC_WR_RDMA_WRITE, 2, SRC, 2 * 256, 0);
+	assert_int_equal(pump(), 3);
+	for (i = 0; i < 7; i++) {
 		advance(T_RETRANS);
-		assert_int_equal(pump(), 1);
+		assert_int_equal(pump(), 3);
+		assert_int_equal(qp->comp.retry_cnt, 6 - i);
+		assert_int_equal(qp->state, ROCEV2_QPS_RTS);
 	}
-	assert_int_equal(qp->comp.retry_cnt, 7);
+	expect_no_cqe();
+	assert_int_equal(e->cnt.req_retransmits, 7 * 3);
+	advance(T_RETRANS);
+	assert_int_equal(pump(), 0);
+	assert_int_equal(e->cnt.comp_retry_timeouts, 7);
+	assert_int_equal(e->cnt.comp_retry_exceeded, 1);
+	expect_cqe(1, MNIC_WC_RETRY_EXC_ERR, 0, 0);
+	expect_cqe(2, MNIC_WC_WR_FLUSH_ERR, 0, 0);
+	expect_no_cqe();
+	assert_int_equal(qp->state, ROCEV2_QPS_ERR);
+	assert_false(timer_armed(&qp->comp.retrans_timer));
+}
+
+/* A retry is spent per recovery round without progress: sequence NAKs
+ * that each acknowledge a little more (losses spread over one long
+ * message) give the retries back, and each starts its recovery at once.
+ * Before, a NAK during a retry was ignored until the timer and only an
+ * ACK gave retries back: with 7 finite, ten losses in one message ran
+ * out of them. */
+static void test_retry_cnt_7_progressing_naks(void **state)
+{
+	struct cfg c = cfg_default;
+	struct rocev2_pkt p;
+	unsigned i, n, confirmed = 0;
+
+	(void)state;
+	c.retry_cnt = 7;
+	h_init(&c);
+	post_op(MNIC_WR_RDMA_WRITE, 1, SRC, 64 * 256, MNIC_SEND_SIGNALED);
+	assert_int_equal(pump(), 64);
+	for (i = 1; i <= 20; i++) {
+		nframes = 0;            /* frames[] holds one round */
+		inject(OP_ACKNOWLEDGE, 3 * i, AETH_NAK_PSN_SEQ_ERROR, NULL, 0, 0);
+		n = pump();
+		assert_int_equal(n, 64 - 3 * i);        /* at once, from the NAK's PSN */
+		frame_pkt(nframes - n, &p);
+		assert_int_equal(p.psn, 3 * i);
+		assert_int_equal(qp->comp.retry_cnt, 6);
+		if (i % 5 == 0) {
+			/* A tail loss too: the timer (from the last PSN an
+			 * ACK confirmed), then an ACK of a little more. */
+			advance(T_RETRANS);
+			assert_int_equal(pump(), 64 - confirmed);
+			assert_int_equal(qp->comp.retry_cnt, 5);
+			ack(3 * i);
+			confirmed = 3 * i + 1;
+			assert_int_equal(qp->comp.retry_cnt, 7);
+		}
+	}
 	assert_int_equal(qp->state, ROCEV2_QPS_RTS);
+	assert_int_equal(e->cnt.comp_naks_seq, 20);
+	assert_int_equal(e->cnt.comp_retry_exceeded, 0);
+	ack(63);
+	expect_cqe(1, MNIC_WC_SUCCESS, MNIC_WC_RDMA_WRITE, 64 * 256);
+}
+
+/* IBA 9.7.5.2.2: a sequence NAK no responder could have sent is discarded
+ * (comp_nak_bogus) before it acknowledges anything: its PSN at or past the
+ * last request sent, or past / inside a READ or atomic whose responses
+ * never came (it would complete it without its data). */
+static void test_seq_nak_bogus(void **state)
+{
+	static uint8_t data[512];
+	static const uint32_t bogus[] = {
+		1, 2,           /* inside and past the READ (PSN 0..1) */
+		3, 4,           /* past the READ too (the SEND at 2..3) */
+		5,              /* past the atomic at PSN 4 */
+		6, 7, 0x800000, /* the last request (6) and beyond */
+	};
+	unsigned i;
+
+	(void)state;
+	h_init(&cfg_default);
+	post_op(MNIC_WR_RDMA_READ, 1, DST, 512, MNIC_SEND_SIGNALED);
+	post_op(MNIC_WR_SEND, 2, SRC, 2 * 256, MNIC_SEND_SIGNALED);
+	post_op(MNIC_WR_ATOMIC_FETCH_AND_ADD, 3, DST + 0x1000, 8, MNIC_SEND_SIGNALED);
+	post_op(MNIC_WR_SEND, 4, SRC, 8, MNIC_SEND_SIGNALED);
+	assert_int_equal(pump(), 5);            /* PSN 0 (READ), 2, 3, 4 (FAA), 5 */
+	assert_int_equal(qp->req.psn_hw, 6);
+	for (i = 0; i < sizeof(bogus) / sizeof(bogus[0]); i++) {
+		inject(OP_ACKNOWLEDGE, bogus[i], AETH_NAK_PSN_SEQ_ERROR, NULL, 0, 0);
+		assert_int_equal(e->cnt.comp_nak_bogus, i + 1);
+		assert_int_equal(pump(), 0);
+		assert_int_equal(qp->comp.psn, 0);
+		assert_int_equal(qp->comp.retry_cnt, 3);
+		expect_no_cqe();
+	}
+	assert_int_equal(e->cnt.comp_naks_seq, 0);
+	/* A real one at the READ: retried from it. */
+	inject(OP_ACKNOWLEDGE, 0, AETH_NAK_PSN_SEQ_ERROR, NULL, 0, 0);
+	assert_int_equal(e->cnt.comp_naks_seq, 1);
+	assert_int_equal(pump(), 5);
+	/* Past the READ once its responses came: acknowledges the SEND. */
+	inject(OP_READ_RESPONSE_FIRST, 0, AETH_ACK_UNLIMITED, data, 256, 0);
+	inject(OP_READ_RESPONSE_LAST, 1, AETH_ACK_UNLIMITED, data, 256, 0);
+	expect_cqe(1, MNIC_WC_SUCCESS, MNIC_WC_RDMA_READ, 512);
+	inject(OP_ACKNOWLEDGE, 4, AETH_NAK_PSN_SEQ_ERROR, NULL, 0, 0);
+	expect_cqe(2, MNIC_WC_SUCCESS, MNIC_WC_SEND, 2 * 256);
+	assert_int_equal(e->cnt.comp_naks_seq, 2);
+	assert_int_equal(e->cnt.comp_nak_bogus, i);
+	assert_int_equal(qp->state, ROCEV2_QPS_RTS);
+}
+
+/* A forged sequence NAK inside a message, ahead of the real loss, moves
+ * comp.psn past the packet the responder waits for.  Before, the real NAK
+ * was then a "duplicate" and every rewind (NAK or timer) started at the
+ * forged PSN: the responder, NAK latched, stayed silent; a livelock.
+ * Now the real NAK takes comp.psn back, and without one the timer rewinds
+ * to the last PSN a response confirmed. */
+static void test_forged_seq_nak_inside_message(void **state)
+{
+	struct rocev2_pkt p;
+
+	(void)state;
+	h_init(&cfg_default);
+	post_op(MNIC_WR_RDMA_WRITE, 1, SRC, 32 * 256, MNIC_SEND_SIGNALED);
+	assert_int_equal(pump(), 32);
+	inject(OP_ACKNOWLEDGE, 20, AETH_NAK_PSN_SEQ_ERROR, NULL, 0, 0);   /* forged */
+	assert_int_equal(pump(), 12);
+	assert_int_equal(qp->comp.psn, 20);
+	assert_int_equal(qp->comp.nak_skipped, 20);
+	inject(OP_ACKNOWLEDGE, 2, AETH_NAK_PSN_SEQ_ERROR, NULL, 0, 0);    /* the real one */
+	assert_int_equal(qp->comp.psn, 2);
+	assert_int_equal(pump(), 30);
+	frame_pkt(nframes - 30, &p);
+	assert_int_equal(p.psn, 2);
+	assert_memory_equal(p.payload, host + SRC + 2 * 256, 256);
+	/* Below what an ACK confirmed: a duplicate. */
+	ack(5);
+	inject(OP_ACKNOWLEDGE, 4, AETH_NAK_PSN_SEQ_ERROR, NULL, 0, 0);
+	assert_int_equal(e->cnt.comp_dup_acks, 1);
+	assert_int_equal(pump(), 0);
+	ack(31);
+	expect_cqe(1, MNIC_WC_SUCCESS, MNIC_WC_RDMA_WRITE, 32 * 256);
+
+	/* The real NAK lost: the timer goes back to PSN 4 (the ACK), not to
+	 * the forged 20; an ACK confirms the NAK-only range away. */
+	h_init(&cfg_default);
+	post_op(MNIC_WR_RDMA_WRITE, 1, SRC, 32 * 256, MNIC_SEND_SIGNALED);
+	assert_int_equal(pump(), 32);
+	ack(3);
+	inject(OP_ACKNOWLEDGE, 20, AETH_NAK_PSN_SEQ_ERROR, NULL, 0, 0);
+	assert_int_equal(pump(), 12);
+	advance(T_RETRANS);
+	assert_int_equal(pump(), 28);
+	frame_pkt(nframes - 28, &p);
+	assert_int_equal(p.psn, 4);
+	assert_int_equal(qp->comp.nak_skipped, 0);
+	inject(OP_ACKNOWLEDGE, 22, AETH_NAK_PSN_SEQ_ERROR, NULL, 0, 0);
+	assert_int_equal(qp->comp.nak_skipped, 18);
+	ack(25);
+	assert_int_equal(qp->comp.nak_skipped, 0);
+	ack(31);
+	expect_cqe(1, MNIC_WC_SUCCESS, MNIC_WC_RDMA_WRITE, 32 * 256);
+	assert_int_equal(qp->state, ROCEV2_QPS_RTS);
+}
+
+/* IBA 11.6.2: a send CQ that cannot take a completion (full) is a CQ error
+ * (CQ_ERR from cq.c); the completion is lost, so the QP goes to Error with
+ * its affiliated QP_FATAL event, as the responder does for its receive
+ * CQ.  Before, the CQE was dropped and the QP ran on. */
+static void test_send_cq_overflow(void **state)
+{
+	struct mnic_dbrec rec = { (uint32_t)-CQ_SIZE, 0 };
+	struct rocev2_event ev;
+
+	(void)state;
+	h_init(&cfg_default);
+	post_op(MNIC_WR_SEND, 1, SRC, 8, 0);                    /* unsignaled: no CQE */
+	post_op(MNIC_WR_SEND, 2, SRC, 8, MNIC_SEND_SIGNALED);
+	post_op(MNIC_WR_SEND, 3, SRC, 8, MNIC_SEND_SIGNALED);
+	assert_int_equal(pump(), 3);
+	memcpy(host + CQ_DBREC, &rec, sizeof(rec));             /* CQ_SIZE unconsumed */
+	ack(0);
+	assert_int_equal(qp->state, ROCEV2_QPS_RTS);
+	ack(1);
+	assert_int_equal(qp->state, ROCEV2_QPS_ERR);
+	assert_int_equal(e->cnt.comp_cq_errors, 1);
+	assert_int_equal(e->cnt.cq_overflows, 1);
+	assert_int_equal(e->cnt.cq_err_drops, 1);               /* WQE 3's flush */
+	assert_int_equal(qp->sq.ci, 3);
+	assert_int_equal(rocev2_get_event(e, &ev), 0);
+	assert_int_equal(ev.type, ROCEV2_EVENT_CQ_ERR);
+	assert_int_equal(rocev2_get_event(e, &ev), 0);
+	assert_int_equal(ev.type, ROCEV2_EVENT_QP_FATAL);
+	assert_int_equal(ev.handle, qpn);
+	assert_int_equal(rocev2_get_event(e, &ev), -HAL_EAGAIN);
+	assert_false(timer_armed(&qp->comp.retrans_timer));
 }
 
 /* A good ACK between timeouts gives the retries back. */
@@ -945,6 +1145,11 @@ int main(void)
 		cmocka_unit_test(test_scatter_protection),
 		cmocka_unit_test(test_sequence_nak),
 		cmocka_unit_test(test_retry_exhausted),
+		cmocka_unit_test(test_retry_cnt_7_dead_peer),
+		cmocka_unit_test(test_retry_cnt_7_progressing_naks),
+		cmocka_unit_test(test_seq_nak_bogus),
+		cmocka_unit_test(test_forged_seq_nak_inside_message),
+		cmocka_unit_test(test_send_cq_overflow),
 		cmocka_unit_test(test_retry_counter_reset),
 		cmocka_unit_test(test_rnr_nak),
 		cmocka_unit_test(test_rnr_timer_table),

@@ -565,7 +565,8 @@ static void test_state_matrix(void **state)
 	}
 }
 
-/* MigrOS check_addr: a paused QP, or a RESUME, is not held to av.dip. */
+/* MigrOS check_addr: only a RESUME is not held to av.dip, whatever the
+ * QP's state (before, a paused QP took every opcode from anywhere). */
 static void test_source_check_exemptions(void **state)
 {
 	uint8_t f[128];
@@ -580,17 +581,27 @@ static void test_source_check_exemptions(void **state)
 	expect_delivered("RESUME from a new address", f, len, 1);
 	assert_int_equal(recv_resp_calls[0].pkt.opcode, OP_RESUME);
 	assert_int_equal(ipv4_saddr(recv_resp_calls[0].pkt.ip), 0x0a000063u);
-	/* ...a SEND from there does not, unless the QP is paused. */
+	/* ...a SEND or an ACK from there does not, paused or not. */
 	peer_send(OP_SEND_ONLY, 0x77, 3);
 	memcpy(f, wire, wire_len);
 	len = wire_len;
 	expect_discard("SEND from a new address", f, len, CNT(rx_bad_src));
 	qp->paused = 1;
-	expect_delivered("SEND to a paused QP", f, len, 1);
+	expect_discard("SEND to a paused QP from a new address", f, len, CNT(rx_bad_src));
 	peer_send(OP_ACKNOWLEDGE, 0x77, 0);
-	expect_delivered("ACK to a paused QP", wire, wire_len, 0);
+	expect_discard("ACK to a paused QP from a new address", wire, wire_len, CNT(rx_bad_src));
+	peer_send(OP_RESUME, 0x77, 0);
+	expect_delivered("RESUME to a paused QP from a new address", wire, wire_len, 1);
 	qp->paused = 0;
+	peer_send(OP_ACKNOWLEDGE, 0x77, 0);
 	expect_discard("ACK from a new address", wire, wire_len, CNT(rx_bad_src));
+	/* From av.dip, a paused QP takes the rest as before. */
+	peer.env.ipv4 = qp->attr.av.dip;
+	qp->paused = 1;
+	peer_send(OP_ACKNOWLEDGE, 0x77, 0);
+	expect_delivered("ACK to a paused QP from its peer", wire, wire_len, 0);
+	qp->paused = 0;
+	peer.env.ipv4 = 0x0a000063u;
 	/* The destination checks still apply to RESUME. */
 	peer_send(OP_RESUME, 0x77, 0);
 	put_be32(wire + 30, 0x0a000005u);

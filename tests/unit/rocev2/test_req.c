@@ -291,6 +291,40 @@ static void test_psn_window_and_ackreq(void **state)
 	expect_cqe(1, MNIC_WC_SUCCESS, MNIC_WC_SEND, 200 * 256);
 }
 
+/* Packets sent again ask for an ACK every ROCEV2_RETRY_PKT_PER_ACK (8), so
+ * that a recovery's progress is confirmed as it goes; once past what was
+ * sent before, every 64 again. */
+static void test_ackreq_when_retransmitting(void **state)
+{
+	unsigned i;
+
+	(void)state;
+	h_init(&cfg_default);
+	post_op(MNIC_WR_RDMA_WRITE, 1, SRC, 40 * 256, MNIC_SEND_SIGNALED);
+	assert_int_equal(pump(), 40);
+	ack(1);
+	inject(OP_ACKNOWLEDGE, 4, AETH_NAK_PSN_SEQ_ERROR, NULL, 0, 0);
+	assert_int_equal(pump(), 36);
+	for (i = 40; i < 76; i++) {
+		struct rocev2_pkt p;
+
+		frame_pkt(i, &p);
+		assert_int_equal(p.psn, i - 36);
+		assert_int_equal(p.ackreq, (i - 40 + 1) % 8 == 0 || i == 75);
+	}
+	ack(39);
+	expect_cqe(1, MNIC_WC_SUCCESS, MNIC_WC_RDMA_WRITE, 40 * 256);
+	/* New packets after it: the usual spacing. */
+	post_op(MNIC_WR_RDMA_WRITE, 2, SRC, 20 * 256, MNIC_SEND_SIGNALED);
+	assert_int_equal(pump(), 20);
+	for (i = 76; i < 96; i++) {
+		struct rocev2_pkt p;
+
+		frame_pkt(i, &p);
+		assert_int_equal(p.ackreq, i == 95);
+	}
+}
+
 /* At most ROCEV2_MAX_INFLIGHT_WQE WQEs between the completer and the
  * requester (the size of req.track[]). */
 static void test_inflight_wqe_limit(void **state)
@@ -600,6 +634,7 @@ int main(void)
 		cmocka_unit_test(test_atomic_requests),
 		cmocka_unit_test(test_psn_wrap),
 		cmocka_unit_test(test_psn_window_and_ackreq),
+		cmocka_unit_test(test_ackreq_when_retransmitting),
 		cmocka_unit_test(test_inflight_wqe_limit),
 		cmocka_unit_test(test_rd_atomic_limit),
 		cmocka_unit_test(test_rd_atomic_zero_invalid),
