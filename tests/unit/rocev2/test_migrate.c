@@ -320,6 +320,10 @@ static void node_init(struct node *n, const char *name, uint8_t mac, uint32_t ip
 	n->qp = NULL;
 	n->up = 1;
 	assert_int_equal(rocev2_init(&n->eng, &env), 0);
+	/* Most tests here run the unkeyed exchange, which the operator has
+	 * to allow (MIG_CONFIG MNIC_MIG_CFG_UNKEYED); the tests of the
+	 * default clear it. */
+	rocev2_set_mig_flags(&n->eng, ROCEV2_MIG_F_UNKEYED);
 	if (!make_qp)
 		return;
 	assert_int_equal(rocev2_alloc_pd(&n->eng, &n->pd), 0);
@@ -400,6 +404,13 @@ static void pair_init_retry(uint8_t retries)
 	C->up = 0;
 	node_connect(A, B, PSN_A, PSN_B);
 	node_connect(B, A, PSN_B, PSN_A);
+}
+
+/* Both QPs keyed alike (what the tools do by default). */
+static void pair_key(void)
+{
+	assert_int_equal(rocev2_set_mig_key(&A->eng, A->qpn, key16), 0);
+	assert_int_equal(rocev2_set_mig_key(&B->eng, B->qpn, key16), 0);
 }
 
 static void pair_init(void)
@@ -563,7 +574,7 @@ static int both_done(void)
 }
 
 /* Craft a RESUME to `to` as `from`'s QP would send it, with a chosen PSN,
- * source address and payload (the MAC, or anything else). */
+ * source address and payload (anything at all). */
 static void inject_resume(struct node *from, uint32_t psn, uint32_t src_ip, const void *payload,
 			  uint32_t paylen)
 {
@@ -576,6 +587,27 @@ static void inject_resume(struct node *from, uint32_t psn, uint32_t src_ip, cons
 		memcpy(t.payload, payload, paylen);
 	assert_int_equal(rocev2_tx_send(&from->eng, &t), 0);
 	from->eng.env.ipv4 = ip;
+}
+
+/* A version-1 RESUME payload (migrate.c header comment) from `from` to
+ * `to`: epoch, the new address, and the MAC under key (NULL: unkeyed).
+ * Returns its length. */
+static uint32_t resume_payload(const struct node *from, const struct node *to, uint32_t psn,
+			       uint32_t epoch, uint32_t ip, const uint8_t mac6[6],
+			       const uint8_t *key, uint8_t *out)
+{
+	struct mig_msg msg = { MIG_KIND_RESUME, epoch, from->qpn, to->qpn, psn, ip, mac6 };
+
+	memset(out, 0, MIG_RESUME_LEN + MIG_MAC_LEN);
+	out[0] = 1;
+	out[1] = key ? 1 : 0;
+	put_be32(out + 4, epoch);
+	put_be32(out + 8, ip);
+	memcpy(out + 12, mac6, 6);
+	if (!key)
+		return MIG_RESUME_LEN;
+	mig_mac(key, &msg, out + MIG_RESUME_LEN);
+	return MIG_RESUME_LEN + MIG_MAC_LEN;
 }
 
 /* A response from `from`'s QP to its peer: opcode, PSN, AETH syndrome
@@ -598,13 +630,15 @@ static void inject_ack(struct node *from, uint32_t psn)
 	inject_response(from, OP_ACKNOWLEDGE, psn, AETH_ACK_UNLIMITED);
 }
 
-/* The RESUME frame i as the brief pins it (reference 1(b)/1(c)), sent by a
- * QP whose comp.psn is `psn`: it carries comp.psn - 1 (migrate.c). */
+/* The RESUME frame i as migrate.c's header comment pins it, sent by a QP
+ * whose comp.psn is `psn`: it carries comp.psn - 1, the sender's epoch and
+ * address in the payload, and (keyed) the MAC under its ratcheted key. */
 static void expect_resume(unsigned i, const struct node *from, const struct node *to, uint32_t psn,
 			  int keyed)
 {
 	struct pk p = pk_of(i);
-	uint8_t mac[MIG_MAC_LEN];
+	uint8_t want[MIG_RESUME_LEN + MIG_MAC_LEN];
+	uint32_t len;
 
 	assert_ptr_equal(p.from, from);
 	assert_int_equal(p.opcode, 0x19);
@@ -619,33 +653,52 @@ static void expect_resume(unsigned i, const struct node *from, const struct node
 	assert_memory_equal(p.smac, from->eng.env.mac, 6);
 	assert_int_equal(p.sip, from->eng.env.ipv4);
 	assert_int_equal(p.dip, to->eng.env.ipv4);
-	if (!keyed) {
-		assert_int_equal(p.paylen, 0);
-		assert_int_equal(p.len, ETH_HLEN + IPV4_HLEN + UDP_HLEN + BTH_LEN + AETH_LEN + ICRC_LEN);
-		return;
-	}
-	assert_int_equal(p.paylen, 8);
-	assert_int_equal(p.len, ETH_HLEN + IPV4_HLEN + UDP_HLEN + BTH_LEN + AETH_LEN + 8 + ICRC_LEN);
-	mig_mac(key16, from->qpn, to->qpn, (psn - 1u) & 0xffffffu, from->eng.env.ipv4, mac);
-	assert_memory_equal(p.payload, mac, 8);
+	assert_true(from->qp->mig.tx_epoch >= 1);
+	len = resume_payload(from, to, p.psn, from->qp->mig.tx_epoch, from->eng.env.ipv4,
+			     from->eng.env.mac, keyed ? from->qp->mig.tx_key : NULL, want);
+	assert_int_equal(p.paylen, keyed ? 28 : 20);
+	assert_int_equal(p.paylen, len);
+	assert_int_equal(p.len, ETH_HLEN + IPV4_HLEN + UDP_HLEN + BTH_LEN + AETH_LEN + len + ICRC_LEN);
+	assert_memory_equal(p.payload, want, len);
 }
 
-/* ---- the RESUME MAC layout ----------------------------------------------- */
+/* ---- the MAC layout and the key ratchet ------------------------------------- */
 
-/* One RESUME MAC whose bytes an independent implementation computed from
- * the documented layout: big-endian {src QPN, dst QPN, PSN, src IPv4}, the
- * 64-bit result little-endian (SipHash itself: tests/unit/lib). */
+/* MACs and ratcheted keys whose bytes an independent implementation of
+ * SipHash-2-4 computed from the documented layout (migrate.c header
+ * comment; SipHash itself: tests/unit/lib). */
 static void test_resume_mac_layout(void **state)
 {
-	static const uint8_t want_mac[8] = { 0x36, 0x1c, 0x54, 0xaa, 0x6b, 0x5c, 0x1c, 0x05 };
-	uint8_t out[8];
+	static const uint8_t new_mac[6] = { 0x02, 0, 0, 0, 0, 0x0c };
+	static const uint8_t want_resume[8] = { 0x82, 0x16, 0xcb, 0x77, 0x56, 0xb4, 0x95, 0x6c };
+	static const uint8_t want_ack[8] = { 0x9f, 0x47, 0xa7, 0xb8, 0xb7, 0xbb, 0xd3, 0x07 };
+	static const uint8_t want_nak[8] = { 0x21, 0xcf, 0x2f, 0x46, 0x0d, 0x47, 0x1c, 0xeb };
+	static const uint8_t want_k1[16] = { 0x3e, 0x17, 0xb5, 0x7f, 0xb2, 0x3b, 0x0a, 0xee,
+					     0x79, 0x2a, 0xa3, 0x65, 0xed, 0x06, 0x33, 0x64 };
+	static const uint8_t want_k2[16] = { 0x18, 0x70, 0xca, 0xd0, 0xad, 0xc0, 0xa3, 0x3b,
+					     0x52, 0xd7, 0xdf, 0x90, 0xca, 0x14, 0x06, 0x2b };
+	struct mig_msg m = { MIG_KIND_RESUME, 1, 0x001002, 0x000456, 0x000123, 0x0a000001, new_mac };
+	uint8_t out[16];
 
 	(void)state;
-	mig_mac(key16, 0x001002, 0x000456, 0x000123, 0x0a000001, out);
-	assert_memory_equal(out, want_mac, 8);
+	mig_mac(key16, &m, out);
+	assert_memory_equal(out, want_resume, 8);
 	/* 24-bit fields: bits above them do not enter. */
-	mig_mac(key16, 0xff001002, 0x7f000456, 0x01000123, 0x0a000001, out);
-	assert_memory_equal(out, want_mac, 8);
+	m.src_qpn |= 0xff000000u;
+	m.dst_qpn |= 0x7f000000u;
+	m.psn |= 0x01000000u;
+	mig_mac(key16, &m, out);
+	assert_memory_equal(out, want_resume, 8);
+	m = (struct mig_msg){ MIG_KIND_RESUME_ACK, 1, 0x000456, 0x001002, 0x000123, 0, NULL };
+	mig_mac(key16, &m, out);
+	assert_memory_equal(out, want_ack, 8);
+	m = (struct mig_msg){ MIG_KIND_NAK_STOPPED, 0, 0x000456, 0x001002, 0x000124, 0, NULL };
+	mig_mac(key16, &m, out);
+	assert_memory_equal(out, want_nak, 8);
+	mig_ratchet(key16, 1, out);
+	assert_memory_equal(out, want_k1, 16);
+	mig_ratchet(out, 2, out);               /* in place, as migrate.c uses it */
+	assert_memory_equal(out, want_k2, 16);
 }
 
 /* ---- Stopped ----------------------------------------------------------------- */
@@ -891,9 +944,10 @@ static void test_resume_new_address(void **state)
 
 /* The ACK of the RESUME (PSN comp.psn - 1) is lost: B sends the RESUME again on its timer
  * (the retransmit timeout), the same bytes, counted, without spending a
- * retry, as often as it takes; meanwhile B sends nothing else and takes no
- * other response, and its responder serves A (un-paused by the first
- * RESUME). */
+ * retry of its requests, within its resume budget (here MIG_CONFIG's, 20
+ * periods; test_resume_peer_gone spends it); meanwhile B sends nothing
+ * else and takes no other response, and its responder serves A
+ * (un-paused by the first RESUME, the copies ACKed again as repeats). */
 static uint32_t lost_ack_psn = PSN_B;
 
 static int lose_acks_to_b(const struct wire_frame *f)
@@ -947,6 +1001,7 @@ static void test_resume_retransmitted(void **state)
 
 	(void)state;
 	pair_init();
+	rocev2_set_resume_budget(&B->eng, 20 * T_RETRANS);
 	lost_ack_psn = PSN_B;
 	post_recv(B, 0xb1, DATA, 256);
 	post_recv(A, 0xa0, DATA, 256);
@@ -1005,8 +1060,11 @@ static void test_resume_retransmitted(void **state)
 	assert_int_equal(B->eng.cnt.comp_retry_timeouts, 0);
 	assert_null(cqe_of(B, 0xb0));
 	assert_null(cqe_of(B, 0xb2));
-	/* A answered every RESUME (it was paused only for the first). */
-	assert_int_equal(A->eng.cnt.resp_resumes, 6);
+	/* A answered every RESUME: the first moved it to epoch 1, the
+	 * copies changed nothing and were ACKed again. */
+	assert_int_equal(A->eng.cnt.resp_resumes, 1);
+	assert_int_equal(A->eng.cnt.mig_resume_repeats, 5);
+	assert_int_equal(A->qp->mig.rx_epoch, 1);
 
 	wire_loses = NULL;
 	advance_until(T_RETRANS, both_done);
@@ -1165,12 +1223,15 @@ static void test_pause_timeout_settings(void **state)
 	assert_int_equal(A->eng.cnt.mig_pause_timeouts, 0);
 	rocev2_set_pause_timeout(&A->eng, 50000000);          /* stopped: not yet */
 	assert_false(timer_armed(&A->qp->mig.pause_timer));
-	/* A resumed (its own RESUME goes to B, which is stopped and answers
-	 * it), still paused: the wait starts again. */
+	/* A resumed (its own RESUME goes to B, which is stopped and refuses
+	 * it: its state is in its image), still paused: the wait starts
+	 * again.  (A's RESUME budget outlasts the pause here.) */
+	rocev2_set_resume_budget(&A->eng, 1000000000);
 	assert_int_equal(rocev2_resume_context(&A->eng), 0);
 	assert_int_equal(A->qp->mig.pause_timer.deadline, now + 50000000);
 	run();
-	assert_int_equal(A->qp->mig.resume_pending, 0);
+	assert_int_equal(B->eng.cnt.mig_resume_refused, 1);
+	assert_int_equal(A->qp->mig.resume_pending, 1);
 	assert_int_equal(A->qp->paused, 1);
 	advance(50000000 + 1);
 	assert_int_equal(A->qp->state, ROCEV2_QPS_ERR);
@@ -1180,14 +1241,16 @@ static void test_pause_timeout_settings(void **state)
 
 /* ---- authentication ------------------------------------------------------------ */
 
-/* With a migration key, a RESUME without the right MAC is dropped and
- * counted, and changes nothing: no ACK, no new address, still paused.  The
- * MAC binds both QPNs, the PSN and the source address. */
+/* With a migration key, a RESUME without the right MAC for the next epoch
+ * is dropped and counted, and changes nothing: no ACK, no new address,
+ * still paused.  The MAC binds both QPNs, the PSN, the epoch and the new
+ * address in the payload. */
 static void test_forged_resume(void **state)
 {
 	static const uint8_t other_key[16] = { 0xff };
-	uint8_t mac[8], junk[8];
-	uint32_t psn = PSN_B;
+	const uint8_t *mac_b = B->eng.env.mac;
+	uint8_t pl[32], junk[28];
+	uint32_t psn = (PSN_B - 1u) & 0xffffffu, len;
 	unsigned mark;
 	uint64_t forged = 0;
 
@@ -1201,24 +1264,39 @@ static void test_forged_resume(void **state)
 	run();
 	assert_int_equal(A->qp->paused, 1);
 	mark = wire_n;
+	{
+		uint8_t k1[16];
 
-	memset(junk, 0x5a, sizeof(junk));
-	inject_resume(B, psn, IP_B, junk, 8);                   /* wrong MAC */
-	inject_resume(B, psn, IP_B, NULL, 0);                   /* no MAC */
-	mig_mac(key16, B->qpn, A->qpn, psn_add(psn, 1), IP_B, mac);
-	inject_resume(B, psn, IP_B, mac, 8);                    /* MAC for another PSN */
-	mig_mac(key16, B->qpn, A->qpn, psn, IP_B, mac);
-	inject_resume(B, psn, IP_B, mac, 4);                    /* cut short */
-	mig_mac(other_key, B->qpn, A->qpn, psn, IP_B, mac);
-	inject_resume(B, psn, IP_B, mac, 8);                    /* another key */
-	mig_mac(key16, A->qpn, B->qpn, psn, IP_B, mac);
-	inject_resume(B, psn, IP_B, mac, 8);                    /* the other direction's */
-	mig_mac(key16, B->qpn, A->qpn, psn, IP_B, mac);
-	mac[7] ^= 0x80;
-	inject_resume(B, psn, IP_B, mac, 8);                    /* one bit off, at the end */
-	mac[7] ^= 0x80;
-	inject_resume(B, psn, 0x0a0000eeu, mac, 8);             /* B's MAC, another address */
-	forged = 8;
+		mig_ratchet(key16, 1, k1);
+		memset(junk, 0x5a, sizeof(junk));
+		inject_resume(B, psn, IP_B, junk, 28);                  /* garbage */
+		inject_resume(B, psn, IP_B, NULL, 0);                   /* MigrOS's bare one */
+		inject_resume(B, psn, IP_B, junk, 8);                   /* the old MAC-only one */
+		len = resume_payload(B, A, psn, 1, IP_B, mac_b, NULL, pl);
+		inject_resume(B, psn, IP_B, pl, len);                   /* no MAC */
+		len = resume_payload(B, A, psn_add(psn, 1), 1, IP_B, mac_b, k1, pl);
+		inject_resume(B, psn, IP_B, pl, len);                   /* MAC for another PSN */
+		len = resume_payload(B, A, psn, 1, IP_B, mac_b, k1, pl);
+		inject_resume(B, psn, IP_B, pl, len - 4);               /* cut short */
+		len = resume_payload(B, A, psn, 1, IP_B, mac_b, other_key, pl);
+		inject_resume(B, psn, IP_B, pl, len);                   /* another key */
+		len = resume_payload(B, A, psn, 1, IP_B, mac_b, key16, pl);
+		inject_resume(B, psn, IP_B, pl, len);                   /* the unratcheted key */
+		len = resume_payload(A, B, psn, 1, IP_B, mac_b, k1, pl);
+		inject_resume(B, psn, IP_B, pl, len);                   /* the other direction's */
+		len = resume_payload(B, A, psn, 2, IP_B, mac_b, k1, pl);
+		inject_resume(B, psn, IP_B, pl, len);                   /* two epochs ahead */
+		len = resume_payload(B, A, psn, 1, IP_B, mac_b, k1, pl);
+		pl[len - 1] ^= 0x80;
+		inject_resume(B, psn, IP_B, pl, len);                   /* one bit off, at the end */
+		pl[len - 1] ^= 0x80;
+		put_be32(pl + 8, 0x0a0000eeu);
+		inject_resume(B, psn, IP_B, pl, len);                   /* B's MAC, another IPv4 */
+		put_be32(pl + 8, IP_B);
+		pl[17] ^= 0x01;
+		inject_resume(B, psn, IP_B, pl, len);                   /* B's MAC, another MAC */
+		forged = 13;
+	}
 	run();
 	assert_int_equal(A->eng.cnt.mig_resume_forged, forged);
 	assert_int_equal(A->eng.cnt.rx_req_packets, forged);    /* all reached the responder */
@@ -1228,6 +1306,7 @@ static void test_forged_resume(void **state)
 	assert_int_equal(A->qp->paused, 1);
 	assert_true(timer_armed(&A->qp->mig.pause_timer));
 	assert_int_equal(A->qp->attr.av.dip, IP_B);
+	assert_int_equal(A->qp->mig.rx_epoch, 0);
 
 	/* B's own RESUME carries the MAC and is accepted. */
 	mark = wire_n;
@@ -1237,17 +1316,25 @@ static void test_forged_resume(void **state)
 	assert_int_equal(A->eng.cnt.mig_resume_forged, forged);
 	assert_int_equal(A->eng.cnt.resp_resumes, 1);
 	assert_int_equal(A->qp->paused, 0);
+	assert_int_equal(A->qp->mig.rx_epoch, 1);
+	assert_memory_equal(A->qp->mig.rx_key, B->qp->mig.tx_key, 16);
 	expect_cqe(A, 1, MNIC_WC_SUCCESS, MNIC_WC_SEND, 100);
 	assert_int_equal(B->qp->mig.resume_pending, 0);
 
-	/* A QP without a key takes MigrOS's bare RESUME, and ignores a MAC. */
+	/* A QP without a key (unkeyed allowed) takes an unkeyed RESUME of
+	 * the next epoch from the address it has, and refuses a MAC it
+	 * cannot check. */
 	assert_int_equal(rocev2_set_mig_key(&A->eng, A->qpn, NULL), 0);
 	assert_int_equal(A->qp->mig.has_key, 0);
-	inject_resume(B, psn, IP_B, junk, 8);
-	inject_resume(B, psn, IP_B, NULL, 0);
+	len = resume_payload(B, A, psn, 1, IP_B, mac_b, key16, pl);
+	inject_resume(B, psn, IP_B, pl, len);
 	run();
-	assert_int_equal(A->eng.cnt.resp_resumes, 3);
-	assert_int_equal(A->eng.cnt.mig_resume_forged, forged);
+	assert_int_equal(A->eng.cnt.mig_resume_forged, forged + 1);
+	len = resume_payload(B, A, psn, 1, IP_B, mac_b, NULL, pl);
+	inject_resume(B, psn, IP_B, pl, len);
+	run();
+	assert_int_equal(A->eng.cnt.resp_resumes, 2);
+	assert_int_equal(A->qp->mig.rx_epoch, 1);
 }
 
 /* A keyed RESUME from the peer's new address: the MAC covers the new
@@ -1290,8 +1377,10 @@ static void test_mig_lifecycle(void **state)
 	assert_int_equal(rocev2_set_mig_key(&A->eng, A->qpn ^ (1u << ROCEV2_QPN_IDX_BITS), key16),
 			 -HAL_EINVAL);
 	assert_int_equal(rocev2_set_mig_key(&A->eng, A->qpn, key16), 0);
+	assert_int_equal(rocev2_set_mig_key(&B->eng, B->qpn, key16), 0);
 	assert_int_equal(A->qp->mig.has_key, 1);
-	assert_memory_equal(A->qp->mig.key, key16, 16);
+	assert_memory_equal(A->qp->mig.tx_key, key16, 16);
+	assert_memory_equal(A->qp->mig.rx_key, key16, 16);
 
 	/* Both timers armed (paused, and resuming), then ERR: both stop. */
 	stop(B);
@@ -1338,7 +1427,8 @@ static void test_mig_lifecycle(void **state)
 
 		/* The key does not outlive its QP in the engine's memory. */
 		assert_int_equal(A->qp->mig.has_key, 0);
-		assert_memory_equal(A->qp->mig.key, zero, 16);
+		assert_memory_equal(A->qp->mig.tx_key, zero, 16);
+		assert_memory_equal(A->qp->mig.rx_key, zero, 16);
 	}
 	wire_rd = wire_n;
 	advance(ROCEV2_PAUSE_TIMEOUT_DEFAULT_NS + 1);
@@ -1413,18 +1503,21 @@ static void test_resume_sqd(void **state)
 	mark = wire_n;
 	assert_int_equal(rocev2_resume_context(&A->eng), 0);
 	expect_resume(mark, A, B, PSN_A, 0);
-	run();                                  /* B, stopped, answers A's RESUME */
-	assert_int_equal(A->qp->mig.resume_pending, 0);
+	run();                                  /* B, stopped, refuses A's RESUME */
+	assert_int_equal(B->eng.cnt.mig_resume_refused, 1);
+	assert_int_equal(A->qp->mig.resume_pending, 1);
 	assert_int_equal(A->qp->paused, 1);
 	/* A's RESUME timer works in SQD too. */
-	stop(A);
-	assert_int_equal(rocev2_resume_context(&A->eng), 0);
-	wire_rd = wire_n;                       /* that RESUME is lost */
 	advance(T_RETRANS);
 	assert_int_equal(A->eng.cnt.mig_resume_retransmits, 1);
-	run();
-	assert_int_equal(A->qp->mig.resume_pending, 0);
+	assert_int_equal(B->eng.cnt.mig_resume_refused, 2);
+	assert_int_equal(A->qp->mig.resume_pending, 1);
+	/* B back: its RESUME un-pauses A, A's next one is ACKed. */
 	assert_int_equal(rocev2_abort_dump(&B->eng), 0);
+	run();
+	assert_int_equal(A->qp->paused, 0);
+	advance(T_RETRANS);
+	assert_int_equal(A->qp->mig.resume_pending, 0);
 	run();
 	expect_cqe(A, 1, MNIC_WC_SUCCESS, MNIC_WC_SEND, 100);
 	assert_null(cqe_of(A, 2));
@@ -1664,9 +1757,10 @@ static void test_stop_abort_every_frame(void **state)
 }
 
 /* Both sides stopped at once (two dumps), aborted one after the other:
- * the first RESUME reaches a stopped peer, which answers it; the first
- * side's requests then get NAK_STOPPED and it pauses until the second
- * RESUME.  Every frame position, both orders. */
+ * the first RESUME reaches a stopped peer, which refuses it (its state is
+ * in its image already); the first side sends it again, within its budget,
+ * until the second side is back and takes it.  Every frame position, both
+ * orders. */
 static void test_both_stopped_every_frame(void **state)
 {
 	unsigned total, k;
@@ -1683,8 +1777,9 @@ static void test_both_stopped_every_frame(void **state)
 		stop(B);
 		advance(2 * T_RETRANS);
 		assert_int_equal(rocev2_abort_dump(&first->eng), 0);
-		advance(3 * T_RETRANS);
-		assert_int_equal(first->qp->mig.resume_pending, 0);
+		advance(T_RETRANS);
+		assert_int_equal(first->qp->mig.resume_pending, 1);
+		assert_true(second->eng.cnt.mig_resume_refused >= 1);
 		assert_int_equal(count_from(second, 0, OP_RESUME), 0);
 		assert_int_equal(rocev2_abort_dump(&second->eng), 0);
 		advance_until(2000000000ull, both_done);
@@ -1754,6 +1849,9 @@ static void restore_on_c(unsigned k)
 	unsigned mark;
 
 	pair_init();
+	/* Keyed: A may be idle while B moves (nothing NAK'd, not Paused),
+	 * and only an authenticated RESUME moves a QP that is not Paused. */
+	pair_key();
 	traffic_start();
 	run_limit(k);
 	assert_int_equal(rocev2_dump_context(&B->eng, image, sizeof(image), &len, &st), 0);
@@ -1776,7 +1874,7 @@ static void restore_on_c(unsigned k)
 	B->up = 0;
 	mark = wire_n;
 	assert_int_equal(rocev2_resume_context(&C->eng), 0);
-	expect_resume(mark, C, A, C->qp->comp.psn, 0);
+	expect_resume(mark, C, A, C->qp->comp.psn, 1);
 	advance_until(2000000000ull, NULL);
 	assert_int_equal(A->qp->attr.av.dip, IP_C);
 	assert_memory_equal(A->qp->attr.av.dmac, C->eng.env.mac, 6);
