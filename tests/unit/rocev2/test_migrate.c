@@ -615,7 +615,7 @@ static uint32_t resume_payload(const struct node *from, const struct node *to, u
 static void inject_response(struct node *from, uint8_t opcode, uint32_t psn, uint8_t syndrome)
 {
 	const struct rocev2_opcode_info *info = rocev2_opcode(opcode);
-	uint32_t paylen = (info->mask & OPM_PAYLOAD) ? 4u : 0u;
+	uint32_t paylen = (info->mask & OPM_PAYLOAD) && opcode != OP_ACKNOWLEDGE ? 4u : 0u;
 	struct rocev2_tx t;
 
 	rocev2_tx_prepare(&from->eng, from->qp, &t, opcode, psn, 0, 0, paylen);
@@ -628,6 +628,20 @@ static void inject_response(struct node *from, uint8_t opcode, uint32_t psn, uin
 static void inject_ack(struct node *from, uint32_t psn)
 {
 	inject_response(from, OP_ACKNOWLEDGE, psn, AETH_ACK_UNLIMITED);
+}
+
+/* An ACKNOWLEDGE from `from` with this syndrome and extension payload
+ * (a NAK_STOPPED or a RESUME's ACK, forged or replayed). */
+static void inject_ack_ext(struct node *from, uint32_t psn, uint8_t syndrome, const void *ext,
+			   uint32_t len)
+{
+	struct rocev2_tx t;
+
+	rocev2_tx_prepare(&from->eng, from->qp, &t, OP_ACKNOWLEDGE, psn, 0, 0, len);
+	aeth_init((struct aeth *)(t.bth + rocev2_opcode(OP_ACKNOWLEDGE)->aeth), syndrome, 0);
+	if (len)
+		memcpy(t.payload, ext, len);
+	assert_int_equal(rocev2_tx_send(&from->eng, &t), 0);
 }
 
 /* The RESUME frame i as migrate.c's header comment pins it, sent by a QP
@@ -2187,6 +2201,346 @@ static void test_rtr_drops_responses(void **state)
 	assert_int_equal(B->qp->mig.resume_pending, 0);
 }
 
+/* ---- protocol v1: replay, liveness, floods (issue 13) ---------------------------- */
+
+static unsigned resume_acks_lost;
+
+static int lose_resume_acks(const struct wire_frame *f)
+{
+	const struct pk p = pk_of((unsigned)(f - wire));
+
+	if (p.opcode == OP_ACKNOWLEDGE && p.syndrome == AETH_ACK_UNLIMITED && p.paylen) {
+		resume_acks_lost++;
+		return 1;
+	}
+	return 0;
+}
+
+/* A keyed RESUME captured on the wire is worth nothing once accepted:
+ * replayed after B moved on (old epoch) it is dropped and counted, and A
+ * keeps B's new address; rewritten (the address in its payload, or only
+ * the frame's Ethernet source, which neither MAC nor ICRC covers) it is
+ * dropped or changes nothing; replayed while A is Paused again it does
+ * not un-pause A. */
+static void test_resume_replay(void **state)
+{
+	static const uint8_t new_mac[6] = { 0x02, 0, 0, 0, 0, MAC_C };
+	static const uint8_t evil_mac[6] = { 0x02, 0, 0, 0, 0, 0xee };
+	unsigned r1, r2;
+	struct pk p;
+	uint8_t pl[32];
+
+	(void)state;
+	pair_init();
+	pair_key();
+	rocev2_set_mig_flags(&A->eng, 0);       /* the default: keyed only */
+	post_recv(B, 0xb1, DATA, 256);
+	post_recv(B, 0xb2, DATA + 256, 256);
+	/* Migration 1: stopped, resumed in place (epoch 1). */
+	stop(B);
+	post_send(A, 1, DATA + 0x1000, 100);
+	run();
+	assert_int_equal(A->qp->paused, 1);
+	r1 = wire_n;
+	assert_int_equal(rocev2_abort_dump(&B->eng), 0);
+	expect_resume(r1, B, A, PSN_B, 1);
+	run();
+	assert_int_equal(A->qp->mig.rx_epoch, 1);
+	expect_cqe(A, 1, MNIC_WC_SUCCESS, MNIC_WC_SEND, 100);
+	/* Migration 2: B moves to C's address (epoch 2). */
+	stop(B);
+	memcpy(B->eng.env.mac, new_mac, 6);
+	B->eng.env.ipv4 = IP_C;
+	r2 = wire_n;
+	assert_int_equal(rocev2_resume_context(&B->eng), 0);
+	expect_resume(r2, B, A, PSN_B, 1);
+	run();
+	assert_int_equal(A->qp->mig.rx_epoch, 2);
+	assert_int_equal(A->qp->attr.av.dip, IP_C);
+	assert_int_equal(A->eng.cnt.resp_resumes, 2);
+
+	/* The replay of migration 1's RESUME: old epoch, dropped. */
+	resend(r1);
+	run();
+	assert_int_equal(A->eng.cnt.mig_resume_replayed, 1);
+	assert_int_equal(A->eng.cnt.resp_resumes, 2);
+	assert_int_equal(A->qp->attr.av.dip, IP_C);
+	assert_memory_equal(A->qp->attr.av.dmac, new_mac, 6);
+	/* Migration 2's RESUME with its payload address rewritten: MAC. */
+	p = pk_of(r2);
+	memcpy(pl, p.payload, p.paylen);
+	put_be32(pl + 8, 0x0a0000eeu);
+	memcpy(pl + 12, evil_mac, 6);
+	inject_resume(B, p.psn, 0x0a0000eeu, pl, p.paylen);
+	run();
+	assert_int_equal(A->eng.cnt.mig_resume_forged, 1);
+	/* ... with only its Ethernet source rewritten: the address comes from
+	 * the payload, so A stays where it is (a repeat, ACKed again). */
+	resend(r2);
+	memcpy(wire[wire_n - 1].b + 6, evil_mac, 6);
+	run();
+	assert_int_equal(A->eng.cnt.mig_resume_repeats, 1);
+	assert_memory_equal(A->qp->attr.av.dmac, new_mac, 6);
+	assert_int_equal(A->qp->attr.av.dip, IP_C);
+	/* B stopped again: A Paused by a good NAK_STOPPED; migration 2's
+	 * RESUME replayed does not un-pause it. */
+	stop(B);
+	post_send(A, 2, DATA + 0x1000, 50);
+	run();
+	assert_int_equal(A->qp->paused, 1);
+	resend(r2);
+	run();
+	assert_int_equal(A->eng.cnt.mig_resume_replayed, 2);
+	assert_int_equal(A->qp->paused, 1);
+	assert_true(timer_armed(&A->qp->mig.pause_timer));
+	assert_int_equal(A->eng.cnt.resp_resumes, 2);
+}
+
+/* The peer is gone after the restore: the RESUME is sent again for the
+ * QP's budget, retry_cnt (7 is 7, not infinite) x its retransmit timeout,
+ * then the QP goes to ERR, the head WQE completes with RETRY_EXC_ERR
+ * (vendor_err 0x19), the others are flushed, QP_FATAL is posted.  A
+ * MIG_CONFIG budget replaces the default. */
+static void test_resume_peer_gone(void **state)
+{
+	const uint64_t budget = 7 * T_RETRANS;
+	struct rocev2_event ev;
+	uint64_t start;
+	unsigned mark;
+
+	(void)state;
+	pair_init_retry(7);
+	A->up = 0;                              /* gone */
+	post_send(B, 1, DATA + 0x1000, 100);    /* in flight when B is dumped */
+	post_send(B, 2, DATA + 0x1000, 100);
+	run();
+	stop(B);
+	mark = wire_n;
+	start = now;
+	assert_int_equal(rocev2_abort_dump(&B->eng), 0);
+	assert_int_equal(B->qp->mig.resume_deadline, start + budget);
+	advance(budget - 1);
+	assert_int_equal(B->qp->state, ROCEV2_QPS_RTS);
+	assert_int_equal(count_from(B, mark, OP_RESUME), 7);
+	assert_int_equal(collect(B), 0);
+	advance(1);
+	assert_int_equal(B->qp->state, ROCEV2_QPS_ERR);
+	assert_int_equal(B->eng.cnt.mig_resume_gave_up, 1);
+	assert_int_equal(B->qp->mig.resume_pending, 0);
+	assert_int_equal(collect(B), 2);
+	assert_int_equal(B->cqes[0].wr_id, 1);
+	assert_int_equal(B->cqes[0].status, MNIC_WC_RETRY_EXC_ERR);
+	assert_int_equal(B->cqes[0].vendor_err, OP_RESUME);
+	assert_int_equal(B->cqes[1].wr_id, 2);
+	assert_int_equal(B->cqes[1].status, MNIC_WC_WR_FLUSH_ERR);
+	assert_int_equal(rocev2_get_event(&B->eng, &ev), 0);
+	assert_int_equal(ev.type, ROCEV2_EVENT_QP_FATAL);
+	assert_int_equal(B->eng.timers.n, 0);
+
+	/* MIG_CONFIG's budget. */
+	pair_init();
+	rocev2_set_resume_budget(&B->eng, 2 * T_RETRANS + 5);
+	stop(B);
+	A->up = 0;
+	assert_int_equal(rocev2_abort_dump(&B->eng), 0);
+	advance(2 * T_RETRANS + 4);
+	assert_int_equal(B->qp->state, ROCEV2_QPS_RTS);
+	advance(1);
+	assert_int_equal(B->qp->state, ROCEV2_QPS_ERR);
+	assert_int_equal(B->eng.cnt.mig_resume_gave_up, 1);
+	/* retry_cnt 0: one RESUME and one period. */
+	pair_init_retry(0);
+	stop(B);
+	A->up = 0;
+	mark = wire_n;
+	assert_int_equal(rocev2_abort_dump(&B->eng), 0);
+	advance(T_RETRANS);
+	assert_int_equal(B->qp->state, ROCEV2_QPS_ERR);
+	assert_int_equal(count_from(B, mark, OP_RESUME), 1);
+	retry_cnt = RETRY_CNT;
+}
+
+/* A duplicate plain ACK at the RESUME's PSN (what a late duplicate of an
+ * earlier ACK carries) is not the RESUME's ACK, nor is a RESUME's ACK of
+ * an earlier epoch: the RESUME is sent again until its own ACK comes. */
+static void test_resume_dup_ack(void **state)
+{
+	uint8_t ext[16];
+	unsigned mark, old_ack;
+
+	(void)state;
+	pair_init();
+	pair_key();
+	rocev2_set_resume_budget(&B->eng, 100 * T_RETRANS);
+	/* Migration 1 completes; keep its RESUME's ACK. */
+	stop(B);
+	mark = wire_n;
+	assert_int_equal(rocev2_abort_dump(&B->eng), 0);
+	run();
+	assert_int_equal(B->qp->mig.resume_pending, 0);
+	old_ack = find_from(A, mark, OP_ACKNOWLEDGE);
+	assert_int_equal(pk_of(old_ack).paylen, 16);
+	/* Migration 2: A's ACKs of the RESUME are lost. */
+	stop(B);
+	resume_acks_lost = 0;
+	wire_loses = lose_resume_acks;
+	mark = wire_n;
+	assert_int_equal(rocev2_abort_dump(&B->eng), 0);
+	run();
+	assert_int_equal(resume_acks_lost, 1);
+	assert_int_equal(A->qp->mig.rx_epoch, 2);
+	wire_loses = NULL;
+	inject_ack(A, B->qp->mig.resume_psn);   /* plain duplicate ACK at resume_psn */
+	resend(old_ack);                        /* epoch 1's ACK, same PSN */
+	memcpy(ext, pk_of(old_ack).payload, 16);
+	ext[7] = 2;                             /* rewritten to epoch 2: MAC */
+	inject_ack_ext(A, B->qp->mig.resume_psn, AETH_ACK_UNLIMITED, ext, 16);
+	run();
+	assert_int_equal(B->qp->mig.resume_pending, 1);
+	assert_int_equal(B->eng.cnt.mig_resume_wait_drops, 3);
+	assert_int_equal(B->eng.cnt.mig_resumes_acked, 1);
+	/* The next RESUME is ACKed again (a repeat at A) and that ACK counts. */
+	advance(T_RETRANS);
+	assert_true(count_from(B, mark, OP_RESUME) >= 2);
+	assert_int_equal(A->eng.cnt.mig_resume_repeats, 1);
+	assert_int_equal(B->qp->mig.resume_pending, 0);
+	assert_int_equal(B->eng.cnt.mig_resumes_acked, 2);
+}
+
+/* NAK_STOPPED + replayed RESUME flood: B is dumped and never comes back;
+ * an attacker keeps A's QP busy with B's real NAK_STOPPED and RESUMEs it
+ * captured earlier.  A still goes to ERR at its pause bound, counted. */
+static void test_nak_stopped_resume_flood(void **state)
+{
+	const uint64_t timeout = 50000000;      /* 50 ms */
+	unsigned r1, n1, i;
+	uint64_t deadline;
+
+	(void)state;
+	pair_init();
+	pair_key();
+	rocev2_set_pause_timeout(&A->eng, timeout);
+	post_recv(B, 0xb1, DATA, 256);
+	post_recv(B, 0xb2, DATA + 256, 256);
+	stop(B);
+	post_send(A, 1, DATA + 0x1000, 100);
+	run();
+	r1 = wire_n;
+	assert_int_equal(rocev2_abort_dump(&B->eng), 0);        /* epoch 1 */
+	run();
+	expect_cqe(A, 1, MNIC_WC_SUCCESS, MNIC_WC_SEND, 100);
+	/* B dumped for good: A's next SEND gets NAK_STOPPED (epoch 1). */
+	stop(B);
+	post_send(A, 2, DATA + 0x1000, 100);
+	run();
+	assert_int_equal(A->qp->paused, 1);
+	n1 = find_from(B, r1 + 1, OP_ACKNOWLEDGE);
+	while (pk_of(n1).syndrome != AETH_NAK_STOPPED)
+		n1 = find_from(B, n1 + 1, OP_ACKNOWLEDGE);
+	deadline = A->qp->mig.pause_timer.deadline;
+	assert_int_equal(deadline, now + timeout);
+	for (i = 0; i < 100 && A->qp->state == ROCEV2_QPS_RTS; i++) {
+		resend(r1);
+		resend(n1);
+		advance(timeout / 40);
+	}
+	assert_true(now <= deadline + timeout / 40);
+	assert_int_equal(A->qp->state, ROCEV2_QPS_ERR);
+	assert_int_equal(A->eng.cnt.mig_pause_timeouts, 1);
+	assert_true(A->eng.cnt.mig_resume_replayed >= 30);
+	assert_int_equal(A->eng.cnt.resp_resumes, 1);
+	expect_cqe(A, 2, MNIC_WC_RETRY_EXC_ERR, 0, 0);
+}
+
+/* An unkeyed RESUME from a foreign address at a live QP: dropped by
+ * default (unkeyed not configured), and dropped where the operator
+ * allowed unkeyed migration too (the QP is not Paused), and a keyed QP
+ * drops it as forged.  Nothing moves. */
+static void test_unkeyed_resume_live_qp(void **state)
+{
+	static const uint8_t evil_mac[6] = { 0x02, 0, 0, 0, 0, 0xee };
+	const uint32_t evil_ip = 0x0a0000eeu;
+	uint8_t pl[32];
+	uint32_t len, psn = (PSN_B - 1u) & 0xffffffu;
+
+	(void)state;
+	pair_init();
+	rocev2_set_mig_flags(&A->eng, 0);
+	len = resume_payload(B, A, psn, 1, evil_ip, evil_mac, NULL, pl);
+	inject_resume(B, psn, evil_ip, pl, len);
+	run();
+	assert_int_equal(A->eng.cnt.mig_unkeyed_refused, 1);
+	rocev2_set_mig_flags(&A->eng, ROCEV2_MIG_F_UNKEYED);
+	inject_resume(B, psn, evil_ip, pl, len);
+	run();
+	assert_int_equal(A->eng.cnt.mig_resume_refused, 1);
+	pair_key();
+	inject_resume(B, psn, evil_ip, pl, len);
+	run();
+	assert_int_equal(A->eng.cnt.mig_resume_forged, 1);
+	assert_int_equal(A->eng.cnt.resp_resumes, 0);
+	assert_int_equal(A->qp->attr.av.dip, IP_B);
+	assert_memory_equal(A->qp->attr.av.dmac, B->eng.env.mac, 6);
+	assert_int_equal(A->qp->mig.rx_epoch, 0);
+	/* The connection still works. */
+	post_recv(B, 0xb1, DATA, 256);
+	post_send(A, 1, DATA + 0x1000, 64);
+	run();
+	expect_cqe(A, 1, MNIC_WC_SUCCESS, MNIC_WC_SEND, 64);
+}
+
+/* 672 forged NAK_STOPPEDs (no extension, a wrong MAC, a wrong epoch, an
+ * unkeyed one at a keyed QP) while A has requests in flight: none pauses
+ * A, each is counted, the traffic completes. */
+static void test_forged_nak_stopped_flood(void **state)
+{
+	static const uint8_t no_mac[8] = { 1, 0, 3, 0, 0, 0, 0, 0 };
+	uint8_t ext[16] = { 1, 1, 3, 0, 0, 0, 0, 0 };
+	unsigned i;
+
+	(void)state;
+	pair_init();
+	pair_key();
+	post_recv(B, 0xb1, DATA, 1024);
+	post_send(A, 1, DATA + 0x1000, 1024);
+	run_limit(1);
+	for (i = 0; i < 672; i++) {
+		switch (i % 4) {
+		case 0:
+			inject_response(B, OP_ACKNOWLEDGE, PSN_A, AETH_NAK_STOPPED);
+			break;
+		case 1:
+			memset(ext + 8, (int)i, 8);
+			inject_ack_ext(B, PSN_A, AETH_NAK_STOPPED, ext, 16);
+			break;
+		case 2:
+			ext[7] = 1;                     /* not the current epoch */
+			inject_ack_ext(B, PSN_A, AETH_NAK_STOPPED, ext, 16);
+			ext[7] = 0;
+			break;
+		default:
+			inject_ack_ext(B, PSN_A, AETH_NAK_STOPPED, no_mac, 8);
+			break;
+		}
+	}
+	run();
+	assert_int_equal(A->eng.cnt.mig_nak_stopped_forged, 672);
+	assert_int_equal(A->eng.cnt.mig_pauses, 0);
+	assert_int_equal(A->qp->paused, 0);
+	advance_until(10 * T_RETRANS, both_done);
+	expect_cqe(A, 1, MNIC_WC_SUCCESS, MNIC_WC_SEND, 1024);
+	/* Unkeyed and not allowed: refused, counted apart. */
+	assert_int_equal(rocev2_set_mig_key(&A->eng, A->qpn, NULL), 0);
+	rocev2_set_mig_flags(&A->eng, 0);
+	post_send(A, 2, DATA + 0x1000, 8);
+	run_limit(delivered + 1);
+	inject_ack_ext(B, A->qp->comp.psn, AETH_NAK_STOPPED, no_mac, 8);
+	run();
+	assert_int_equal(A->eng.cnt.mig_unkeyed_refused, 1);
+	assert_int_equal(A->qp->paused, 0);
+}
+
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2215,6 +2569,12 @@ int main(void)
 		cmocka_unit_test(test_rtr_restored_resumes_at_rts),
 		cmocka_unit_test(test_rtr_aborted_resumes_at_rts),
 		cmocka_unit_test(test_rtr_drops_responses),
+		cmocka_unit_test(test_resume_replay),
+		cmocka_unit_test(test_resume_peer_gone),
+		cmocka_unit_test(test_resume_dup_ack),
+		cmocka_unit_test(test_nak_stopped_resume_flood),
+		cmocka_unit_test(test_unkeyed_resume_live_qp),
+		cmocka_unit_test(test_forged_nak_stopped_flood),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
