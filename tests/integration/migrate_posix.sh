@@ -73,10 +73,12 @@ start_traffic() {
   [ $# -gt 0 ] && shift
   cargs=("$@")
   PORT=$((20000 + RANDOM % 5000))
-  "$T" -d "$dir/a.bar" -p $PORT -q "$QPS" -t 40 -T "$dir/timeline-a.csv" "${sargs[@]}" \
+  # Keyed, as the tools should connect: an unkeyed RESUME is refused
+  # unless MIG_CONFIG allows it (rocev2/migrate.c).
+  "$T" -d "$dir/a.bar" -p $PORT -q "$QPS" -t 40 -T "$dir/timeline-a.csv" -k $KEY "${sargs[@]}" \
     >"$dir/traffic-a.log" 2>&1 &
   TA=$!; mnic_track $TA
-  "$T" -d "$dir/b.bar" -p $PORT -q "$QPS" -t 40 -T "$dir/timeline-b.csv" "${cargs[@]}" 127.0.0.1 \
+  "$T" -d "$dir/b.bar" -p $PORT -q "$QPS" -t 40 -T "$dir/timeline-b.csv" -k $KEY "${cargs[@]}" 127.0.0.1 \
     >"$dir/traffic-b.log" 2>&1 &
   TB=$!; mnic_track $TB
   mnic_wait_line "$dir/traffic-a.log" "connected" 20 $TA || { cat "$dir"/traffic-*.log; return 1; }
