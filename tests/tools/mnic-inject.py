@@ -3,14 +3,18 @@
 wire would (tests/integration/migrate_posix.sh, scenario "forged").
 
   mnic-inject.py --switch DIR --src-mac MAC --src-ip IP --dst-mac MAC
-                 --dst-ip IP --qp QPN:PSN [--qp ...] (--mac HEX16 | --no-mac)
+                 --dst-ip IP --qp QPN:PSN [--qp ...] [--epoch N]
+                 (--mac HEX16 | --no-mac)
 
 One frame per --qp (the receiver's QPN and the PSN the RESUME carries).
 
 The frame is built independently of the firmware, from the specs:
 Ethernet II, IPv4 (RFC 791, DF, checksum), UDP to 4791 (checksum 0),
 BTH (IBA 9.2: opcode 0x19 = MigrOS RESUME, P_Key 0xffff, AckReq), a zero
-AETH (MigrOS sends it so), the 8-byte MAC unless --no-mac, and the ICRC
+AETH (MigrOS sends it so), the version-1 payload (rocev2/migrate.c header
+comment: version 1, flags bit 0 = MAC, epoch --epoch, the new IPv4 and
+Ethernet addresses = --src-ip/--src-mac), the 8-byte MAC unless
+--no-mac, and the ICRC
 (IBA A17.3.3: CRC-32 over 8 bytes of 0xff, the IPv4 header with TOS, TTL
 and checksum as ones, UDP with checksum as ones, BTH with byte 4 as ones,
 and the rest; stored least significant byte first).  A frame with a good
@@ -46,7 +50,10 @@ def ipv4_csum(hdr):
 
 
 def build(a, dqpn, psn):
-    payload = b"" if a.no_mac else bytes.fromhex(a.mac)
+    payload = struct.pack("!BBHI4s6sH", 1, 0 if a.no_mac else 1, 0, a.epoch,
+                          ip_bytes(a.src_ip), mac_bytes(a.src_mac), 0)
+    if not a.no_mac:
+        payload += bytes.fromhex(a.mac)
     bth = struct.pack("!BBHBBHBBH", 0x19, 0, 0xffff, 0, (dqpn >> 16) & 0xff,
                       dqpn & 0xffff, 0x80, (psn >> 16) & 0xff, psn & 0xffff)
     aeth = bytes(4)
@@ -75,6 +82,8 @@ def main():
                    type=lambda s: tuple(int(x, 0) for x in s.split(":", 1)),
                    help="QPN:PSN (repeat for more frames)")
     p.add_argument("--repeat", type=int, default=1, help="send every frame N times")
+    p.add_argument("--epoch", type=lambda s: int(s, 0), default=1,
+                   help="the RESUME's epoch (default 1: a first migration)")
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--mac", help="8-byte RESUME MAC as 16 hex digits")
     g.add_argument("--no-mac", action="store_true")
@@ -113,9 +122,9 @@ def main():
                   file=sys.stderr)
             rc = 3
             break
-        print("injected RESUME to qpn 0x%06x psn 0x%06x from %s (%s), %s, %d bytes" %
-              (dqpn, psn, a.src_ip, a.src_mac, "no MAC" if a.no_mac else "MAC " + a.mac,
-               len(frame)))
+        print("injected RESUME to qpn 0x%06x psn 0x%06x epoch %u from %s (%s), %s, %d bytes" %
+              (dqpn, psn, a.epoch, a.src_ip, a.src_mac,
+               "no MAC" if a.no_mac else "MAC " + a.mac, len(frame)))
     time.sleep(0.05)   # let the switch forward the last frames before the port goes
     lib.vde_close(conn)
     return rc
