@@ -287,8 +287,10 @@ unsigned rocev2_doorbells_changed(struct rocev2 *e);
  * Target:  rocev2_restore_image() recreates every object with its original
  *          handles/keys/QPN and internal state, QPs left Stopped;
  *          rocev2_resume_context() lets them run: each RC QP sends RESUME
- *          (opcode 0x19, PSN = oldest unacknowledged) until it is ACKed;
- *          one in RTR sends it when modify_qp moves it to RTS. */
+ *          (opcode 0x19, PSN = newest acknowledged, the next epoch, its new
+ *          address; rocev2/migrate.c) until it is ACKed or its budget is
+ *          spent (then ERR); one in RTR sends it when modify_qp moves it
+ *          to RTS. */
 #define ROCEV2_PAUSE_TIMEOUT_DEFAULT_NS 10000000000ull   /* 10 s */
 
 struct rocev2_dump_stats {
