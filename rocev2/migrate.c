@@ -404,8 +404,9 @@ static void mig_transmit(struct rocev2 *e, struct rocev2_qp *qp)
 		m->resume_retries++;
 		m->resume_psn = psn;
 	}
-	/* The last wait ends at the deadline, where the next call gives up. */
-	if (m->resume_psn != MIG_NO_PSN && next > m->resume_deadline - now)
+	/* The last wait ends at the deadline, where the next call gives up
+	 * (a first RESUME held back by a full ring may go out after it). */
+	if (m->resume_psn != MIG_NO_PSN && now + next > m->resume_deadline)
 		next = m->resume_deadline > now ? m->resume_deadline - now : 0;
 	(void)timer_arm(&e->timers, &m->resume_timer, now + next);
 }
