@@ -20,6 +20,7 @@
 #   dump_restore_1000qp_ms  dump + restore of a 1,000-QP context, median of 5
 #   mig_overhead_ratio   engine instructions per packet (64 B SEND, tx + rx)
 #                        with the migration extension / without it
+#   mig_resume_bytes     one keyed RESUME frame (issue 13; Ethernet .. ICRC)
 set -euo pipefail
 . "$(dirname "$0")/../qemu-board/lib.sh"
 mnic_init

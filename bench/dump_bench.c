@@ -3,6 +3,10 @@
  *   dump_restore_1000qp_ms   dump of a context with 1,000 RTS QPs plus
  *                            restore into a fresh engine, wall clock,
  *                            median of 5
+ *   mig_resume_bytes         one RESUME as it leaves the port (keyed, as the
+ *                            tools connect; Ethernet header to ICRC, no
+ *                            FCS): the restored context's resume sends one
+ *                            per QP
  * Engines at the default pool sizes (1,024 QPs). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -22,7 +26,16 @@ static struct hal_dma dsrc, ddst;
 static uint8_t *msrc, *mdst;
 static uint8_t image[8u << 20];
 
-static int tx(void *ctx, const void *f, size_t n) { (void)ctx; (void)f; (void)n; return 0; }
+static size_t resume_bytes;        /* largest RESUME frame sent */
+
+static int tx(void *ctx, const void *f, size_t n)
+{
+	(void)ctx;
+	if (n > ROCEV2_HDR_OFFSET && ((const uint8_t *)f)[ROCEV2_HDR_OFFSET] == OP_RESUME &&
+	    n > resume_bytes)
+		resume_bytes = n;
+	return 0;
+}
 static uint64_t now(void *ctx) { (void)ctx; return 1; }
 
 static double ms(void)
@@ -141,5 +154,18 @@ int main(void)
 			printf("dump_bytes_%s: %u bytes\n", names[k], st.bytes[k] / st.objects[k]);
 	printf("dump_restore_1000qp_ms: %.2f ms\n", t[2]);
 	printf("dump_image_1000qp_bytes: %zu bytes\n", len);
+	/* The restored copy resumes: one RESUME per QP, keyed. */
+	for (k = 0; k < ROCEV2_MAX_QP; k++) {
+		static const uint8_t key[16] = { 1 };
+
+		if (dst.qps[k].in_use)
+			must(rocev2_set_mig_key(&dst, dst.qps[k].qpn, key), "mig key");
+	}
+	must(rocev2_resume_context(&dst), "resume");
+	if (!resume_bytes) {
+		fprintf(stderr, "dump_bench: resume sent no RESUME\n");
+		return 1;
+	}
+	printf("mig_resume_bytes: %zu bytes\n", resume_bytes);
 	return 0;
 }

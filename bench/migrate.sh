@@ -27,6 +27,8 @@ mnic_init
 out=$MNIC_ROOT/build/bench/migrate; rm -rf "$out"; mkdir -p "$out"
 M=$MNIC_ROOT/build/host/hostdrv/mnicctl
 T=$MNIC_ROOT/build/host/hostdrv/mnic-traffic
+# Keyed: unkeyed RESUMEs are refused unless MIG_CONFIG allows them.
+KEY=000102030405060708090a0b0c0d0e0f
 for f in "$M" "$T" "$MNIC_ROOT/build/posix/mnic-fw"; do
   [ -x "$f" ] || mnic_die "$f missing: run make BOARD=posix all hostdrv"
 done
@@ -63,9 +65,9 @@ one_run() {
     for _ in $(seq $idle); do "$M" -d "$d/b.bar" create qp "$pd" "$cq" >/dev/null; done
   fi
   port=$((23000 + RANDOM % 3000))
-  "$T" -d "$d/a.bar" -p $port -q $active -D 3 -t 120 >"$d/traffic-a.log" 2>&1 &
+  "$T" -d "$d/a.bar" -p $port -q $active -D 3 -t 120 -k $KEY >"$d/traffic-a.log" 2>&1 &
   ta=$!; mnic_track $ta
-  "$T" -d "$d/b.bar" -p $port -q $active -D 3 -t 120 -N "$d/notify" 127.0.0.1 >"$d/traffic-b.log" 2>&1 &
+  "$T" -d "$d/b.bar" -p $port -q $active -D 3 -t 120 -k $KEY -N "$d/notify" 127.0.0.1 >"$d/traffic-b.log" 2>&1 &
   tb=$!; mnic_track $tb
   mnic_wait_line "$d/traffic-b.log" "connected" 60 $tb || mnic_die "traffic did not connect (see $d)"
   sleep 1

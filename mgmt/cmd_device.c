@@ -40,6 +40,8 @@ int h_query_device(struct mnic_mgmt *m, struct cmd_call *c)
 	o.user_area_offset = MNIC_USER_AREA_OFFSET;
 	o.image_max = MNIC_CMD_MAX_LEN - (uint32_t)sizeof(struct mnic_cmd_dump_out);
 	o.pause_timeout_ms = (uint32_t)(info.pause_timeout_ns / 1000000u);
+	o.resume_budget_ms = (uint32_t)(info.resume_budget_ns / 1000000u);
+	o.mig_cfg_flags = info.mig_flags & ROCEV2_MIG_F_UNKEYED ? MNIC_MIG_CFG_UNKEYED : 0u;
 	o.n_pd = info.objects[ROCEV2_OBJ_PD];
 	o.n_mr = info.objects[ROCEV2_OBJ_MR];
 	o.n_cq = info.objects[ROCEV2_OBJ_CQ];

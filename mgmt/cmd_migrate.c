@@ -160,12 +160,21 @@ int h_abort_dump(struct mnic_mgmt *m, struct cmd_call *c)
 	return 0;
 }
 
+/* Every field at once (abi/include/mnic/cmd.h); a flag this firmware
+ * does not define is refused like a reserved bit, and nothing changes. */
 int h_mig_config(struct mnic_mgmt *m, struct cmd_call *c)
 {
 	struct mnic_cmd_mig_config_in in;
 
 	memcpy(&in, c->buf, sizeof(in));
+	if (in.flags & ~(uint32_t)MNIC_MIG_CFG_UNKEYED) {
+		m->cnt.refused_reserved++;
+		return fail(c, MNIC_CMD_STAT_BAD_PARAM, HAL_EINVAL, MNIC_SITE_RESERVED);
+	}
 	rocev2_set_pause_timeout(m->cfg.engine, (uint64_t)in.pause_timeout_ms * 1000000u);
+	rocev2_set_resume_budget(m->cfg.engine, (uint64_t)in.resume_budget_ms * 1000000u);
+	rocev2_set_mig_flags(m->cfg.engine,
+			     in.flags & MNIC_MIG_CFG_UNKEYED ? ROCEV2_MIG_F_UNKEYED : 0u);
 	c->produced = sizeof(struct mnic_cmd_simple_out);
 	return 0;
 }

@@ -269,19 +269,19 @@ static int comp_complete(struct comp_ctx *c)
 	return rc;
 }
 
-/* MigrOS (reference 1(c) steps 5-6): the responder echoes the RESUME's PSN
- * (our comp.psn) in a plain ACK.  That PSN is also the oldest request's, so
- * while the RESUME is pending an ACK at it is the RESUME's (at worst that
- * request is sent again and the duplicate answered), and nothing else is
- * taken: the responses to what we sent before the stop are resent after
- * the rewind (rocev2_mig_resume_acked). */
+/* MigrOS (reference 1(c) steps 5-6): the responder ACKs the RESUME at its
+ * PSN; version 1 adds an extension echoing its epoch (with a MAC when
+ * keyed), so neither a duplicate plain ACK at that PSN nor a replayed ACK
+ * of an earlier RESUME completes it (migrate.c).  Nothing else is taken:
+ * the responses to what we sent before the stop are resent after the
+ * rewind (rocev2_mig_resume_acked). */
 static enum comp_state st_resume_ack(struct comp_ctx *c)
 {
 	const struct rocev2_pkt *pkt = c->pkt;
 
 	if (pkt->opcode == OP_ACKNOWLEDGE &&
 	    (aeth_syndrome(pkt_aeth(pkt)) & AETH_TYPE_MASK) == AETH_ACK &&
-	    pkt->psn == c->qp->mig.resume_psn) {
+	    rocev2_mig_is_resume_ack(c->e, c->qp, pkt)) {
 		rocev2_mig_resume_acked(c->e, c->qp);
 		return COMPST_DONE;
 	}
@@ -311,6 +311,19 @@ static enum comp_state st_get_ack(struct comp_ctx *c)
 	if (MIG_PAUSED(qp)) {
 		c->e->cnt.comp_paused_drops++;
 		return COMPST_DONE;
+	}
+	/* Only NAK_STOPPED and the RESUME's ACK carry a payload (the
+	 * migration extension).  A NAK_STOPPED pauses only with a good epoch
+	 * and MAC, checked before it moves comp.psn (migrate.c); a RESUME's
+	 * ACK that comes when none is pending is a late duplicate. */
+	if (c->pkt->opcode == OP_ACKNOWLEDGE) {
+		if (aeth_syndrome(pkt_aeth(c->pkt)) == AETH_NAK_STOPPED) {
+			if (rocev2_mig_check_nak_stopped(c->e, qp, c->pkt) < 0)
+				return COMPST_DONE;
+		} else if (c->pkt->paylen) {
+			c->e->cnt.comp_dup_acks++;
+			return COMPST_DONE;
+		}
 	}
 	return COMPST_GET_WQE;
 }

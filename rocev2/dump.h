@@ -39,16 +39,24 @@
 /* ---- records: u16 type (enum rocev2_obj_type), u16 version, u32 length
  * (header included), payload ------------------------------------------------ */
 #define ROCEV2_DUMP_REC_HDR_LEN 8u
-#define ROCEV2_DUMP_REC_VERSION 1u
+#define ROCEV2_DUMP_REC_VERSION 1u      /* PD, MR, CQ, SRQ records */
+#define ROCEV2_DUMP_QP_REC_VERSION 2u   /* QP records: + epochs, two keys */
 
-/* Payload bytes of version-1 records.  A QP record is QP_MIN bytes plus
- * the optional parts its own fields announce. */
+/* The version this engine writes, and the only one it reads, per type. */
+static inline unsigned rocev2_dump_rec_version(unsigned type)
+{
+	return type == ROCEV2_OBJ_QP ? ROCEV2_DUMP_QP_REC_VERSION : ROCEV2_DUMP_REC_VERSION;
+}
+
+/* Payload bytes of the records (PD..SRQ version 1, QP version 2).  A QP
+ * record is QP_MIN bytes plus the optional parts its own fields announce. */
 #define ROCEV2_DUMP_PD_LEN 4u
 #define ROCEV2_DUMP_MR_LEN 28u
 #define ROCEV2_DUMP_CQ_LEN 29u
 #define ROCEV2_DUMP_SRQ_LEN 41u
-#define ROCEV2_DUMP_QP_MIN_LEN 251u
-#define ROCEV2_DUMP_QP_KEY_LEN 16u      /* when flags.has_key */
+#define ROCEV2_DUMP_QP_MIN_LEN 259u     /* ends with tx_epoch, rx_epoch (u32 each) */
+#define ROCEV2_DUMP_QP_MIG_LEN 8u
+#define ROCEV2_DUMP_QP_KEY_LEN 32u      /* when flags.has_key: tx key, rx key */
 #define ROCEV2_DUMP_TRACK_LEN 15u       /* per in-flight send WQE */
 #define ROCEV2_DUMP_RES_LEN 60u         /* per responder resource in use */
 #define ROCEV2_DUMP_RWQE_LEN 9u         /* receive WQE in progress, + SGEs */

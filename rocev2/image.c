@@ -231,7 +231,11 @@
 	M(S, resume_at_rts, uint8_t, SKIP)      /* resume sets it (a QP in RTR) */         \
 	A(S, reserved, uint8_t, [1], SKIP)                                                 \
 	M(S, resume_psn, uint32_t, SKIP)        /* resume sets it */                       \
-	A(S, key, uint8_t, [16], CODE)          /* only when has_key */                    \
+	M(S, tx_epoch, uint32_t, CODE)          /* QP record v2 */                         \
+	M(S, rx_epoch, uint32_t, CODE)                                                     \
+	A(S, tx_key, uint8_t, [16], CODE)       /* only when has_key */                    \
+	A(S, rx_key, uint8_t, [16], CODE)                                                  \
+	M(S, resume_deadline, uint64_t, SKIP)   /* resume sets it */                       \
 	A(S, pause_timer, struct timer, , SKIP)                                         \
 	A(S, resume_timer, struct timer, , SKIP)                                        \
 	M(S, resume_retries, uint32_t, SKIP)
@@ -346,7 +350,8 @@ FIELD_TABLE(RES_MEMBERS, rocev2_resp_res, res_fields)
 #define QP_TOP_BYTES 117u               /* QP record bytes before the requester */
 _Static_assert(REQ_BYTES == 46u && COMP_BYTES == 22u && RESP_BYTES == 66u,
 	       "QP record layout changed: bump its version, update docs/migration-image.md");
-_Static_assert(QP_TOP_BYTES + REQ_BYTES + COMP_BYTES + RESP_BYTES == ROCEV2_DUMP_QP_MIN_LEN,
+_Static_assert(QP_TOP_BYTES + REQ_BYTES + COMP_BYTES + RESP_BYTES + ROCEV2_DUMP_QP_MIG_LEN ==
+		       ROCEV2_DUMP_QP_MIN_LEN,
 	       "QP record layout changed: update dump.h");
 _Static_assert(TRACK_BYTES == ROCEV2_DUMP_TRACK_LEN && RES_BYTES + 1u == ROCEV2_DUMP_RES_LEN,
 	       "QP record layout changed: update dump.h");
@@ -519,7 +524,7 @@ size_t image_rec_begin(struct dump_out *o, uint16_t type)
 	size_t start = o->pos;
 
 	img_out_le(o, type, 2);
-	img_out_le(o, ROCEV2_DUMP_REC_VERSION, 2);
+	img_out_le(o, rocev2_dump_rec_version(type), 2);
 	img_out_le(o, 0, 4);                /* length: image_rec_end */
 	return start;
 }
@@ -584,7 +589,7 @@ int rocev2_record_parse(const void *rec, size_t len, struct rocev2_record *r)
 		return rc;
 	if (ROCEV2_DUMP_REC_HDR_LEN + r->len != len)
 		return -HAL_EINVAL;     /* the header must describe exactly len bytes */
-	if (r->version != ROCEV2_DUMP_REC_VERSION)
+	if (r->version != rocev2_dump_rec_version(r->type))
 		return -HAL_ERANGE;
 	return 0;
 }

@@ -111,7 +111,8 @@ struct qp_rec {
 	struct rocev2_req req;
 	struct rocev2_comp comp;
 	struct rocev2_resp resp;
-	uint8_t key[16];
+	uint32_t tx_epoch, rx_epoch;
+	uint8_t tx_key[16], rx_key[16];
 };
 
 extern struct qp_rec qp_scratch;

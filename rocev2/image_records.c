@@ -247,8 +247,12 @@ int img_qp_encode(struct dump_out *o, const struct rocev2 *e, const struct rocev
 	img_out_fields(o, &qp->req, req_fields, NFIELDS(req_fields));
 	img_out_fields(o, &qp->comp, comp_fields, NFIELDS(comp_fields));
 	img_out_fields(o, r, resp_fields, NFIELDS(resp_fields));
-	if (qp->mig.has_key)
-		img_out_bytes(o, qp->mig.key, sizeof(qp->mig.key));
+	img_out_le(o, qp->mig.tx_epoch, 4);
+	img_out_le(o, qp->mig.rx_epoch, 4);
+	if (qp->mig.has_key) {
+		img_out_bytes(o, qp->mig.tx_key, sizeof(qp->mig.tx_key));
+		img_out_bytes(o, qp->mig.rx_key, sizeof(qp->mig.rx_key));
+	}
 	for (i = 0; i < ntrack; i++)
 		img_out_fields(o, &qp->req.track[(qp->comp.wqe_index + i) % ROCEV2_MAX_INFLIGHT_WQE],
 			   track_fields, NFIELDS(track_fields));
@@ -392,10 +396,14 @@ int img_qp_decode(const void *payload, size_t len, struct qp_rec *r)
 	img_in_fields(&in, &r->req, req_fields, NFIELDS(req_fields));
 	img_in_fields(&in, &r->comp, comp_fields, NFIELDS(comp_fields));
 	img_in_fields(&in, p, resp_fields, NFIELDS(resp_fields));
+	r->tx_epoch = img_in_u32(&in);
+	r->rx_epoch = img_in_u32(&in);
 	if (in.bad)
 		return -HAL_EINVAL;
-	if (r->flags & ROCEV2_DUMP_QPF_HAS_KEY)
-		img_in_bytes(&in, r->key, sizeof(r->key));
+	if (r->flags & ROCEV2_DUMP_QPF_HAS_KEY) {
+		img_in_bytes(&in, r->tx_key, sizeof(r->tx_key));
+		img_in_bytes(&in, r->rx_key, sizeof(r->rx_key));
+	}
 	if (r->ntrack > ROCEV2_MAX_INFLIGHT_WQE || r->nres > ROCEV2_MAX_RD_ATOMIC)
 		return -HAL_EINVAL;
 	for (i = 0; i < r->ntrack; i++)

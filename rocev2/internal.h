@@ -77,11 +77,17 @@ struct rocev2_srq {
  * Owned by migrate.c; the image codec (image_records.c) serialises it. */
 struct rocev2_mig {
 	uint8_t resume_pending;         /* restored: RESUME to send / not yet ACKed */
-	uint8_t has_key;                /* RESUME carries and requires a MAC */
+	uint8_t has_key;                /* RESUME and NAK_STOPPED carry and require a MAC */
 	uint8_t resume_at_rts;          /* resumed in RTR: RESUME when it reaches RTS */
 	uint8_t reserved[1];
-	uint32_t resume_psn;            /* PSN the RESUME carries (comp.psn at send) */
-	uint8_t key[16];                /* SipHash-2-4 key shared by both ends */
+	uint32_t resume_psn;            /* PSN the RESUME carries (comp.psn - 1 at send) */
+	/* One epoch and key per direction (migrate.c header comment): tx for
+	 * this end's migrations (the RESUMEs and NAK_STOPPEDs it sends), rx
+	 * for the peer's (the ones it checks).  Both start at (0, the key set
+	 * by rocev2_set_mig_key); each completed migration ratchets one. */
+	uint32_t tx_epoch, rx_epoch;
+	uint8_t tx_key[16], rx_key[16]; /* SipHash-2-4 keys */
+	uint64_t resume_deadline;       /* RESUME resends give up here (engine clock) */
 	struct timer pause_timer;    /* Paused for too long -> ERR */
 	struct timer resume_timer;   /* RESUME retransmission */
 	uint32_t resume_retries;
@@ -121,6 +127,8 @@ struct rocev2 {
 	struct rocev2_qp qps[ROCEV2_MAX_QP];
 	uint32_t n_pd, n_mr, n_cq, n_srq, n_qp;   /* objects in use (tests: leaks) */
 	uint64_t pause_timeout_ns;      /* Paused -> ERR after this (0 = never) */
+	uint64_t resume_budget_ns;      /* RESUME resends end (0 = retry_cnt x timeout) */
+	uint32_t mig_flags;             /* ROCEV2_MIG_F_* (rocev2_set_mig_config) */
 	uint8_t ctx_stopped;            /* a dump stopped the context */
 	struct rocev2_event events[ROCEV2_EVENT_RING];
 	uint32_t ev_head, ev_tail;
@@ -281,27 +289,62 @@ void rocev2_resp_flush(struct rocev2 *e, struct rocev2_qp *qp);
 #define MIG_PAUSED(qp) (ROCEV2_MIGRATION && (qp)->paused)
 #define MIG_RESUME_PENDING(qp) (ROCEV2_MIGRATION && (qp)->mig.resume_pending)
 #if ROCEV2_MIGRATION
-/* The completer got NAK_STOPPED: qp->paused is set; start the pause timer. */
+/* The completer got a NAK_STOPPED that rocev2_mig_check_nak_stopped
+ * accepted: qp->paused is set; start the pause timer. */
 void rocev2_mig_paused(struct rocev2 *e, struct rocev2_qp *qp);
-/* The responder accepted a RESUME (MAC checked by rocev2_mig_check_resume
- * first): stop the pause timer. */
-void rocev2_mig_resumed(struct rocev2 *e, struct rocev2_qp *qp);
-/* 0 if a RESUME packet is acceptable for qp (its MAC, when the QP has a
- * migration key); -HAL_EACCES otherwise (dropped, counted). */
-int rocev2_mig_check_resume(struct rocev2 *e, struct rocev2_qp *qp, const struct rocev2_pkt *pkt);
-/* The completer saw the ACK of our RESUME (PSN == mig.resume_psn). */
+/* 0 if a NAK_STOPPED (ACKNOWLEDGE, syndrome 0x65) may pause qp: its
+ * extension's epoch and MAC (migrate.c header comment); < 0: dropped,
+ * counted.  Checked before the NAK moves anything. */
+int rocev2_mig_check_nak_stopped(struct rocev2 *e, struct rocev2_qp *qp,
+				 const struct rocev2_pkt *pkt);
+/* 1 if an ACKNOWLEDGE is the ACK of our pending RESUME (its extension
+ * echoes the RESUME's epoch and PSN, with the MAC); 0 otherwise. */
+int rocev2_mig_is_resume_ack(struct rocev2 *e, struct rocev2_qp *qp,
+			     const struct rocev2_pkt *pkt);
+/* The responder got a RESUME: check it, follow it (new address from its
+ * authenticated payload, un-pause, rewind) and send its ACK.  1 when it
+ * completed a migration, 0 when it was only acknowledged again (it
+ * changes nothing), < 0 when dropped (counted). */
+int rocev2_mig_rx_resume(struct rocev2 *e, struct rocev2_qp *qp, const struct rocev2_pkt *pkt);
+/* Bytes of the extension an ACKNOWLEDGE with this syndrome carries, and
+ * the extension itself into buf (resp.c, NAK_STOPPED). */
+uint32_t rocev2_mig_ack_ext_len(const struct rocev2_qp *qp, uint8_t syndrome);
+void rocev2_mig_put_ack_ext(const struct rocev2_qp *qp, uint8_t syndrome, uint32_t psn,
+			    uint8_t *buf);
+/* The completer saw the ACK of our RESUME (rocev2_mig_is_resume_ack). */
 void rocev2_mig_resume_acked(struct rocev2 *e, struct rocev2_qp *qp);
 /* modify_qp moved the QP to RTS: a QP resumed in RTR sends its RESUME now. */
 void rocev2_mig_rts(struct rocev2 *e, struct rocev2_qp *qp);
 void rocev2_mig_reset(struct rocev2 *e, struct rocev2_qp *qp);
 #else
 static inline void rocev2_mig_paused(struct rocev2 *e, struct rocev2_qp *qp) { (void)e; (void)qp; }
-static inline void rocev2_mig_resumed(struct rocev2 *e, struct rocev2_qp *qp) { (void)e; (void)qp; }
-static inline int rocev2_mig_check_resume(struct rocev2 *e, struct rocev2_qp *qp,
-					  const struct rocev2_pkt *pkt)
+static inline int rocev2_mig_check_nak_stopped(struct rocev2 *e, struct rocev2_qp *qp,
+					       const struct rocev2_pkt *pkt)
+{
+	(void)e; (void)qp; (void)pkt;
+	return -HAL_EACCES;   /* no migration support: nothing pauses */
+}
+static inline int rocev2_mig_is_resume_ack(struct rocev2 *e, struct rocev2_qp *qp,
+					   const struct rocev2_pkt *pkt)
+{
+	(void)e; (void)qp; (void)pkt;
+	return 0;
+}
+static inline int rocev2_mig_rx_resume(struct rocev2 *e, struct rocev2_qp *qp,
+				       const struct rocev2_pkt *pkt)
 {
 	(void)e; (void)qp; (void)pkt;
 	return -HAL_EACCES;   /* no migration support: RESUME is refused */
+}
+static inline uint32_t rocev2_mig_ack_ext_len(const struct rocev2_qp *qp, uint8_t syndrome)
+{
+	(void)qp; (void)syndrome;
+	return 0;
+}
+static inline void rocev2_mig_put_ack_ext(const struct rocev2_qp *qp, uint8_t syndrome,
+					  uint32_t psn, uint8_t *buf)
+{
+	(void)qp; (void)syndrome; (void)psn; (void)buf;
 }
 static inline void rocev2_mig_resume_acked(struct rocev2 *e, struct rocev2_qp *qp) { (void)e; (void)qp; }
 static inline void rocev2_mig_rts(struct rocev2 *e, struct rocev2_qp *qp) { (void)e; (void)qp; }

@@ -49,7 +49,10 @@ const struct rocev2_opcode_info rocev2_opcodes[256] = {
 	[OP_READ_RESPONSE_ONLY] = { "RDMA_READ_RESPONSE_ONLY",
 				    RD_RESP | OPM_PAYLOAD | OPM_START | OPM_END | OPM_AETH,
 				    B + AETH_LEN, .aeth = B },
-	[OP_ACKNOWLEDGE] = { "ACKNOWLEDGE", OPM_VALID | OPM_RESP | OPM_START | OPM_END | OPM_AETH,
+	/* Payload: only the migration extension of NAK_STOPPED and of the
+	 * RESUME's ACK (migrate.c); the completer drops it on any other. */
+	[OP_ACKNOWLEDGE] = { "ACKNOWLEDGE",
+			     OPM_VALID | OPM_RESP | OPM_PAYLOAD | OPM_START | OPM_END | OPM_AETH,
 			     B + AETH_LEN, .aeth = B },
 	[OP_ATOMIC_ACKNOWLEDGE] = { "ATOMIC_ACKNOWLEDGE",
 				    OPM_VALID | OPM_RESP | OPM_ATOMIC | OPM_START | OPM_END |
@@ -62,8 +65,8 @@ const struct rocev2_opcode_info rocev2_opcodes[256] = {
 			   OPM_VALID | OPM_REQ | OPM_ATOMIC | OPM_START | OPM_END | OPM_ATMETH,
 			   B + ATMETH_LEN, .atmeth = B },
 	/* MigrOS RESUME: BTH + AETH (sent as zero), handled by the responder;
-	 * payload: none (MigrOS), or the 8-byte MAC of a keyed connection
-	 * (migrate.c), which resp.c checks for its exact length. */
+	 * payload: the version-1 RESUME (epoch, new address, MAC of a keyed
+	 * connection), which migrate.c checks for its exact length. */
 	[OP_RESUME] = { "RESUME",
 			OPM_VALID | OPM_REQ | OPM_RESUME | OPM_PAYLOAD | OPM_START | OPM_END |
 				OPM_AETH,

@@ -13,6 +13,8 @@ void rocev2_query_device(const struct rocev2 *e, struct rocev2_device_info *info
 	memcpy(info->mac, e->env.mac, sizeof(info->mac));
 	info->ipv4 = e->env.ipv4;
 	info->pause_timeout_ns = e->pause_timeout_ns;
+	info->resume_budget_ns = e->resume_budget_ns;
+	info->mig_flags = e->mig_flags;
 	info->objects[ROCEV2_OBJ_PD] = e->n_pd;
 	info->objects[ROCEV2_OBJ_MR] = e->n_mr;
 	info->objects[ROCEV2_OBJ_CQ] = e->n_cq;

@@ -149,9 +149,9 @@ int rocev2_parse(struct rocev2 *e, const uint8_t *frame, size_t len, struct roce
 		return rx_discard(e, RX_SHORT);
 	paylen = roce_len - hdr_len - pad - ICRC_LEN;
 	/* IBA 9.2: PadCnt rounds the payload to 4 bytes; an opcode without
-	 * payload (ACK, READ request, atomics) has neither.  RESUME carries
-	 * nothing or an 8-byte MAC (no pad either way); its exact length is
-	 * the MAC check's business (migrate.c), not the demux's. */
+	 * payload (READ request, atomics) has neither.  RESUME and ACK carry
+	 * the migration payloads (multiples of 4, no pad); their exact
+	 * lengths are migrate.c's business, not the demux's. */
 	if (info->mask & OPM_PAYLOAD ? ((paylen + pad) & 3u) != 0 : (pad | paylen) != 0)
 		return rx_discard(e, RX_BAD_PAD);
 

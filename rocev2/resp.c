@@ -250,15 +250,19 @@ static uint32_t resp_next_reply(const struct rocev2_resp *r, uint32_t slot)
 
 /* ---- transmit ------------------------------------------------------------ */
 
-/* One ACKNOWLEDGE: 0 or the tx error (nothing is retried here). */
+/* One ACKNOWLEDGE: 0 or the tx error (nothing is retried here).
+ * NAK_STOPPED carries the migration extension (epoch, MAC: migrate.c). */
 static int resp_send_ack(struct rocev2 *e, struct rocev2_qp *qp, uint8_t syndrome, uint32_t psn,
 			 uint32_t msn)
 {
 	struct rocev2_tx t;
+	uint32_t ext = rocev2_mig_ack_ext_len(qp, syndrome);
 	int rc;
 
-	rocev2_tx_prepare(e, qp, &t, OP_ACKNOWLEDGE, psn, 0, 0, 0);
+	rocev2_tx_prepare(e, qp, &t, OP_ACKNOWLEDGE, psn, 0, 0, ext);
 	aeth_init((struct aeth *)(t.bth + rocev2_opcode(OP_ACKNOWLEDGE)->aeth), syndrome, msn);
+	if (ext)
+		rocev2_mig_put_ack_ext(qp, syndrome, psn, t.payload);
 	rc = rocev2_tx_send(e, &t);
 	if (rc == 0 && (syndrome & AETH_TYPE_MASK) == AETH_ACK)
 		e->cnt.resp_acks_sent++;
@@ -949,34 +953,23 @@ static enum rocev2_resp_state resp_duplicate(struct resp_ctx *c, enum rocev2_res
 }
 
 /* MigrOS RESUME (reference 1(c), receiver side): the peer QP was restored
- * elsewhere (or its dump was aborted).  Check its MAC when the connection
- * has a migration key, take its new address from the packet, un-pause, ACK
- * with the RESUME's own PSN (the peer's comp.psn) and let the requester
- * resend at once (rocev2_mig_resumed).  A stopped QP answers it too: the
- * peer then sends, gets NAK_STOPPED and waits for our own RESUME. */
+ * elsewhere (or its dump was aborted).  migrate.c checks it (epoch, MAC,
+ * PSN, Paused), takes the new address from its authenticated payload,
+ * un-pauses, rewinds the requester and sends the ACK that echoes its epoch
+ * (rocev2_mig_rx_resume).  Dropped: counted there, no ACK, a paused QP
+ * stays paused and keeps its deadline. */
 static enum rocev2_resp_state resp_resume(struct resp_ctx *c, enum rocev2_resp_state s)
 {
 	struct rocev2_qp *qp = c->qp;
-	const struct rocev2_pkt *pkt = c->pkt;
 
 	(void)s;
-	if (!pkt->frame || !pkt->ip || pkt->len < ETH_HLEN) {
-		c->e->cnt.resp_bad_packet++;
+	if (rocev2_mig_rx_resume(c->e, qp, c->pkt) <= 0)
 		return RESPST_DONE;
-	}
-	/* Before anything moves: a forged RESUME would redirect the QP's
-	 * traffic (dropped, counted, no ACK; a paused QP stays paused). */
-	if (rocev2_mig_check_resume(c->e, qp, pkt) < 0)
-		return RESPST_DONE;
-	memcpy(qp->attr.av.dmac, eth_src((const struct eth_hdr *)pkt->frame), 6);
-	qp->attr.av.dip = ipv4_saddr(pkt->ip);
-	rocev2_mig_resumed(c->e, qp);
 	qp->resp.sent_psn_nak = 0;
 	/* Replies under way went to the old address; the restored requester
 	 * asks again for what it misses. */
 	resp_abandon_replies(&qp->resp);
 	c->e->cnt.resp_resumes++;
-	resp_ack(c->e, qp, AETH_ACK_UNLIMITED, pkt->psn, qp->resp.msn, 0);
 	rocev2_sched(c->e, qp);
 	return RESPST_DONE;
 }

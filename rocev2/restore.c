@@ -261,9 +261,12 @@ static int qp_refill_apply(struct rocev2 *e, const struct qp_rec *r)
 		qp->resp.rwqe_length = p->rwqe_length;
 	}
 
-	/* rocev2_mig_reset (create) forgot any key: the image's, if any. */
+	/* rocev2_mig_reset (create) forgot epochs and keys: the image's. */
 	qp->mig.has_key = (r->flags & ROCEV2_DUMP_QPF_HAS_KEY) != 0;
-	memcpy(qp->mig.key, r->key, sizeof(qp->mig.key));
+	qp->mig.tx_epoch = r->tx_epoch;
+	qp->mig.rx_epoch = r->rx_epoch;
+	memcpy(qp->mig.tx_key, r->tx_key, sizeof(qp->mig.tx_key));
+	memcpy(qp->mig.rx_key, r->rx_key, sizeof(qp->mig.rx_key));
 	return 0;
 }
 
@@ -420,7 +423,7 @@ int rocev2_image_validate(const void *img, size_t len)
 			return -HAL_EINVAL;     /* a frame out of the image, or count too high */
 		if (!rec_min_len(r.type))
 			return -HAL_EINVAL;     /* unknown type */
-		if (r.version != ROCEV2_DUMP_REC_VERSION)
+		if (r.version != rocev2_dump_rec_version(r.type))
 			return -HAL_ERANGE;
 		if (r.len < rec_min_len(r.type))
 			return -HAL_EINVAL;

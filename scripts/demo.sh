@@ -112,11 +112,14 @@ echo "demo: NICs up: $(for nic in a b c; do printf '%s=%s ' "$nic" \
 
 # ---- the application: host A serves, host B connects ---------------------------
 port=$((21000 + RANDOM % 4000))
+# A shared migration key: unkeyed RESUMEs are refused unless MIG_CONFIG
+# allows them (rocev2/migrate.c).
+key=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
 tmo=$(awk -v d="$dur" 'BEGIN { printf "%d", d + 180 }')
-"$T" -d "$out/a.bar" -p $port -q "$qps" -D "$dur" -t "$tmo" -i 10 -T "$out/timeline-a.csv" \
+"$T" -d "$out/a.bar" -p $port -q "$qps" -D "$dur" -t "$tmo" -i 10 -T "$out/timeline-a.csv" -k "$key" \
   -g "$out/gaps-a.csv" >"$out/traffic-a.log" 2>&1 &
 TA=$!; mnic_track $TA
-"$T" -d "$out/b.bar" -p $port -q "$qps" -D "$dur" -t "$tmo" -i 10 -T "$out/timeline-b.csv" \
+"$T" -d "$out/b.bar" -p $port -q "$qps" -D "$dur" -t "$tmo" -i 10 -T "$out/timeline-b.csv" -k "$key" \
   -N "$out/notify-b" 127.0.0.1 >"$out/traffic-b.log" 2>&1 &
 TB=$!; mnic_track $TB
 for s in a b; do

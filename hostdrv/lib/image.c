@@ -30,11 +30,13 @@ const char *mnic_img_type_name(uint32_t type)
 	return type < MNIC_IMG_TYPES ? type_names[type] : "?";
 }
 
-/* Payload bytes of a version-1 record (docs/migration-image.md "Records"). */
+/* Payload bytes of the records (docs/migration-image.md "Records"): PD,
+ * MR, CQ, SRQ version 1, QP version 2 (migration epochs and two keys). */
 enum {
-	PD_LEN = 4, MR_LEN = 28, CQ_LEN = 29, SRQ_LEN = 41, QP_MIN = 251,
+	PD_LEN = 4, MR_LEN = 28, CQ_LEN = 29, SRQ_LEN = 41, QP_MIN = 259,
 	QP_OFF_FLAGS = 80, QP_OFF_NTRACK = 115, QP_OFF_NRES = 116, QP_OFF_RWQE_VALID = 195,
-	QP_KEY = 16, QP_TRACK = 15, QP_RES = 60, QP_RWQE = 9, SGE = 16, MAX_SGE = 28,
+	QP_KEY = 32, QP_TRACK = 15, QP_RES = 60, QP_RWQE = 9, SGE = 16, MAX_SGE = 28,
+	REC_VERSION = 1, QP_REC_VERSION = 2,
 };
 
 /* Expected payload length of a QP record from its own counts, or 0 if
@@ -121,7 +123,7 @@ int mnic_img_parse(const uint8_t *img, size_t len, struct mnic_img_hdr *hdr,
 		r.len = le32(img + off + 4);
 		if (r.type >= MNIC_IMG_TYPES)
 			FAIL(-EINVAL, "record %u at offset %u: unknown type %u", n, off, r.type);
-		if (r.version != 1)
+		if (r.version != (r.type == 4 ? QP_REC_VERSION : REC_VERSION))
 			FAIL(-ERANGE, "record %u at offset %u: version %u", n, off, r.version);
 		if (r.len < MNIC_IMG_REC_HDR_LEN + 4 || r.len > h.total - off)
 			FAIL(-EINVAL, "record %u (%s) at offset %u: length %u outside the image", n,

@@ -265,6 +265,8 @@ static int cmd_info(struct mnic_dev *dev, int argc, const char **argv)
 		jnum("user_area_size", di.user_area_size);
 		jnum("image_max", q.image_max);
 		jnum("pause_timeout_ms", q.pause_timeout_ms);
+		jnum("resume_budget_ms", q.resume_budget_ms);
+		jnum("mig_unkeyed", !!(q.mig_cfg_flags & MNIC_MIG_CFG_UNKEYED));
 		jnum("stopped", !!(q.flags & MNIC_DEV_F_STOPPED));
 		jnum("migration", !!(q.flags & MNIC_DEV_F_MIGRATION));
 		jopen("max", '{');
@@ -297,8 +299,15 @@ static int cmd_info(struct mnic_dev *dev, int argc, const char **argv)
 	       q.max_sge, q.max_qp_wr, q.max_cqe, q.max_rd_atomic, q.max_msg);
 	printf("in use      pd %u  mr %u  cq %u  srq %u  qp %u\n", q.n_pd, q.n_mr, q.n_cq,
 	       q.n_srq, q.n_qp);
-	printf("migration   image max %u bytes, pause timeout %u ms\n", q.image_max,
+	printf("migration   image max %u bytes, pause timeout %u ms, resume budget ", q.image_max,
 	       q.pause_timeout_ms);
+	if (q.resume_budget_ms)
+		printf("%u ms", q.resume_budget_ms);
+	else
+		printf("retry_cnt x timeout");
+	/* Unkeyed RESUME/NAK_STOPPED are the operator's explicit choice. */
+	printf(", %s\n", q.mig_cfg_flags & MNIC_MIG_CFG_UNKEYED
+				 ? "UNKEYED RESUME ACCEPTED (MIG_CONFIG)" : "keyed QPs only");
 	return MNICCTL_OK;
 }
 

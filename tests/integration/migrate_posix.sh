@@ -22,6 +22,13 @@
 #               outstanding WQE completes with an error, the app ends
 #   abort       B dumped mid-stream, then ABORT_DUMP: B resumes in place,
 #               all traffic verified
+#   resume_replay  B -> C with every NIC captured (MNIC_PCAP); C's RESUMEs
+#               taken from its capture and injected again on the wire
+#               (mnic-inject.py --replay): as captured and with only their
+#               Ethernet source rewritten, A ACKs them again and changes
+#               nothing (mig_resume_repeats); with the payload's address
+#               rewritten (ICRC recomputed), A drops them (mig_resume_forged);
+#               A's QPs stay at C's address, the traffic checks of "single"
 # SAN=1 runs the ASan+UBSan firmware (tools are always the ASan builds).
 set -euo pipefail
 . "$(dirname "$0")/../../qemu-board/lib.sh"
@@ -50,6 +57,7 @@ start_nics() {   # scenario names...
   NIC_PIDS=("$MNIC_SWITCH_PID")
   for n in "$@"; do
     i=$((i + 1))
+    MNIC_PCAP="${CAPTURE:+$dir/$n.pcap}" \
     "$fw" --name "$n" --vde "$dir/switch" --mac "52:54:00:73:00:0$i" --bar "$dir/$n.bar" \
       --impair "$IMPAIR,seed=$((i * 7919 + RANDOM % 1000))" \
       -- run db_min_us=20 db_max_us=1000 >"$dir/$n.log" 2>&1 &
@@ -73,10 +81,12 @@ start_traffic() {
   [ $# -gt 0 ] && shift
   cargs=("$@")
   PORT=$((20000 + RANDOM % 5000))
-  "$T" -d "$dir/a.bar" -p $PORT -q "$QPS" -t 40 -T "$dir/timeline-a.csv" "${sargs[@]}" \
+  # Keyed, as the tools should connect: an unkeyed RESUME is refused
+  # unless MIG_CONFIG allows it (rocev2/migrate.c).
+  "$T" -d "$dir/a.bar" -p $PORT -q "$QPS" -t 40 -T "$dir/timeline-a.csv" -k $KEY "${sargs[@]}" \
     >"$dir/traffic-a.log" 2>&1 &
   TA=$!; mnic_track $TA
-  "$T" -d "$dir/b.bar" -p $PORT -q "$QPS" -t 40 -T "$dir/timeline-b.csv" "${cargs[@]}" 127.0.0.1 \
+  "$T" -d "$dir/b.bar" -p $PORT -q "$QPS" -t 40 -T "$dir/timeline-b.csv" -k $KEY "${cargs[@]}" 127.0.0.1 \
     >"$dir/traffic-b.log" 2>&1 &
   TB=$!; mnic_track $TB
   mnic_wait_line "$dir/traffic-a.log" "connected" 20 $TA || { cat "$dir"/traffic-*.log; return 1; }
@@ -273,7 +283,37 @@ sc_abort() {
   stop_nics
 }
 
-only=${MIG_SCENARIOS:-single both_ends forged no_restore abort}
+# ---- 6. a captured RESUME injected again: replayed, rewritten ---------------------------
+sc_resume_replay() {
+  local d=$out/resume_replay i rep0 forged0 rep forged
+  CAPTURE=1 start_nics "$d" a b c
+  start_traffic "$d" -D "$DUR" -- -D "$DUR" -N "$d/notify" || return 1
+  sleep 2
+  "$M" migrate --from "$d/b.bar" --to "$d/c.bar" --pid $TB --notify "$d/notify" >"$d/migrate.log" 2>&1 ||
+    { cat "$d/migrate.log"; return 1; }
+  for i in $(seq 50); do
+    [ "$(counter "$d/c.bar" mig_resumes_acked)" -ge "$QPS" ] && break; sleep 0.1
+  done
+  sleep 0.3     # C writes its capture out when idle
+  rep0=$(counter "$d/a.bar" mig_resume_repeats); forged0=$(counter "$d/a.bar" mig_resume_forged)
+  python3 "$INJ" --switch "$d/switch" --replay "$d/c.pcap" --replay-from 52:54:00:73:00:03 \
+    --repeat 3 || return 1
+  python3 "$INJ" --switch "$d/switch" --replay "$d/c.pcap" --replay-from 52:54:00:73:00:03 \
+    --rewrite-eth-src 52:54:00:73:00:02 --repeat 3 || return 1
+  python3 "$INJ" --switch "$d/switch" --replay "$d/c.pcap" --replay-from 52:54:00:73:00:03 \
+    --rewrite-ip "$(ip_of 2)" --repeat 3 || return 1
+  sleep 0.3
+  rep=$(( $(counter "$d/a.bar" mig_resume_repeats) - rep0 ))
+  forged=$(( $(counter "$d/a.bar" mig_resume_forged) - forged0 ))
+  echo "resume_replay: A counted mig_resume_repeats +$rep, mig_resume_forged +$forged"
+  qps_address "$d/a.bar" "$(ip_of 3)" || return 1
+  [ "$rep" -ge "$QPS" ] && [ "$forged" -ge "$QPS" ] ||
+    { echo "resume_replay: replayed or rewritten RESUMEs not counted on every QP"; return 1; }
+  wait_traffic "$d" || return 1
+  stop_nics
+}
+
+only=${MIG_SCENARIOS:-single both_ends forged no_restore abort resume_replay}
 for sc in $only; do
   rc=0; "sc_$sc" || rc=$?; result "$sc" $rc; stop_nics
 done

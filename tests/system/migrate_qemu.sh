@@ -16,6 +16,8 @@ out=$root/build/test-system/migrate-qemu; rm -rf "$out"; mkdir -p "$out"
 M=$root/build/host/hostdrv/mnicctl
 T=$root/build/host/hostdrv/mnic-traffic
 [ -f "$root/build/qemu-virt-a15/mnic-fw.elf" ] || mnic_die "A15 firmware not built: run make BOARD=qemu-virt-a15"
+# Keyed: unkeyed RESUMEs are refused unless MIG_CONFIG allows them.
+KEY=000102030405060708090a0b0c0d0e0f
 for f in "$M" "$T"; do [ -x "$f" ] || mnic_die "$f missing: run make hostdrv"; done
 json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 
@@ -38,9 +40,9 @@ for n in a b c; do
 done
 
 port=$((25000 + RANDOM % 5000))
-"$T" -d "$out/a.bar" -p $port -q 4 -D 8 -t 90 -T "$out/timeline-a.csv" >"$out/traffic-a.log" 2>&1 &
+"$T" -d "$out/a.bar" -p $port -q 4 -D 8 -t 90 -k $KEY -T "$out/timeline-a.csv" >"$out/traffic-a.log" 2>&1 &
 TA=$!; mnic_track $TA
-"$T" -d "$out/b.bar" -p $port -q 4 -D 8 -t 90 -N "$out/notify" -T "$out/timeline-b.csv" 127.0.0.1 \
+"$T" -d "$out/b.bar" -p $port -q 4 -D 8 -t 90 -k $KEY -N "$out/notify" -T "$out/timeline-b.csv" 127.0.0.1 \
   >"$out/traffic-b.log" 2>&1 &
 TB=$!; mnic_track $TB
 mnic_wait_line "$out/traffic-b.log" "connected" 60 $TB || { cat "$out"/traffic-*.log; mnic_die "no connection"; }

@@ -103,7 +103,18 @@
 	X(resp_invreq_misaligned) /* atomic VA not 8-byte aligned */          \
 	/* comp.c: checks of IBA 9.7.5.2.2 and 11.6.2, appended */             \
 	X(comp_nak_bogus)       /* sequence NAK past what was sent or a READ/atomic */ \
-	X(comp_cq_errors)       /* send CQE refused (CQ full/in error): QP to ERR */
+	X(comp_cq_errors)       /* send CQE refused (CQ full/in error): QP to ERR */ \
+	/* migration protocol v1 (migrate.c header comment), appended */      \
+	X(mig_resume_replayed)  /* RESUME of a past epoch, or of the current one \
+				   that would move or un-pause the QP */        \
+	X(mig_resume_repeats)   /* RESUME of the current epoch ACKed again */  \
+	X(mig_resume_refused)   /* RESUME whose PSN does not fit, or unkeyed   \
+				   redirect of a QP that is not Paused */      \
+	X(mig_nak_stopped_forged) /* NAK_STOPPED with a missing/wrong MAC or \
+				     epoch: no pause */                        \
+	X(mig_unkeyed_refused)  /* RESUME/NAK_STOPPED without a MAC and no     \
+				   MNIC_MIG_CFG_UNKEYED */                     \
+	X(mig_resume_gave_up)   /* RESUME budget spent: QP to ERR, error CQEs */
 
 struct rocev2_counters {
 #define ROCEV2_COUNTER_FIELD(name) uint64_t name;

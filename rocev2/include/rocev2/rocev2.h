@@ -219,6 +219,8 @@ struct rocev2_device_info {
 	uint8_t mac[6];
 	uint32_t ipv4;                  /* host order */
 	uint64_t pause_timeout_ns;      /* Paused -> ERR after this (0 = never) */
+	uint64_t resume_budget_ns;      /* RESUME resends give up (0 = per QP) */
+	uint32_t mig_flags;             /* ROCEV2_MIG_F_* */
 	uint32_t objects[ROCEV2_OBJ_LIVE_NUM];   /* live objects per type */
 	uint8_t stopped;                /* a dump stopped the context */
 	uint8_t migration;              /* built with the migration extension */
@@ -285,8 +287,10 @@ unsigned rocev2_doorbells_changed(struct rocev2 *e);
  * Target:  rocev2_restore_image() recreates every object with its original
  *          handles/keys/QPN and internal state, QPs left Stopped;
  *          rocev2_resume_context() lets them run: each RC QP sends RESUME
- *          (opcode 0x19, PSN = oldest unacknowledged) until it is ACKed;
- *          one in RTR sends it when modify_qp moves it to RTS. */
+ *          (opcode 0x19, PSN = newest acknowledged, the next epoch, its new
+ *          address; rocev2/migrate.c) until it is ACKed or its budget is
+ *          spent (then ERR); one in RTR sends it when modify_qp moves it
+ *          to RTS. */
 #define ROCEV2_PAUSE_TIMEOUT_DEFAULT_NS 10000000000ull   /* 10 s */
 
 struct rocev2_dump_stats {
@@ -309,10 +313,17 @@ int rocev2_restore_image(struct rocev2 *e, const void *img, size_t len,
 			 const struct rocev2_restore_opts *opts);
 int rocev2_resume_context(struct rocev2 *e);
 /* Shared migration key of a connection (both ends set the same key at
- * setup): RESUME then carries SipHash-2-4 over (dest QPN, src QPN, PSN,
- * new source IPv4) and an unauthenticated or forged RESUME is dropped. */
+ * setup; it restarts both directions at epoch 0): RESUME and NAK_STOPPED
+ * then carry SipHash-2-4 MACs under a key ratcheted once per migration
+ * (rocev2/migrate.c header comment); an unauthenticated, forged or
+ * replayed one is dropped and counted.  key NULL removes it. */
 int rocev2_set_mig_key(struct rocev2 *e, uint32_t qpn, const uint8_t key[16]);
 void rocev2_set_pause_timeout(struct rocev2 *e, uint64_t ns);
+/* MIG_CONFIG's other fields: the RESUME resend budget (ns; 0 = each QP's
+ * retry_cnt x its retransmit timeout) and ROCEV2_MIG_F_* flags. */
+#define ROCEV2_MIG_F_UNKEYED 1u   /* accept RESUME/NAK_STOPPED without a MAC on unkeyed QPs */
+void rocev2_set_resume_budget(struct rocev2 *e, uint64_t ns);
+void rocev2_set_mig_flags(struct rocev2 *e, uint32_t flags);
 /* Walking an image, the host memory its records name, restoring one
  * record at a time: */
 #include "rocev2_image.h"

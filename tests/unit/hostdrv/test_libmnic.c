@@ -173,7 +173,7 @@ static size_t make_image(uint8_t *img)
 	size_t off = MNIC_IMG_HDR_LEN;
 	uint32_t count = 0;
 	const struct { uint16_t type; uint32_t payload; uint32_t handle; } recs[] = {
-		{0, 4, 0x10000}, {1, 28, 0x101}, {2, 29, 0x10001}, {4, 251 + 16 + 2 * 15, 0x1000},
+		{0, 4, 0x10000}, {1, 28, 0x101}, {2, 29, 0x10001}, {4, 259 + 32 + 2 * 15, 0x1000},
 	};
 
 	memset(img, 0, 4096);
@@ -181,7 +181,7 @@ static size_t make_image(uint8_t *img)
 		uint8_t *r = img + off;
 
 		put16(r, recs[i].type);
-		put16(r + 2, 1);
+		put16(r + 2, recs[i].type == 4 ? 2 : 1);    /* QP records: version 2 */
 		put32(r + 4, 8 + recs[i].payload);
 		put32(r + 8, recs[i].handle);
 		if (recs[i].type == 4) {

@@ -562,6 +562,34 @@ static void test_object_lifecycle(void **state)
 		r = issue(&H, &mc, sizeof(mc), 8);
 		expect_status(&r, MNIC_CMD_STAT_OK, 0);
 		assert_int_equal(host_query_device(&H).pause_timeout_ms, 2500);
+		assert_int_equal(host_query_device(&H).resume_budget_ms, 0);
+		assert_int_equal(host_query_device(&H).mig_cfg_flags, 0);
+		/* The resume budget and the unkeyed flag, reported back. */
+		mc.resume_budget_ms = 750;
+		mc.flags = MNIC_MIG_CFG_UNKEYED;
+		r = issue(&H, &mc, sizeof(mc), 8);
+		expect_status(&r, MNIC_CMD_STAT_OK, 0);
+		assert_int_equal(host_query_device(&H).resume_budget_ms, 750);
+		assert_int_equal(host_query_device(&H).mig_cfg_flags, MNIC_MIG_CFG_UNKEYED);
+		{
+			struct rocev2_device_info info;
+
+			rocev2_query_device(H.m.cfg.engine, &info);
+			assert_int_equal(info.resume_budget_ns, 750000000ull);
+			assert_int_equal(info.mig_flags, ROCEV2_MIG_F_UNKEYED);
+		}
+		/* A flag this firmware does not define: refused, nothing changes. */
+		{
+			uint64_t refused = H.m.cnt.refused_reserved;
+
+			mc.pause_timeout_ms = 1;
+			mc.flags = 2;
+			r = issue(&H, &mc, sizeof(mc), 8);
+			expect_status(&r, MNIC_CMD_STAT_BAD_PARAM, MNIC_SITE_RESERVED);
+			assert_int_equal(H.m.cnt.refused_reserved, refused + 1);
+			assert_int_equal(host_query_device(&H).pause_timeout_ms, 2500);
+			assert_int_equal(host_query_device(&H).mig_cfg_flags, MNIC_MIG_CFG_UNKEYED);
+		}
 	}
 	/* MODIFY_SRQ limit (must stay below the size). */
 	{

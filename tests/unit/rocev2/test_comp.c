@@ -764,6 +764,7 @@ static void test_fatal_naks(void **state)
  * while paused; after the RESUME the timer recovers. */
 static void test_nak_stopped(void **state)
 {
+	static const uint8_t nak_ext[8] = { 1, 0, 3, 0, 0, 0, 0, 0 };
 	struct cfg c = cfg_default;
 	unsigned i;
 
@@ -772,7 +773,15 @@ static void test_nak_stopped(void **state)
 	h_init(&c);
 	post_op(MNIC_WR_SEND, 1, SRC, 8, MNIC_SEND_SIGNALED);
 	assert_int_equal(pump(), 1);
+	/* Without its extension (version 1, kind 3, epoch 0) or unkeyed
+	 * without the operator's consent, NAK_STOPPED pauses nothing. */
 	inject(OP_ACKNOWLEDGE, 0, AETH_NAK_STOPPED, NULL, 0, 0);
+	inject(OP_ACKNOWLEDGE, 0, AETH_NAK_STOPPED, nak_ext, sizeof(nak_ext), 0);
+	assert_int_equal(qp->paused, 0);
+	assert_int_equal(e->cnt.mig_nak_stopped_forged, 1);
+	assert_int_equal(e->cnt.mig_unkeyed_refused, 1);
+	rocev2_set_mig_flags(e, ROCEV2_MIG_F_UNKEYED);
+	inject(OP_ACKNOWLEDGE, 0, AETH_NAK_STOPPED, nak_ext, sizeof(nak_ext), 0);
 	assert_int_equal(qp->paused, 1);
 	assert_int_equal(e->cnt.comp_naks_stopped, 1);
 	assert_int_equal(qp->state, ROCEV2_QPS_RTS);

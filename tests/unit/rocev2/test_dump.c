@@ -307,8 +307,12 @@ static void same_qp(const struct rocev2 *ea, const struct rocev2_qp *a, const st
 		SAME(r, s, res[i].sending);
 	}
 	SAME(a, b, mig.has_key);
-	if (a->mig.has_key)
-		assert_memory_equal(a->mig.key, b->mig.key, 16);
+	SAME(a, b, mig.tx_epoch);
+	SAME(a, b, mig.rx_epoch);
+	if (a->mig.has_key) {
+		assert_memory_equal(a->mig.tx_key, b->mig.tx_key, 16);
+		assert_memory_equal(a->mig.rx_key, b->mig.rx_key, 16);
+	}
 
 	/* Restored: stopped, nothing loaded, armed or scheduled, timers set
 	 * up as on a QP made by rocev2_create_qp. */
@@ -586,8 +590,12 @@ static void make_objects(struct rocev2 *e, struct objs *o)
 		struct rocev2_qp *qp = rocev2_qp_lookup(e, o->qpn[3]);
 
 		qp->mig.has_key = 1;
-		for (i = 0; i < 16; i++)
-			qp->mig.key[i] = (uint8_t)(0xa0 + i);
+		qp->mig.tx_epoch = 3;
+		qp->mig.rx_epoch = 0xfffffffeu;
+		for (i = 0; i < 16; i++) {
+			qp->mig.tx_key[i] = (uint8_t)(0xa0 + i);
+			qp->mig.rx_key[i] = (uint8_t)(0x50 + i);
+		}
 		rocev2_qp_lookup(e, o->qpn[6])->paused = 1;
 	}
 }
@@ -654,9 +662,9 @@ static void test_round_trip_objects(void **state)
 	assert_int_equal(st.objects[ROCEV2_OBJ_SRQ], 2);
 	assert_int_equal(st.bytes[ROCEV2_OBJ_SRQ], 2 * 49);
 	assert_int_equal(st.objects[ROCEV2_OBJ_QP], 6);
-	assert_int_equal(st.bytes[ROCEV2_OBJ_QP], 6 * 259 + 16);   /* one with a key */
+	assert_int_equal(st.bytes[ROCEV2_OBJ_QP], 6 * 267 + 32);   /* one with keys */
 	assert_int_equal(st.objects[ROCEV2_OBJ_QP_SRQ], 2);
-	assert_int_equal(st.bytes[ROCEV2_OBJ_QP_SRQ], 2 * 259);
+	assert_int_equal(st.bytes[ROCEV2_OBJ_QP_SRQ], 2 * 267);
 	assert_int_equal(st.total, img_len);
 	assert_int_equal(le32(img + ROCEV2_DUMP_OFF_COUNT), 3 + 4 + 3 + 2 + 8);
 	print_message("record bytes: PD %u, MR %u, CQ %u, SRQ %u, QP %u (+16 with key), "
@@ -849,8 +857,12 @@ static void randomize_qp(struct rocev2_qp *qp)
 	qp->rq.pi = rnd();
 	qp->paused = BIT();
 	qp->mig.has_key = BIT();
-	for (i = 0; i < 16; i++)
-		qp->mig.key[i] = qp->mig.has_key ? (uint8_t)rnd() : 0;
+	qp->mig.tx_epoch = rnd();
+	qp->mig.rx_epoch = rnd();
+	for (i = 0; i < 16; i++) {
+		qp->mig.tx_key[i] = qp->mig.has_key ? (uint8_t)rnd() : 0;
+		qp->mig.rx_key[i] = qp->mig.has_key ? (uint8_t)rnd() : 0;
+	}
 	qp->mig.resume_pending = 0;
 
 	q->state = rnd() % 4;
@@ -1057,7 +1069,7 @@ static void test_layout(void **state)
 	AT(srq, 40, 1, 0);
 
 	q = find_rec(img, img_len, ROCEV2_OBJ_QP, 3);
-	assert_int_equal(at_le(img + q + 4, 4), 8 + 251 + 16 + 3 * 15 + 60 + 9 + 16);
+	assert_int_equal(at_le(img + q + 4, 4), 8 + 259 + 32 + 3 * 15 + 60 + 9 + 16);
 	AT(q, 0, 4, o.qpn[3]);
 	AT(q, 4, 4, o.pd[0]);
 	AT(q, 8, 4, o.cq[0]);
@@ -1108,22 +1120,26 @@ static void test_layout(void **state)
 	AT(q, 196, 8, 0x80);
 	AT(q, 204, 8, 0x8877665544332211ull);
 	AT(q, 247, 4, 0x00fedcu);
-	for (i = 0; i < 16; i++)
-		AT(q, 251 + i, 1, 0xa0 + i);            /* key */
-	AT(q, 267, 4, 0xaaaaaau);                       /* track[0x3e].first_psn */
-	AT(q, 267 + 15 + 8, 4, 0x1234u);                /* track[0x3f].length */
-	AT(q, 267 + 30 + 14, 1, 1);                     /* track[0].state */
-	AT(q, 312, 1, 5);                               /* resource: slot */
-	AT(q, 313, 1, OP_COMPARE_SWAP);
-	AT(q, 315, 4, 0x55);                            /* first_psn */
-	AT(q, 312 + 31, 8, 0x99);                       /* orig */
-	AT(q, 312 + 51, 4, 8);                          /* length */
-	AT(q, 312 + 56, 4, 0x66);                       /* start_psn */
-	AT(q, 372, 8, 0xfeedu);                         /* rwqe.wr_id */
-	AT(q, 380, 1, 1);
-	AT(q, 381, 8, 0x4000);
-	AT(q, 389, 4, 0x100);
-	AT(q, 393, 4, 0x0201);
+	AT(q, 251, 4, 3);                               /* tx_epoch */
+	AT(q, 255, 4, 0xfffffffeu);                     /* rx_epoch */
+	for (i = 0; i < 16; i++) {
+		AT(q, 259 + i, 1, 0xa0 + i);            /* tx key */
+		AT(q, 275 + i, 1, 0x50 + i);            /* rx key */
+	}
+	AT(q, 291, 4, 0xaaaaaau);                       /* track[0x3e].first_psn */
+	AT(q, 291 + 15 + 8, 4, 0x1234u);                /* track[0x3f].length */
+	AT(q, 291 + 30 + 14, 1, 1);                     /* track[0].state */
+	AT(q, 336, 1, 5);                               /* resource: slot */
+	AT(q, 337, 1, OP_COMPARE_SWAP);
+	AT(q, 339, 4, 0x55);                            /* first_psn */
+	AT(q, 336 + 31, 8, 0x99);                       /* orig */
+	AT(q, 336 + 51, 4, 8);                          /* length */
+	AT(q, 336 + 56, 4, 0x66);                       /* start_psn */
+	AT(q, 396, 8, 0xfeedu);                         /* rwqe.wr_id */
+	AT(q, 404, 1, 1);
+	AT(q, 405, 8, 0x4000);
+	AT(q, 413, 4, 0x100);
+	AT(q, 417, 4, 0x0201);
 }
 
 /* ---- ENOSPC, stop ------------------------------------------------------------ */
@@ -1514,10 +1530,10 @@ static void test_refuse_qp_parts(void **state)
 	qp->resp.rwqe_length = 30;
 	dump(&na, img, &img_len, NULL);
 	off = find_rec(img, img_len, ROCEV2_OBJ_QP, 3);
-	assert_int_equal(le32(img + off + 4), 8 + 251 + 2 * 15 + 2 * 60 + 9 + 2 * 16);
+	assert_int_equal(le32(img + off + 4), 8 + 259 + 2 * 15 + 2 * 60 + 9 + 2 * 16);
 	nres = img[off + 8 + 116];
 	assert_int_equal(nres, 2);
-	at = 8 + 251 + 2 * 15;                          /* first resource: slot 3 */
+	at = 8 + 259 + 2 * 15;                          /* first resource: slot 3 */
 	assert_int_equal(img[off + at], 3);
 	refused_u8(off, at, 16, -HAL_EINVAL);           /* slot out of range */
 	refused_u8(off, at, 9, -HAL_EINVAL);            /* slot twice */
@@ -1849,6 +1865,8 @@ static void make_side(struct node *n, unsigned side, int with_srq)
 	}
 }
 
+static const uint8_t conn_key[16] = { 0x6b, 0x65, 0x79, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13 };
+
 static void connect_side(struct node *n, unsigned side, struct node *peer)
 {
 	struct rocev2_qp_attr a;
@@ -1885,6 +1903,10 @@ static void connect_side(struct node *n, unsigned side, struct node *peer)
 		assert_int_equal(rocev2_modify_qp(&n->e, qpn, &a,
 						  M(STATE) | M(SQ_PSN) | M(TIMEOUT) | M(RETRY_CNT) |
 							  M(RNR_RETRY) | M(MAX_QP_RD_ATOMIC)), 0);
+		/* Keyed, as the tools connect: P may be idle while A moves
+		 * (never NAK'd, not Paused), and only an authenticated RESUME
+		 * moves a QP that is not Paused (rocev2/migrate.c). */
+		assert_int_equal(rocev2_set_mig_key(&n->e, qpn, conn_key), 0);
 	}
 }
 

@@ -320,6 +320,10 @@ static void node_init(struct node *n, const char *name, uint8_t mac, uint32_t ip
 	n->qp = NULL;
 	n->up = 1;
 	assert_int_equal(rocev2_init(&n->eng, &env), 0);
+	/* Most tests here run the unkeyed exchange, which the operator has
+	 * to allow (MIG_CONFIG MNIC_MIG_CFG_UNKEYED); the tests of the
+	 * default clear it. */
+	rocev2_set_mig_flags(&n->eng, ROCEV2_MIG_F_UNKEYED);
 	if (!make_qp)
 		return;
 	assert_int_equal(rocev2_alloc_pd(&n->eng, &n->pd), 0);
@@ -400,6 +404,13 @@ static void pair_init_retry(uint8_t retries)
 	C->up = 0;
 	node_connect(A, B, PSN_A, PSN_B);
 	node_connect(B, A, PSN_B, PSN_A);
+}
+
+/* Both QPs keyed alike (what the tools do by default). */
+static void pair_key(void)
+{
+	assert_int_equal(rocev2_set_mig_key(&A->eng, A->qpn, key16), 0);
+	assert_int_equal(rocev2_set_mig_key(&B->eng, B->qpn, key16), 0);
 }
 
 static void pair_init(void)
@@ -563,7 +574,7 @@ static int both_done(void)
 }
 
 /* Craft a RESUME to `to` as `from`'s QP would send it, with a chosen PSN,
- * source address and payload (the MAC, or anything else). */
+ * source address and payload (anything at all). */
 static void inject_resume(struct node *from, uint32_t psn, uint32_t src_ip, const void *payload,
 			  uint32_t paylen)
 {
@@ -578,12 +589,33 @@ static void inject_resume(struct node *from, uint32_t psn, uint32_t src_ip, cons
 	from->eng.env.ipv4 = ip;
 }
 
+/* A version-1 RESUME payload (migrate.c header comment) from `from` to
+ * `to`: epoch, the new address, and the MAC under key (NULL: unkeyed).
+ * Returns its length. */
+static uint32_t resume_payload(const struct node *from, const struct node *to, uint32_t psn,
+			       uint32_t epoch, uint32_t ip, const uint8_t mac6[6],
+			       const uint8_t *key, uint8_t *out)
+{
+	struct mig_msg msg = { MIG_KIND_RESUME, epoch, from->qpn, to->qpn, psn, ip, mac6 };
+
+	memset(out, 0, MIG_RESUME_LEN + MIG_MAC_LEN);
+	out[0] = 1;
+	out[1] = key ? 1 : 0;
+	put_be32(out + 4, epoch);
+	put_be32(out + 8, ip);
+	memcpy(out + 12, mac6, 6);
+	if (!key)
+		return MIG_RESUME_LEN;
+	mig_mac(key, &msg, out + MIG_RESUME_LEN);
+	return MIG_RESUME_LEN + MIG_MAC_LEN;
+}
+
 /* A response from `from`'s QP to its peer: opcode, PSN, AETH syndrome
  * (and 4 bytes of payload for a read response). */
 static void inject_response(struct node *from, uint8_t opcode, uint32_t psn, uint8_t syndrome)
 {
 	const struct rocev2_opcode_info *info = rocev2_opcode(opcode);
-	uint32_t paylen = (info->mask & OPM_PAYLOAD) ? 4u : 0u;
+	uint32_t paylen = (info->mask & OPM_PAYLOAD) && opcode != OP_ACKNOWLEDGE ? 4u : 0u;
 	struct rocev2_tx t;
 
 	rocev2_tx_prepare(&from->eng, from->qp, &t, opcode, psn, 0, 0, paylen);
@@ -598,13 +630,29 @@ static void inject_ack(struct node *from, uint32_t psn)
 	inject_response(from, OP_ACKNOWLEDGE, psn, AETH_ACK_UNLIMITED);
 }
 
-/* The RESUME frame i as the brief pins it (reference 1(b)/1(c)), sent by a
- * QP whose comp.psn is `psn`: it carries comp.psn - 1 (migrate.c). */
+/* An ACKNOWLEDGE from `from` with this syndrome and extension payload
+ * (a NAK_STOPPED or a RESUME's ACK, forged or replayed). */
+static void inject_ack_ext(struct node *from, uint32_t psn, uint8_t syndrome, const void *ext,
+			   uint32_t len)
+{
+	struct rocev2_tx t;
+
+	rocev2_tx_prepare(&from->eng, from->qp, &t, OP_ACKNOWLEDGE, psn, 0, 0, len);
+	aeth_init((struct aeth *)(t.bth + rocev2_opcode(OP_ACKNOWLEDGE)->aeth), syndrome, 0);
+	if (len)
+		memcpy(t.payload, ext, len);
+	assert_int_equal(rocev2_tx_send(&from->eng, &t), 0);
+}
+
+/* The RESUME frame i as migrate.c's header comment pins it, sent by a QP
+ * whose comp.psn is `psn`: it carries comp.psn - 1, the sender's epoch and
+ * address in the payload, and (keyed) the MAC under its ratcheted key. */
 static void expect_resume(unsigned i, const struct node *from, const struct node *to, uint32_t psn,
 			  int keyed)
 {
 	struct pk p = pk_of(i);
-	uint8_t mac[MIG_MAC_LEN];
+	uint8_t want[MIG_RESUME_LEN + MIG_MAC_LEN];
+	uint32_t len;
 
 	assert_ptr_equal(p.from, from);
 	assert_int_equal(p.opcode, 0x19);
@@ -619,33 +667,52 @@ static void expect_resume(unsigned i, const struct node *from, const struct node
 	assert_memory_equal(p.smac, from->eng.env.mac, 6);
 	assert_int_equal(p.sip, from->eng.env.ipv4);
 	assert_int_equal(p.dip, to->eng.env.ipv4);
-	if (!keyed) {
-		assert_int_equal(p.paylen, 0);
-		assert_int_equal(p.len, ETH_HLEN + IPV4_HLEN + UDP_HLEN + BTH_LEN + AETH_LEN + ICRC_LEN);
-		return;
-	}
-	assert_int_equal(p.paylen, 8);
-	assert_int_equal(p.len, ETH_HLEN + IPV4_HLEN + UDP_HLEN + BTH_LEN + AETH_LEN + 8 + ICRC_LEN);
-	mig_mac(key16, from->qpn, to->qpn, (psn - 1u) & 0xffffffu, from->eng.env.ipv4, mac);
-	assert_memory_equal(p.payload, mac, 8);
+	assert_true(from->qp->mig.tx_epoch >= 1);
+	len = resume_payload(from, to, p.psn, from->qp->mig.tx_epoch, from->eng.env.ipv4,
+			     from->eng.env.mac, keyed ? from->qp->mig.tx_key : NULL, want);
+	assert_int_equal(p.paylen, keyed ? 28 : 20);
+	assert_int_equal(p.paylen, len);
+	assert_int_equal(p.len, ETH_HLEN + IPV4_HLEN + UDP_HLEN + BTH_LEN + AETH_LEN + len + ICRC_LEN);
+	assert_memory_equal(p.payload, want, len);
 }
 
-/* ---- the RESUME MAC layout ----------------------------------------------- */
+/* ---- the MAC layout and the key ratchet ------------------------------------- */
 
-/* One RESUME MAC whose bytes an independent implementation computed from
- * the documented layout: big-endian {src QPN, dst QPN, PSN, src IPv4}, the
- * 64-bit result little-endian (SipHash itself: tests/unit/lib). */
+/* MACs and ratcheted keys whose bytes an independent implementation of
+ * SipHash-2-4 computed from the documented layout (migrate.c header
+ * comment; SipHash itself: tests/unit/lib). */
 static void test_resume_mac_layout(void **state)
 {
-	static const uint8_t want_mac[8] = { 0x36, 0x1c, 0x54, 0xaa, 0x6b, 0x5c, 0x1c, 0x05 };
-	uint8_t out[8];
+	static const uint8_t new_mac[6] = { 0x02, 0, 0, 0, 0, 0x0c };
+	static const uint8_t want_resume[8] = { 0x82, 0x16, 0xcb, 0x77, 0x56, 0xb4, 0x95, 0x6c };
+	static const uint8_t want_ack[8] = { 0x9f, 0x47, 0xa7, 0xb8, 0xb7, 0xbb, 0xd3, 0x07 };
+	static const uint8_t want_nak[8] = { 0x21, 0xcf, 0x2f, 0x46, 0x0d, 0x47, 0x1c, 0xeb };
+	static const uint8_t want_k1[16] = { 0x3e, 0x17, 0xb5, 0x7f, 0xb2, 0x3b, 0x0a, 0xee,
+					     0x79, 0x2a, 0xa3, 0x65, 0xed, 0x06, 0x33, 0x64 };
+	static const uint8_t want_k2[16] = { 0x18, 0x70, 0xca, 0xd0, 0xad, 0xc0, 0xa3, 0x3b,
+					     0x52, 0xd7, 0xdf, 0x90, 0xca, 0x14, 0x06, 0x2b };
+	struct mig_msg m = { MIG_KIND_RESUME, 1, 0x001002, 0x000456, 0x000123, 0x0a000001, new_mac };
+	uint8_t out[16];
 
 	(void)state;
-	mig_mac(key16, 0x001002, 0x000456, 0x000123, 0x0a000001, out);
-	assert_memory_equal(out, want_mac, 8);
+	mig_mac(key16, &m, out);
+	assert_memory_equal(out, want_resume, 8);
 	/* 24-bit fields: bits above them do not enter. */
-	mig_mac(key16, 0xff001002, 0x7f000456, 0x01000123, 0x0a000001, out);
-	assert_memory_equal(out, want_mac, 8);
+	m.src_qpn |= 0xff000000u;
+	m.dst_qpn |= 0x7f000000u;
+	m.psn |= 0x01000000u;
+	mig_mac(key16, &m, out);
+	assert_memory_equal(out, want_resume, 8);
+	m = (struct mig_msg){ MIG_KIND_RESUME_ACK, 1, 0x000456, 0x001002, 0x000123, 0, NULL };
+	mig_mac(key16, &m, out);
+	assert_memory_equal(out, want_ack, 8);
+	m = (struct mig_msg){ MIG_KIND_NAK_STOPPED, 0, 0x000456, 0x001002, 0x000124, 0, NULL };
+	mig_mac(key16, &m, out);
+	assert_memory_equal(out, want_nak, 8);
+	mig_ratchet(key16, 1, out);
+	assert_memory_equal(out, want_k1, 16);
+	mig_ratchet(out, 2, out);               /* in place, as migrate.c uses it */
+	assert_memory_equal(out, want_k2, 16);
 }
 
 /* ---- Stopped ----------------------------------------------------------------- */
@@ -891,9 +958,10 @@ static void test_resume_new_address(void **state)
 
 /* The ACK of the RESUME (PSN comp.psn - 1) is lost: B sends the RESUME again on its timer
  * (the retransmit timeout), the same bytes, counted, without spending a
- * retry, as often as it takes; meanwhile B sends nothing else and takes no
- * other response, and its responder serves A (un-paused by the first
- * RESUME). */
+ * retry of its requests, within its resume budget (here MIG_CONFIG's, 20
+ * periods; test_resume_peer_gone spends it); meanwhile B sends nothing
+ * else and takes no other response, and its responder serves A
+ * (un-paused by the first RESUME, the copies ACKed again as repeats). */
 static uint32_t lost_ack_psn = PSN_B;
 
 static int lose_acks_to_b(const struct wire_frame *f)
@@ -947,6 +1015,7 @@ static void test_resume_retransmitted(void **state)
 
 	(void)state;
 	pair_init();
+	rocev2_set_resume_budget(&B->eng, 20 * T_RETRANS);
 	lost_ack_psn = PSN_B;
 	post_recv(B, 0xb1, DATA, 256);
 	post_recv(A, 0xa0, DATA, 256);
@@ -1005,8 +1074,11 @@ static void test_resume_retransmitted(void **state)
 	assert_int_equal(B->eng.cnt.comp_retry_timeouts, 0);
 	assert_null(cqe_of(B, 0xb0));
 	assert_null(cqe_of(B, 0xb2));
-	/* A answered every RESUME (it was paused only for the first). */
-	assert_int_equal(A->eng.cnt.resp_resumes, 6);
+	/* A answered every RESUME: the first moved it to epoch 1, the
+	 * copies changed nothing and were ACKed again. */
+	assert_int_equal(A->eng.cnt.resp_resumes, 1);
+	assert_int_equal(A->eng.cnt.mig_resume_repeats, 5);
+	assert_int_equal(A->qp->mig.rx_epoch, 1);
 
 	wire_loses = NULL;
 	advance_until(T_RETRANS, both_done);
@@ -1165,12 +1237,15 @@ static void test_pause_timeout_settings(void **state)
 	assert_int_equal(A->eng.cnt.mig_pause_timeouts, 0);
 	rocev2_set_pause_timeout(&A->eng, 50000000);          /* stopped: not yet */
 	assert_false(timer_armed(&A->qp->mig.pause_timer));
-	/* A resumed (its own RESUME goes to B, which is stopped and answers
-	 * it), still paused: the wait starts again. */
+	/* A resumed (its own RESUME goes to B, which is stopped and refuses
+	 * it: its state is in its image), still paused: the wait starts
+	 * again.  (A's RESUME budget outlasts the pause here.) */
+	rocev2_set_resume_budget(&A->eng, 1000000000);
 	assert_int_equal(rocev2_resume_context(&A->eng), 0);
 	assert_int_equal(A->qp->mig.pause_timer.deadline, now + 50000000);
 	run();
-	assert_int_equal(A->qp->mig.resume_pending, 0);
+	assert_int_equal(B->eng.cnt.mig_resume_refused, 1);
+	assert_int_equal(A->qp->mig.resume_pending, 1);
 	assert_int_equal(A->qp->paused, 1);
 	advance(50000000 + 1);
 	assert_int_equal(A->qp->state, ROCEV2_QPS_ERR);
@@ -1180,14 +1255,16 @@ static void test_pause_timeout_settings(void **state)
 
 /* ---- authentication ------------------------------------------------------------ */
 
-/* With a migration key, a RESUME without the right MAC is dropped and
- * counted, and changes nothing: no ACK, no new address, still paused.  The
- * MAC binds both QPNs, the PSN and the source address. */
+/* With a migration key, a RESUME without the right MAC for the next epoch
+ * is dropped and counted, and changes nothing: no ACK, no new address,
+ * still paused.  The MAC binds both QPNs, the PSN, the epoch and the new
+ * address in the payload. */
 static void test_forged_resume(void **state)
 {
 	static const uint8_t other_key[16] = { 0xff };
-	uint8_t mac[8], junk[8];
-	uint32_t psn = PSN_B;
+	const uint8_t *mac_b = B->eng.env.mac;
+	uint8_t pl[32], junk[28];
+	uint32_t psn = (PSN_B - 1u) & 0xffffffu, len;
 	unsigned mark;
 	uint64_t forged = 0;
 
@@ -1201,24 +1278,39 @@ static void test_forged_resume(void **state)
 	run();
 	assert_int_equal(A->qp->paused, 1);
 	mark = wire_n;
+	{
+		uint8_t k1[16];
 
-	memset(junk, 0x5a, sizeof(junk));
-	inject_resume(B, psn, IP_B, junk, 8);                   /* wrong MAC */
-	inject_resume(B, psn, IP_B, NULL, 0);                   /* no MAC */
-	mig_mac(key16, B->qpn, A->qpn, psn_add(psn, 1), IP_B, mac);
-	inject_resume(B, psn, IP_B, mac, 8);                    /* MAC for another PSN */
-	mig_mac(key16, B->qpn, A->qpn, psn, IP_B, mac);
-	inject_resume(B, psn, IP_B, mac, 4);                    /* cut short */
-	mig_mac(other_key, B->qpn, A->qpn, psn, IP_B, mac);
-	inject_resume(B, psn, IP_B, mac, 8);                    /* another key */
-	mig_mac(key16, A->qpn, B->qpn, psn, IP_B, mac);
-	inject_resume(B, psn, IP_B, mac, 8);                    /* the other direction's */
-	mig_mac(key16, B->qpn, A->qpn, psn, IP_B, mac);
-	mac[7] ^= 0x80;
-	inject_resume(B, psn, IP_B, mac, 8);                    /* one bit off, at the end */
-	mac[7] ^= 0x80;
-	inject_resume(B, psn, 0x0a0000eeu, mac, 8);             /* B's MAC, another address */
-	forged = 8;
+		mig_ratchet(key16, 1, k1);
+		memset(junk, 0x5a, sizeof(junk));
+		inject_resume(B, psn, IP_B, junk, 28);                  /* garbage */
+		inject_resume(B, psn, IP_B, NULL, 0);                   /* MigrOS's bare one */
+		inject_resume(B, psn, IP_B, junk, 8);                   /* the old MAC-only one */
+		len = resume_payload(B, A, psn, 1, IP_B, mac_b, NULL, pl);
+		inject_resume(B, psn, IP_B, pl, len);                   /* no MAC */
+		len = resume_payload(B, A, psn_add(psn, 1), 1, IP_B, mac_b, k1, pl);
+		inject_resume(B, psn, IP_B, pl, len);                   /* MAC for another PSN */
+		len = resume_payload(B, A, psn, 1, IP_B, mac_b, k1, pl);
+		inject_resume(B, psn, IP_B, pl, len - 4);               /* cut short */
+		len = resume_payload(B, A, psn, 1, IP_B, mac_b, other_key, pl);
+		inject_resume(B, psn, IP_B, pl, len);                   /* another key */
+		len = resume_payload(B, A, psn, 1, IP_B, mac_b, key16, pl);
+		inject_resume(B, psn, IP_B, pl, len);                   /* the unratcheted key */
+		len = resume_payload(A, B, psn, 1, IP_B, mac_b, k1, pl);
+		inject_resume(B, psn, IP_B, pl, len);                   /* the other direction's */
+		len = resume_payload(B, A, psn, 2, IP_B, mac_b, k1, pl);
+		inject_resume(B, psn, IP_B, pl, len);                   /* two epochs ahead */
+		len = resume_payload(B, A, psn, 1, IP_B, mac_b, k1, pl);
+		pl[len - 1] ^= 0x80;
+		inject_resume(B, psn, IP_B, pl, len);                   /* one bit off, at the end */
+		pl[len - 1] ^= 0x80;
+		put_be32(pl + 8, 0x0a0000eeu);
+		inject_resume(B, psn, IP_B, pl, len);                   /* B's MAC, another IPv4 */
+		put_be32(pl + 8, IP_B);
+		pl[17] ^= 0x01;
+		inject_resume(B, psn, IP_B, pl, len);                   /* B's MAC, another MAC */
+		forged = 13;
+	}
 	run();
 	assert_int_equal(A->eng.cnt.mig_resume_forged, forged);
 	assert_int_equal(A->eng.cnt.rx_req_packets, forged);    /* all reached the responder */
@@ -1228,6 +1320,7 @@ static void test_forged_resume(void **state)
 	assert_int_equal(A->qp->paused, 1);
 	assert_true(timer_armed(&A->qp->mig.pause_timer));
 	assert_int_equal(A->qp->attr.av.dip, IP_B);
+	assert_int_equal(A->qp->mig.rx_epoch, 0);
 
 	/* B's own RESUME carries the MAC and is accepted. */
 	mark = wire_n;
@@ -1237,17 +1330,25 @@ static void test_forged_resume(void **state)
 	assert_int_equal(A->eng.cnt.mig_resume_forged, forged);
 	assert_int_equal(A->eng.cnt.resp_resumes, 1);
 	assert_int_equal(A->qp->paused, 0);
+	assert_int_equal(A->qp->mig.rx_epoch, 1);
+	assert_memory_equal(A->qp->mig.rx_key, B->qp->mig.tx_key, 16);
 	expect_cqe(A, 1, MNIC_WC_SUCCESS, MNIC_WC_SEND, 100);
 	assert_int_equal(B->qp->mig.resume_pending, 0);
 
-	/* A QP without a key takes MigrOS's bare RESUME, and ignores a MAC. */
+	/* A QP without a key (unkeyed allowed) takes an unkeyed RESUME of
+	 * the next epoch from the address it has, and refuses a MAC it
+	 * cannot check. */
 	assert_int_equal(rocev2_set_mig_key(&A->eng, A->qpn, NULL), 0);
 	assert_int_equal(A->qp->mig.has_key, 0);
-	inject_resume(B, psn, IP_B, junk, 8);
-	inject_resume(B, psn, IP_B, NULL, 0);
+	len = resume_payload(B, A, psn, 1, IP_B, mac_b, key16, pl);
+	inject_resume(B, psn, IP_B, pl, len);
 	run();
-	assert_int_equal(A->eng.cnt.resp_resumes, 3);
-	assert_int_equal(A->eng.cnt.mig_resume_forged, forged);
+	assert_int_equal(A->eng.cnt.mig_resume_forged, forged + 1);
+	len = resume_payload(B, A, psn, 1, IP_B, mac_b, NULL, pl);
+	inject_resume(B, psn, IP_B, pl, len);
+	run();
+	assert_int_equal(A->eng.cnt.resp_resumes, 2);
+	assert_int_equal(A->qp->mig.rx_epoch, 1);
 }
 
 /* A keyed RESUME from the peer's new address: the MAC covers the new
@@ -1290,8 +1391,10 @@ static void test_mig_lifecycle(void **state)
 	assert_int_equal(rocev2_set_mig_key(&A->eng, A->qpn ^ (1u << ROCEV2_QPN_IDX_BITS), key16),
 			 -HAL_EINVAL);
 	assert_int_equal(rocev2_set_mig_key(&A->eng, A->qpn, key16), 0);
+	assert_int_equal(rocev2_set_mig_key(&B->eng, B->qpn, key16), 0);
 	assert_int_equal(A->qp->mig.has_key, 1);
-	assert_memory_equal(A->qp->mig.key, key16, 16);
+	assert_memory_equal(A->qp->mig.tx_key, key16, 16);
+	assert_memory_equal(A->qp->mig.rx_key, key16, 16);
 
 	/* Both timers armed (paused, and resuming), then ERR: both stop. */
 	stop(B);
@@ -1338,7 +1441,8 @@ static void test_mig_lifecycle(void **state)
 
 		/* The key does not outlive its QP in the engine's memory. */
 		assert_int_equal(A->qp->mig.has_key, 0);
-		assert_memory_equal(A->qp->mig.key, zero, 16);
+		assert_memory_equal(A->qp->mig.tx_key, zero, 16);
+		assert_memory_equal(A->qp->mig.rx_key, zero, 16);
 	}
 	wire_rd = wire_n;
 	advance(ROCEV2_PAUSE_TIMEOUT_DEFAULT_NS + 1);
@@ -1413,18 +1517,21 @@ static void test_resume_sqd(void **state)
 	mark = wire_n;
 	assert_int_equal(rocev2_resume_context(&A->eng), 0);
 	expect_resume(mark, A, B, PSN_A, 0);
-	run();                                  /* B, stopped, answers A's RESUME */
-	assert_int_equal(A->qp->mig.resume_pending, 0);
+	run();                                  /* B, stopped, refuses A's RESUME */
+	assert_int_equal(B->eng.cnt.mig_resume_refused, 1);
+	assert_int_equal(A->qp->mig.resume_pending, 1);
 	assert_int_equal(A->qp->paused, 1);
 	/* A's RESUME timer works in SQD too. */
-	stop(A);
-	assert_int_equal(rocev2_resume_context(&A->eng), 0);
-	wire_rd = wire_n;                       /* that RESUME is lost */
 	advance(T_RETRANS);
 	assert_int_equal(A->eng.cnt.mig_resume_retransmits, 1);
-	run();
-	assert_int_equal(A->qp->mig.resume_pending, 0);
+	assert_int_equal(B->eng.cnt.mig_resume_refused, 2);
+	assert_int_equal(A->qp->mig.resume_pending, 1);
+	/* B back: its RESUME un-pauses A, A's next one is ACKed. */
 	assert_int_equal(rocev2_abort_dump(&B->eng), 0);
+	run();
+	assert_int_equal(A->qp->paused, 0);
+	advance(T_RETRANS);
+	assert_int_equal(A->qp->mig.resume_pending, 0);
 	run();
 	expect_cqe(A, 1, MNIC_WC_SUCCESS, MNIC_WC_SEND, 100);
 	assert_null(cqe_of(A, 2));
@@ -1664,9 +1771,10 @@ static void test_stop_abort_every_frame(void **state)
 }
 
 /* Both sides stopped at once (two dumps), aborted one after the other:
- * the first RESUME reaches a stopped peer, which answers it; the first
- * side's requests then get NAK_STOPPED and it pauses until the second
- * RESUME.  Every frame position, both orders. */
+ * the first RESUME reaches a stopped peer, which refuses it (its state is
+ * in its image already); the first side sends it again, within its budget,
+ * until the second side is back and takes it.  Every frame position, both
+ * orders. */
 static void test_both_stopped_every_frame(void **state)
 {
 	unsigned total, k;
@@ -1683,8 +1791,9 @@ static void test_both_stopped_every_frame(void **state)
 		stop(B);
 		advance(2 * T_RETRANS);
 		assert_int_equal(rocev2_abort_dump(&first->eng), 0);
-		advance(3 * T_RETRANS);
-		assert_int_equal(first->qp->mig.resume_pending, 0);
+		advance(T_RETRANS);
+		assert_int_equal(first->qp->mig.resume_pending, 1);
+		assert_true(second->eng.cnt.mig_resume_refused >= 1);
 		assert_int_equal(count_from(second, 0, OP_RESUME), 0);
 		assert_int_equal(rocev2_abort_dump(&second->eng), 0);
 		advance_until(2000000000ull, both_done);
@@ -1754,6 +1863,9 @@ static void restore_on_c(unsigned k)
 	unsigned mark;
 
 	pair_init();
+	/* Keyed: A may be idle while B moves (nothing NAK'd, not Paused),
+	 * and only an authenticated RESUME moves a QP that is not Paused. */
+	pair_key();
 	traffic_start();
 	run_limit(k);
 	assert_int_equal(rocev2_dump_context(&B->eng, image, sizeof(image), &len, &st), 0);
@@ -1776,7 +1888,7 @@ static void restore_on_c(unsigned k)
 	B->up = 0;
 	mark = wire_n;
 	assert_int_equal(rocev2_resume_context(&C->eng), 0);
-	expect_resume(mark, C, A, C->qp->comp.psn, 0);
+	expect_resume(mark, C, A, C->qp->comp.psn, 1);
 	advance_until(2000000000ull, NULL);
 	assert_int_equal(A->qp->attr.av.dip, IP_C);
 	assert_memory_equal(A->qp->attr.av.dmac, C->eng.env.mac, 6);
@@ -2089,6 +2201,346 @@ static void test_rtr_drops_responses(void **state)
 	assert_int_equal(B->qp->mig.resume_pending, 0);
 }
 
+/* ---- protocol v1: replay, liveness, floods (issue 13) ---------------------------- */
+
+static unsigned resume_acks_lost;
+
+static int lose_resume_acks(const struct wire_frame *f)
+{
+	const struct pk p = pk_of((unsigned)(f - wire));
+
+	if (p.opcode == OP_ACKNOWLEDGE && p.syndrome == AETH_ACK_UNLIMITED && p.paylen) {
+		resume_acks_lost++;
+		return 1;
+	}
+	return 0;
+}
+
+/* A keyed RESUME captured on the wire is worth nothing once accepted:
+ * replayed after B moved on (old epoch) it is dropped and counted, and A
+ * keeps B's new address; rewritten (the address in its payload, or only
+ * the frame's Ethernet source, which neither MAC nor ICRC covers) it is
+ * dropped or changes nothing; replayed while A is Paused again it does
+ * not un-pause A. */
+static void test_resume_replay(void **state)
+{
+	static const uint8_t new_mac[6] = { 0x02, 0, 0, 0, 0, MAC_C };
+	static const uint8_t evil_mac[6] = { 0x02, 0, 0, 0, 0, 0xee };
+	unsigned r1, r2;
+	struct pk p;
+	uint8_t pl[32];
+
+	(void)state;
+	pair_init();
+	pair_key();
+	rocev2_set_mig_flags(&A->eng, 0);       /* the default: keyed only */
+	post_recv(B, 0xb1, DATA, 256);
+	post_recv(B, 0xb2, DATA + 256, 256);
+	/* Migration 1: stopped, resumed in place (epoch 1). */
+	stop(B);
+	post_send(A, 1, DATA + 0x1000, 100);
+	run();
+	assert_int_equal(A->qp->paused, 1);
+	r1 = wire_n;
+	assert_int_equal(rocev2_abort_dump(&B->eng), 0);
+	expect_resume(r1, B, A, PSN_B, 1);
+	run();
+	assert_int_equal(A->qp->mig.rx_epoch, 1);
+	expect_cqe(A, 1, MNIC_WC_SUCCESS, MNIC_WC_SEND, 100);
+	/* Migration 2: B moves to C's address (epoch 2). */
+	stop(B);
+	memcpy(B->eng.env.mac, new_mac, 6);
+	B->eng.env.ipv4 = IP_C;
+	r2 = wire_n;
+	assert_int_equal(rocev2_resume_context(&B->eng), 0);
+	expect_resume(r2, B, A, PSN_B, 1);
+	run();
+	assert_int_equal(A->qp->mig.rx_epoch, 2);
+	assert_int_equal(A->qp->attr.av.dip, IP_C);
+	assert_int_equal(A->eng.cnt.resp_resumes, 2);
+
+	/* The replay of migration 1's RESUME: old epoch, dropped. */
+	resend(r1);
+	run();
+	assert_int_equal(A->eng.cnt.mig_resume_replayed, 1);
+	assert_int_equal(A->eng.cnt.resp_resumes, 2);
+	assert_int_equal(A->qp->attr.av.dip, IP_C);
+	assert_memory_equal(A->qp->attr.av.dmac, new_mac, 6);
+	/* Migration 2's RESUME with its payload address rewritten: MAC. */
+	p = pk_of(r2);
+	memcpy(pl, p.payload, p.paylen);
+	put_be32(pl + 8, 0x0a0000eeu);
+	memcpy(pl + 12, evil_mac, 6);
+	inject_resume(B, p.psn, 0x0a0000eeu, pl, p.paylen);
+	run();
+	assert_int_equal(A->eng.cnt.mig_resume_forged, 1);
+	/* ... with only its Ethernet source rewritten: the address comes from
+	 * the payload, so A stays where it is (a repeat, ACKed again). */
+	resend(r2);
+	memcpy(wire[wire_n - 1].b + 6, evil_mac, 6);
+	run();
+	assert_int_equal(A->eng.cnt.mig_resume_repeats, 1);
+	assert_memory_equal(A->qp->attr.av.dmac, new_mac, 6);
+	assert_int_equal(A->qp->attr.av.dip, IP_C);
+	/* B stopped again: A Paused by a good NAK_STOPPED; migration 2's
+	 * RESUME replayed does not un-pause it. */
+	stop(B);
+	post_send(A, 2, DATA + 0x1000, 50);
+	run();
+	assert_int_equal(A->qp->paused, 1);
+	resend(r2);
+	run();
+	assert_int_equal(A->eng.cnt.mig_resume_replayed, 2);
+	assert_int_equal(A->qp->paused, 1);
+	assert_true(timer_armed(&A->qp->mig.pause_timer));
+	assert_int_equal(A->eng.cnt.resp_resumes, 2);
+}
+
+/* The peer is gone after the restore: the RESUME is sent again for the
+ * QP's budget, retry_cnt (7 is 7, not infinite) x its retransmit timeout,
+ * then the QP goes to ERR, the head WQE completes with RETRY_EXC_ERR
+ * (vendor_err 0x19), the others are flushed, QP_FATAL is posted.  A
+ * MIG_CONFIG budget replaces the default. */
+static void test_resume_peer_gone(void **state)
+{
+	const uint64_t budget = 7 * T_RETRANS;
+	struct rocev2_event ev;
+	uint64_t start;
+	unsigned mark;
+
+	(void)state;
+	pair_init_retry(7);
+	A->up = 0;                              /* gone */
+	post_send(B, 1, DATA + 0x1000, 100);    /* in flight when B is dumped */
+	post_send(B, 2, DATA + 0x1000, 100);
+	run();
+	stop(B);
+	mark = wire_n;
+	start = now;
+	assert_int_equal(rocev2_abort_dump(&B->eng), 0);
+	assert_int_equal(B->qp->mig.resume_deadline, start + budget);
+	advance(budget - 1);
+	assert_int_equal(B->qp->state, ROCEV2_QPS_RTS);
+	assert_int_equal(count_from(B, mark, OP_RESUME), 7);
+	assert_int_equal(collect(B), 0);
+	advance(1);
+	assert_int_equal(B->qp->state, ROCEV2_QPS_ERR);
+	assert_int_equal(B->eng.cnt.mig_resume_gave_up, 1);
+	assert_int_equal(B->qp->mig.resume_pending, 0);
+	assert_int_equal(collect(B), 2);
+	assert_int_equal(B->cqes[0].wr_id, 1);
+	assert_int_equal(B->cqes[0].status, MNIC_WC_RETRY_EXC_ERR);
+	assert_int_equal(B->cqes[0].vendor_err, OP_RESUME);
+	assert_int_equal(B->cqes[1].wr_id, 2);
+	assert_int_equal(B->cqes[1].status, MNIC_WC_WR_FLUSH_ERR);
+	assert_int_equal(rocev2_get_event(&B->eng, &ev), 0);
+	assert_int_equal(ev.type, ROCEV2_EVENT_QP_FATAL);
+	assert_int_equal(B->eng.timers.n, 0);
+
+	/* MIG_CONFIG's budget. */
+	pair_init();
+	rocev2_set_resume_budget(&B->eng, 2 * T_RETRANS + 5);
+	stop(B);
+	A->up = 0;
+	assert_int_equal(rocev2_abort_dump(&B->eng), 0);
+	advance(2 * T_RETRANS + 4);
+	assert_int_equal(B->qp->state, ROCEV2_QPS_RTS);
+	advance(1);
+	assert_int_equal(B->qp->state, ROCEV2_QPS_ERR);
+	assert_int_equal(B->eng.cnt.mig_resume_gave_up, 1);
+	/* retry_cnt 0: one RESUME and one period. */
+	pair_init_retry(0);
+	stop(B);
+	A->up = 0;
+	mark = wire_n;
+	assert_int_equal(rocev2_abort_dump(&B->eng), 0);
+	advance(T_RETRANS);
+	assert_int_equal(B->qp->state, ROCEV2_QPS_ERR);
+	assert_int_equal(count_from(B, mark, OP_RESUME), 1);
+	retry_cnt = RETRY_CNT;
+}
+
+/* A duplicate plain ACK at the RESUME's PSN (what a late duplicate of an
+ * earlier ACK carries) is not the RESUME's ACK, nor is a RESUME's ACK of
+ * an earlier epoch: the RESUME is sent again until its own ACK comes. */
+static void test_resume_dup_ack(void **state)
+{
+	uint8_t ext[16];
+	unsigned mark, old_ack;
+
+	(void)state;
+	pair_init();
+	pair_key();
+	rocev2_set_resume_budget(&B->eng, 100 * T_RETRANS);
+	/* Migration 1 completes; keep its RESUME's ACK. */
+	stop(B);
+	mark = wire_n;
+	assert_int_equal(rocev2_abort_dump(&B->eng), 0);
+	run();
+	assert_int_equal(B->qp->mig.resume_pending, 0);
+	old_ack = find_from(A, mark, OP_ACKNOWLEDGE);
+	assert_int_equal(pk_of(old_ack).paylen, 16);
+	/* Migration 2: A's ACKs of the RESUME are lost. */
+	stop(B);
+	resume_acks_lost = 0;
+	wire_loses = lose_resume_acks;
+	mark = wire_n;
+	assert_int_equal(rocev2_abort_dump(&B->eng), 0);
+	run();
+	assert_int_equal(resume_acks_lost, 1);
+	assert_int_equal(A->qp->mig.rx_epoch, 2);
+	wire_loses = NULL;
+	inject_ack(A, B->qp->mig.resume_psn);   /* plain duplicate ACK at resume_psn */
+	resend(old_ack);                        /* epoch 1's ACK, same PSN */
+	memcpy(ext, pk_of(old_ack).payload, 16);
+	ext[7] = 2;                             /* rewritten to epoch 2: MAC */
+	inject_ack_ext(A, B->qp->mig.resume_psn, AETH_ACK_UNLIMITED, ext, 16);
+	run();
+	assert_int_equal(B->qp->mig.resume_pending, 1);
+	assert_int_equal(B->eng.cnt.mig_resume_wait_drops, 3);
+	assert_int_equal(B->eng.cnt.mig_resumes_acked, 1);
+	/* The next RESUME is ACKed again (a repeat at A) and that ACK counts. */
+	advance(T_RETRANS);
+	assert_true(count_from(B, mark, OP_RESUME) >= 2);
+	assert_int_equal(A->eng.cnt.mig_resume_repeats, 1);
+	assert_int_equal(B->qp->mig.resume_pending, 0);
+	assert_int_equal(B->eng.cnt.mig_resumes_acked, 2);
+}
+
+/* NAK_STOPPED + replayed RESUME flood: B is dumped and never comes back;
+ * an attacker keeps A's QP busy with B's real NAK_STOPPED and RESUMEs it
+ * captured earlier.  A still goes to ERR at its pause bound, counted. */
+static void test_nak_stopped_resume_flood(void **state)
+{
+	const uint64_t timeout = 50000000;      /* 50 ms */
+	unsigned r1, n1, i;
+	uint64_t deadline;
+
+	(void)state;
+	pair_init();
+	pair_key();
+	rocev2_set_pause_timeout(&A->eng, timeout);
+	post_recv(B, 0xb1, DATA, 256);
+	post_recv(B, 0xb2, DATA + 256, 256);
+	stop(B);
+	post_send(A, 1, DATA + 0x1000, 100);
+	run();
+	r1 = wire_n;
+	assert_int_equal(rocev2_abort_dump(&B->eng), 0);        /* epoch 1 */
+	run();
+	expect_cqe(A, 1, MNIC_WC_SUCCESS, MNIC_WC_SEND, 100);
+	/* B dumped for good: A's next SEND gets NAK_STOPPED (epoch 1). */
+	stop(B);
+	post_send(A, 2, DATA + 0x1000, 100);
+	run();
+	assert_int_equal(A->qp->paused, 1);
+	n1 = find_from(B, r1 + 1, OP_ACKNOWLEDGE);
+	while (pk_of(n1).syndrome != AETH_NAK_STOPPED)
+		n1 = find_from(B, n1 + 1, OP_ACKNOWLEDGE);
+	deadline = A->qp->mig.pause_timer.deadline;
+	assert_int_equal(deadline, now + timeout);
+	for (i = 0; i < 100 && A->qp->state == ROCEV2_QPS_RTS; i++) {
+		resend(r1);
+		resend(n1);
+		advance(timeout / 40);
+	}
+	assert_true(now <= deadline + timeout / 40);
+	assert_int_equal(A->qp->state, ROCEV2_QPS_ERR);
+	assert_int_equal(A->eng.cnt.mig_pause_timeouts, 1);
+	assert_true(A->eng.cnt.mig_resume_replayed >= 30);
+	assert_int_equal(A->eng.cnt.resp_resumes, 1);
+	expect_cqe(A, 2, MNIC_WC_RETRY_EXC_ERR, 0, 0);
+}
+
+/* An unkeyed RESUME from a foreign address at a live QP: dropped by
+ * default (unkeyed not configured), and dropped where the operator
+ * allowed unkeyed migration too (the QP is not Paused), and a keyed QP
+ * drops it as forged.  Nothing moves. */
+static void test_unkeyed_resume_live_qp(void **state)
+{
+	static const uint8_t evil_mac[6] = { 0x02, 0, 0, 0, 0, 0xee };
+	const uint32_t evil_ip = 0x0a0000eeu;
+	uint8_t pl[32];
+	uint32_t len, psn = (PSN_B - 1u) & 0xffffffu;
+
+	(void)state;
+	pair_init();
+	rocev2_set_mig_flags(&A->eng, 0);
+	len = resume_payload(B, A, psn, 1, evil_ip, evil_mac, NULL, pl);
+	inject_resume(B, psn, evil_ip, pl, len);
+	run();
+	assert_int_equal(A->eng.cnt.mig_unkeyed_refused, 1);
+	rocev2_set_mig_flags(&A->eng, ROCEV2_MIG_F_UNKEYED);
+	inject_resume(B, psn, evil_ip, pl, len);
+	run();
+	assert_int_equal(A->eng.cnt.mig_resume_refused, 1);
+	pair_key();
+	inject_resume(B, psn, evil_ip, pl, len);
+	run();
+	assert_int_equal(A->eng.cnt.mig_resume_forged, 1);
+	assert_int_equal(A->eng.cnt.resp_resumes, 0);
+	assert_int_equal(A->qp->attr.av.dip, IP_B);
+	assert_memory_equal(A->qp->attr.av.dmac, B->eng.env.mac, 6);
+	assert_int_equal(A->qp->mig.rx_epoch, 0);
+	/* The connection still works. */
+	post_recv(B, 0xb1, DATA, 256);
+	post_send(A, 1, DATA + 0x1000, 64);
+	run();
+	expect_cqe(A, 1, MNIC_WC_SUCCESS, MNIC_WC_SEND, 64);
+}
+
+/* 672 forged NAK_STOPPEDs (no extension, a wrong MAC, a wrong epoch, an
+ * unkeyed one at a keyed QP) while A has requests in flight: none pauses
+ * A, each is counted, the traffic completes. */
+static void test_forged_nak_stopped_flood(void **state)
+{
+	static const uint8_t no_mac[8] = { 1, 0, 3, 0, 0, 0, 0, 0 };
+	uint8_t ext[16] = { 1, 1, 3, 0, 0, 0, 0, 0 };
+	unsigned i;
+
+	(void)state;
+	pair_init();
+	pair_key();
+	post_recv(B, 0xb1, DATA, 1024);
+	post_send(A, 1, DATA + 0x1000, 1024);
+	run_limit(1);
+	for (i = 0; i < 672; i++) {
+		switch (i % 4) {
+		case 0:
+			inject_response(B, OP_ACKNOWLEDGE, PSN_A, AETH_NAK_STOPPED);
+			break;
+		case 1:
+			memset(ext + 8, (int)i, 8);
+			inject_ack_ext(B, PSN_A, AETH_NAK_STOPPED, ext, 16);
+			break;
+		case 2:
+			ext[7] = 1;                     /* not the current epoch */
+			inject_ack_ext(B, PSN_A, AETH_NAK_STOPPED, ext, 16);
+			ext[7] = 0;
+			break;
+		default:
+			inject_ack_ext(B, PSN_A, AETH_NAK_STOPPED, no_mac, 8);
+			break;
+		}
+	}
+	run();
+	assert_int_equal(A->eng.cnt.mig_nak_stopped_forged, 672);
+	assert_int_equal(A->eng.cnt.mig_pauses, 0);
+	assert_int_equal(A->qp->paused, 0);
+	advance_until(10 * T_RETRANS, both_done);
+	expect_cqe(A, 1, MNIC_WC_SUCCESS, MNIC_WC_SEND, 1024);
+	/* Unkeyed and not allowed: refused, counted apart. */
+	assert_int_equal(rocev2_set_mig_key(&A->eng, A->qpn, NULL), 0);
+	rocev2_set_mig_flags(&A->eng, 0);
+	post_send(A, 2, DATA + 0x1000, 8);
+	run_limit(delivered + 1);
+	inject_ack_ext(B, A->qp->comp.psn, AETH_NAK_STOPPED, no_mac, 8);
+	run();
+	assert_int_equal(A->eng.cnt.mig_unkeyed_refused, 1);
+	assert_int_equal(A->qp->paused, 0);
+}
+
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2117,6 +2569,12 @@ int main(void)
 		cmocka_unit_test(test_rtr_restored_resumes_at_rts),
 		cmocka_unit_test(test_rtr_aborted_resumes_at_rts),
 		cmocka_unit_test(test_rtr_drops_responses),
+		cmocka_unit_test(test_resume_replay),
+		cmocka_unit_test(test_resume_peer_gone),
+		cmocka_unit_test(test_resume_dup_ack),
+		cmocka_unit_test(test_nak_stopped_resume_flood),
+		cmocka_unit_test(test_unkeyed_resume_live_qp),
+		cmocka_unit_test(test_forged_nak_stopped_flood),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

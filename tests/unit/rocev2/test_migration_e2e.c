@@ -161,6 +161,8 @@ static void app_setup(struct app *a, struct node *n)
 	}
 }
 
+static const uint8_t mig_key[16] = { 0xe2, 0xe0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14 };
+
 static void qp_connect(struct app *a, const struct node *peer, const struct app *pa)
 {
 	uint32_t q;
@@ -198,6 +200,9 @@ static void qp_connect(struct app *a, const struct node *peer, const struct app 
 						  ROCEV2_QP_STATE | ROCEV2_QP_SQ_PSN | ROCEV2_QP_TIMEOUT |
 							  ROCEV2_QP_RETRY_CNT | ROCEV2_QP_RNR_RETRY |
 							  ROCEV2_QP_MAX_QP_RD_ATOMIC), 0);
+		/* Keyed alike on both ends, as the tools connect: the RESUME
+		 * and NAK_STOPPED of migrate.c are then authenticated. */
+		assert_int_equal(rocev2_set_mig_key(&a->n->e, a->qpn[q], mig_key), 0);
 	}
 }
 

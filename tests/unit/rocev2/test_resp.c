@@ -132,6 +132,15 @@ static void expect_ack(unsigned i, uint8_t syndrome, uint32_t psn, uint32_t msn)
 	assert_int_equal(o.syndrome, syndrome);
 	assert_int_equal(o.psn, psn);
 	assert_int_equal(o.msn, msn);
+	/* NAK_STOPPED carries the migration extension (here unkeyed: 8
+	 * bytes, version 1, kind 3, epoch 0; rocev2/migrate.c). */
+	if (syndrome == AETH_NAK_STOPPED) {
+		static const uint8_t ext[8] = { 1, 0, 3, 0, 0, 0, 0, 0 };
+
+		assert_int_equal(o.paylen, 8);
+		assert_memory_equal(o.payload, ext, 8);
+		return;
+	}
 	assert_int_equal(o.paylen, 0);
 }
 
@@ -1323,15 +1332,23 @@ static void test_stopped_naks(void **state)
 	expect_cqe(2, MNIC_WC_SUCCESS, MNIC_WC_RECV, 3);
 }
 
-/* The peer was restored on another host: RESUME comes from its new
- * address with its comp.psn (no PSN check), and is ACKed there. */
+/* The peer was restored on another host: its RESUME (version 1, unkeyed,
+ * as the operator allowed) names its new address in the payload, which
+ * is what the responder takes, not the frame's headers; it must carry a
+ * PSN the responder has received already, and is ACKed at that PSN with
+ * the extension echoing its epoch. */
 static void test_resume(void **state)
 {
 	static const uint8_t new_mac[6] = { 0x02, 0, 0, 0, 0, 0x77 };
+	static const uint8_t ack_ext[8] = { 1, 0, 2, 0, 0, 0, 0, 1 };
 	const uint32_t new_ip = 0x0a000077u;
+	uint8_t pl[20] = { 1, 0, 0, 0, 0, 0, 0, 1 };
 	struct out o;
 
 	(void)state;
+	put_be32(pl + 8, new_ip);
+	memcpy(pl + 12, new_mac, 6);
+	rocev2_set_mig_flags(e, ROCEV2_MIG_F_UNKEYED);
 	post_recv1(1, RECV_BUF, 64);
 	REQ(.opcode = OP_SEND_ONLY, .psn = RQ_PSN, .ackreq = 1, .payload = "one", .paylen = 3);
 	REQ(.opcode = OP_SEND_ONLY, .psn = RQ_PSN + 5, .ackreq = 1, .payload = "gap", .paylen = 3);
@@ -1341,15 +1358,28 @@ static void test_resume(void **state)
 	assert_false(qp->scheduled);
 	nframes = 0;
 
-	REQ(.opcode = OP_RESUME, .psn = 0x1234, .ackreq = 1, .src_ip = new_ip, .src_mac = new_mac);
+	/* A PSN the responder has not received: not one a restored
+	 * requester can have had acknowledged. */
+	REQ(.opcode = OP_RESUME, .psn = RQ_PSN + 1, .ackreq = 1, .payload = pl, .paylen = 20);
+	assert_int_equal(nframes, 0);
+	assert_int_equal(e->cnt.mig_resume_refused, 1);
+	assert_int_equal(qp->paused, 1);
+
+	/* From the old address, naming the new one. */
+	REQ(.opcode = OP_RESUME, .psn = RQ_PSN, .ackreq = 1, .payload = pl, .paylen = 20);
 	assert_int_equal(nframes, 1);
-	expect_ack(0, AETH_ACK_UNLIMITED, 0x1234, 1);
 	o = frame(0);
+	assert_int_equal(o.opcode, OP_ACKNOWLEDGE);
+	assert_int_equal(o.syndrome, AETH_ACK_UNLIMITED);
+	assert_int_equal(o.psn, RQ_PSN);
+	assert_int_equal(o.paylen, 8);
+	assert_memory_equal(o.payload, ack_ext, 8);
 	assert_memory_equal(o.f, new_mac, 6);
 	assert_int_equal(get_be32(o.f + ETH_HLEN + 16), new_ip);
 	assert_memory_equal(qp->attr.av.dmac, new_mac, 6);
 	assert_int_equal(qp->attr.av.dip, new_ip);
 	assert_int_equal(qp->paused, 0);
+	assert_int_equal(qp->mig.rx_epoch, 1);
 	assert_int_equal(qp->resp.sent_psn_nak, 0);
 	assert_true(qp->scheduled);
 	assert_int_equal(e->cnt.resp_resumes, 1);
