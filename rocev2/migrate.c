@@ -36,8 +36,10 @@
  *
  * Abort (rocev2_abort_dump) is a resume in place: the peers that our
  * NAK_STOPPED paused have no other way out of Paused than a RESUME (MigrOS
- * has no un-pause), so every QP in RTS or SQD sends one exactly as after a
- * restore, from the address it already had.
+ * has no un-pause), so every Stopped QP of the context in RTS or SQD sends
+ * one exactly as after a restore, from the address it already had.  Both
+ * act on one context (owner) and on its Stopped QPs only: other contexts'
+ * QPs, and QPs never stopped, are not touched.
  *
  * A QP in RTR (restored or aborted) sends its RESUME when the application
  * moves it to RTS (rocev2_mig_rts, from modify_qp; mig.resume_at_rts),
