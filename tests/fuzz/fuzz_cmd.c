@@ -120,15 +120,19 @@ static void dispatch(uint32_t in_len, uint32_t out_len)
 		__builtin_trap();
 }
 
+/* QUERY_DEVICE as ctx: the whole answer when OK, the header alone when not. */
 static struct mnic_cmd_query_device_out query_device(uint16_t ctx)
 {
 	struct mnic_cmd_simple_in in = { { MNIC_CMD_QUERY_DEVICE, 0, ctx, 0 } };
 	struct mnic_cmd_query_device_out o;
+	uint32_t produced;
 
 	memcpy(buf, &in, sizeof(in));
-	if (mnic_cmd_dispatch(&mgmt, buf, sizeof(in), sizeof(o)) != sizeof(o))
-		__builtin_trap();
+	produced = mnic_cmd_dispatch(&mgmt, buf, sizeof(in), sizeof(o));
+	memset(&o, 0, sizeof(o));
 	memcpy(&o, buf, sizeof(o));
+	if (produced != (o.hdr.status == MNIC_CMD_STAT_OK ? sizeof(o) : sizeof(o.hdr)))
+		__builtin_trap();
 	return o;
 }
 
