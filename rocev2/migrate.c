@@ -39,8 +39,10 @@
  *
  * Abort (rocev2_abort_dump) is a resume in place: the peers that our
  * NAK_STOPPED paused have no other way out of Paused than a RESUME (MigrOS
- * has no un-pause), so every QP in RTS or SQD sends one exactly as after a
- * restore, from the address it already had.
+ * has no un-pause), so every Stopped QP of the context in RTS or SQD sends
+ * one exactly as after a restore, from the address it already had.  Both
+ * act on one context (owner) and on its Stopped QPs only: other contexts'
+ * QPs, and QPs never stopped, are not touched.
  *
  * A QP in RTR (restored or aborted) sends its RESUME when the application
  * moves it to RTS (rocev2_mig_rts, from modify_qp; mig.resume_at_rts),
@@ -746,14 +748,19 @@ void rocev2_mig_rts(struct rocev2 *e, struct rocev2_qp *qp)
 
 /* ---- public API (rocev2.h) ------------------------------------------------ */
 
-int rocev2_resume_context(struct rocev2 *e)
+/* Only the owner's Stopped QPs (dumped or restored): a QP that was never
+ * stopped, or belongs to another context, is not one the peer expects a
+ * RESUME from, and a peer without the extension would stall on it. */
+int rocev2_resume_context(struct rocev2 *e, uint32_t owner)
 {
 	unsigned i;
 
+	if (owner >= ROCEV2_MAX_OWNERS)
+		return -HAL_EINVAL;
 	for (i = 0; i < ROCEV2_MAX_QP; i++) {
 		struct rocev2_qp *qp = &e->qps[i];
 
-		if (!qp->in_use)
+		if (!qp->in_use || qp->owner != owner || !qp->stopped)
 			continue;
 		qp->stopped = 0;
 		/* Paused when it was dumped (its peer stopped too): the wait
@@ -783,21 +790,18 @@ int rocev2_resume_context(struct rocev2 *e)
 		if (qp->state >= ROCEV2_QPS_RTR && qp->state <= ROCEV2_QPS_SQE)
 			rocev2_sched(e, qp);
 	}
-	e->ctx_stopped = 0;
+	e->owner_stopped[owner] = 0;
 	return 0;
 }
 
-int rocev2_abort_dump(struct rocev2 *e)
+int rocev2_abort_dump(struct rocev2 *e, uint32_t owner)
 {
-	unsigned i;
-	int stopped = e->ctx_stopped;
-
-	for (i = 0; i < ROCEV2_MAX_QP && !stopped; i++)
-		stopped = e->qps[i].in_use && e->qps[i].stopped;
-	if (!stopped)
+	if (owner >= ROCEV2_MAX_OWNERS)
+		return -HAL_EINVAL;
+	if (!rocev2_context_stopped(e, owner))
 		return 0;               /* nothing to undo */
 	e->cnt.mig_aborts++;
-	return rocev2_resume_context(e);
+	return rocev2_resume_context(e, owner);
 }
 
 /* key NULL removes the key: RESUMEs and NAK_STOPPEDs go out without a MAC

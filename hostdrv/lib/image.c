@@ -23,6 +23,11 @@ static uint32_t le32(const uint8_t *p)
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
+static uint64_t le64(const uint8_t *p)
+{
+	return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
+}
+
 static const char *const type_names[] = {"PD", "MR", "CQ", "SRQ", "QP"};
 
 const char *mnic_img_type_name(uint32_t type)
@@ -91,19 +96,23 @@ int mnic_img_parse(const uint8_t *img, size_t len, struct mnic_img_hdr *hdr,
 	h.count = le32(img + 12);
 	h.total = le32(img + 16);
 	h.crc = le32(img + 20);
+	h.ua_offset = le64(img + 24);
+	h.ua_size = le64(img + 32);
 	if (hdr)
 		*hdr = h;
-	if (h.version != 1)
-		FAIL(-ERANGE, "image version %u; this tool reads version 1", h.version);
+	if (h.version != MNIC_IMG_VERSION)
+		FAIL(-ERANGE, "image version %u; this tool reads version %u", h.version,
+		     MNIC_IMG_VERSION);
 	if (h.flags != 0)
-		FAIL(-EINVAL, "header flags 0x%04x; version 1 defines none", h.flags);
+		FAIL(-EINVAL, "header flags 0x%04x; version %u defines none", h.flags,
+		     MNIC_IMG_VERSION);
 	if (h.total < MNIC_IMG_HDR_LEN)
 		FAIL(-EINVAL, "header total %u is smaller than the header", h.total);
 	if (h.total > len)
 		FAIL(-EINVAL, "truncated: header says %u bytes, the file has %zu", h.total, len);
 	if (h.total < len)
 		FAIL(-EINVAL, "%zu trailing bytes after the image's %u", len - h.total, h.total);
-	h.crc_computed = crc32c(0, img + MNIC_IMG_HDR_LEN, h.total - MNIC_IMG_HDR_LEN);
+	h.crc_computed = crc32c(0, img + MNIC_IMG_CRC_START, h.total - MNIC_IMG_CRC_START);
 	if (hdr)
 		*hdr = h;
 	if (h.crc_computed != h.crc)

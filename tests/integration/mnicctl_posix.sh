@@ -120,7 +120,7 @@ expect_rc 1 "CRC32C mismatch" "$M" image show "$out/bad.img"
 expect_rc 1 "CRC32C mismatch" "$M" -d "$A" restore -i "$out/bad.img"
 head -c 100 "$out/a.img" >"$out/short.img"
 expect_rc 1 "truncated" "$M" image show "$out/short.img"
-printf 'not an image at all, clearly' >"$out/junk.img"
+printf 'not an image at all, clearly; longer than an image header' >"$out/junk.img"
 expect_rc 1 "no MNICDUMP magic" "$M" image show "$out/junk.img"
 expect_rc 3 "cannot open" "$M" image show "$out/missing.img"
 # the same image again on B: its objects are already there -> refused

@@ -589,7 +589,9 @@ char *mnic_mig_strerror(const struct mnic_mig *m, char *buf, size_t len);
 
 /* Image/record layout (docs/migration-image.md). */
 #define MNIC_IMG_MAGIC "MNICDUMP"
-#define MNIC_IMG_HDR_LEN 24u
+#define MNIC_IMG_VERSION 2u          /* 2: the dumped context's user-area range */
+#define MNIC_IMG_HDR_LEN 40u
+#define MNIC_IMG_CRC_START 24u       /* the CRC covers the range and the records */
 #define MNIC_IMG_REC_HDR_LEN 8u
 #define MNIC_IMG_TYPES 5u            /* PD MR CQ SRQ QP */
 
@@ -600,6 +602,7 @@ struct mnic_img_hdr {
 	uint32_t total;
 	uint32_t crc;                /* as stored */
 	uint32_t crc_computed;
+	uint64_t ua_offset, ua_size; /* the dumped context's user-area range */
 };
 struct mnic_img_rec {
 	uint32_t offset;             /* of the record header in the image */

@@ -192,7 +192,7 @@ static size_t make_image(uint8_t *img)
 		count++;
 	}
 	memcpy(img, MNIC_IMG_MAGIC, 8);
-	put16(img + 8, 1);
+	put16(img + 8, MNIC_IMG_VERSION);
 	put16(img + 10, 0);
 	put32(img + 12, count);
 	put32(img + 16, (uint32_t)off);
@@ -254,8 +254,8 @@ static void test_image_corrupt(void **state)
 	img[0] = 'X';
 	expect_refusal(img, len, -EILSEQ, "magic");
 	len = make_image(img);
-	put16(img + 8, 2);
-	expect_refusal(img, len, -ERANGE, "version 2");
+	put16(img + 8, 1);
+	expect_refusal(img, len, -ERANGE, "version 1");
 	len = make_image(img);
 	put16(img + 10, 1);
 	expect_refusal(img, len, -EINVAL, "flags");
@@ -271,20 +271,20 @@ static void test_image_corrupt(void **state)
 	put32(img + 12, 5);
 	expect_refusal(img, len, -EINVAL, "count 5");
 	len = make_image(img);
-	put16(img + 24, 9);   /* first record: unknown type */
+	put16(img + MNIC_IMG_HDR_LEN, 9);   /* first record: unknown type */
 	refresh_crc(img, len);
 	expect_refusal(img, len, -EINVAL, "unknown type 9");
 	len = make_image(img);
-	put32(img + 24 + 4, 13);   /* PD record one byte long */
+	put32(img + MNIC_IMG_HDR_LEN + 4, 13);   /* PD record one byte long */
 	refresh_crc(img, len);
 	expect_refusal(img, len, -EINVAL, "length 13");
 	len = make_image(img);
-	put32(img + 24 + 4, 0xfffffff0u);   /* past the end */
+	put32(img + MNIC_IMG_HDR_LEN + 4, 0xfffffff0u);   /* past the end */
 	refresh_crc(img, len);
 	expect_refusal(img, len, -EINVAL, "outside the image");
 	/* QP: key flag cleared but the key bytes still there */
 	len = make_image(img);
-	img[24 + 12 + 36 + 37 + 8 + 80] = 0;
+	img[MNIC_IMG_HDR_LEN + 12 + 36 + 37 + 8 + 80] = 0;
 	refresh_crc(img, len);
 	expect_refusal(img, len, -EINVAL, "payload needs");
 	/* trailing garbage after total */

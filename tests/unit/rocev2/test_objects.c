@@ -56,7 +56,7 @@ static int setup(void **state)
 
 static int next_event(struct rocev2_event *ev)
 {
-	return rocev2_get_event(e, ev);
+	return rocev2_get_event(e, 0, ev);
 }
 
 static void set_dbrec(uint64_t addr, uint32_t index)
@@ -703,8 +703,7 @@ static void test_obj_live_and_next_follow_the_pools(void **state)
 	assert_int_equal(info.objects[ROCEV2_OBJ_QP], 0);
 	assert_int_equal(info.ipv4, 0x0a000001);
 	assert_int_equal(info.pause_timeout_ns, ROCEV2_PAUSE_TIMEOUT_DEFAULT_NS);
-	assert_false(info.stopped);
-	assert_false(rocev2_context_stopped(e));
+	assert_false(rocev2_context_stopped(e, 0));
 	/* A moved doorbell: the engine re-reads every live queue it has. */
 	set_dbrec(SRQ_DB, 3);
 	assert_int_equal(rocev2_doorbells_changed(e), 1);
@@ -729,10 +728,53 @@ static void test_open_hands_out_the_engine_instances(void **state)
 	assert_int_equal(rocev2_open(&env, &more), -HAL_ENOMEM);
 }
 
+/* Tenancy: one event ring, each event tagged with its object's owner;
+ * each owner reads its own in order, the others' stay, in order. */
+static void test_tenancy_events_per_owner(void **state)
+{
+	struct rocev2_event ev;
+	uint32_t i;
+
+	(void)state;
+	for (i = 0; i < 6; i++)
+		rocev2_post_event(e, (uint16_t)(1u + i % 3u), ROCEV2_EVENT_QP_FATAL, 100u + i);
+	assert_int_equal(rocev2_get_event(e, 2, &ev), 0);
+	assert_int_equal(ev.handle, 101);
+	assert_int_equal(rocev2_get_event(e, 3, &ev), 0);
+	assert_int_equal(ev.handle, 102);
+	assert_int_equal(rocev2_get_event(e, 2, &ev), 0);
+	assert_int_equal(ev.handle, 104);
+	assert_int_equal(rocev2_get_event(e, 2, &ev), -HAL_EAGAIN);
+	assert_int_equal(rocev2_get_event(e, 0, &ev), -HAL_EAGAIN);
+	assert_int_equal(rocev2_get_event(e, 1, &ev), 0);
+	assert_int_equal(ev.handle, 100);
+	assert_int_equal(rocev2_get_event(e, 1, &ev), 0);
+	assert_int_equal(ev.handle, 103);
+	assert_int_equal(rocev2_get_event(e, 3, &ev), 0);
+	assert_int_equal(ev.handle, 105);
+	assert_int_equal(rocev2_get_event(e, 3, &ev), -HAL_EAGAIN);
+	/* Wrapped around the ring: still in order per owner. */
+	for (i = 0; i < ROCEV2_EVENT_RING - 1u; i++)
+		rocev2_post_event(e, (uint16_t)(i & 1u), ROCEV2_EVENT_CQ_ERR, i);
+	rocev2_post_event(e, 0, ROCEV2_EVENT_CQ_ERR, 999);      /* full: lost */
+	assert_int_equal(e->cnt.events_lost, 1);
+	for (i = 1; i < ROCEV2_EVENT_RING - 1u; i += 2) {
+		assert_int_equal(rocev2_get_event(e, 1, &ev), 0);
+		assert_int_equal(ev.handle, i);
+	}
+	for (i = 0; i < ROCEV2_EVENT_RING - 1u; i += 2) {
+		assert_int_equal(rocev2_get_event(e, 0, &ev), 0);
+		assert_int_equal(ev.handle, i);
+	}
+	assert_int_equal(rocev2_get_event(e, 0, &ev), -HAL_EAGAIN);
+	assert_int_equal(rocev2_create_as(e, ROCEV2_MAX_OWNERS), -HAL_EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_pd_pool_exhaust_and_generations, setup),
+		cmocka_unit_test_setup(test_tenancy_events_per_owner, setup),
 		cmocka_unit_test_setup(test_pd_generation_wraps_past_zero, setup),
 		cmocka_unit_test_setup(test_mr_pool_exhaust_and_stale_keys, setup),
 		cmocka_unit_test_setup(test_mr_key_byte_cycles_without_zero, setup),
