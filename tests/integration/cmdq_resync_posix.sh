@@ -12,6 +12,16 @@
 #   3. the doorbell moved back under a command in flight (the NIC stopped
 #      with SIGSTOP while mnicctl creates a PD): the reset finds the entry
 #      unserved, libmnic issues it once more; exactly one PD exists.
+#      Timing: the doorbell has to move back while libmnic still waits
+#      for the answer.  A compiled helper (rewind) watches cmdq_pi and
+#      writes it back the moment mnicctl rings: with a python3 start per
+#      look (seconds each on a loaded machine) the write-back once came
+#      more than 10 s after the ring, and libmnic rightly timed out on a
+#      device that never answered.  mnicctl also gets a command timeout
+#      far longer than the test's own steps.  SIGSTOP is asynchronous: the
+#      test waits until the queue is idle (ci = pi, so the firmware's last
+#      answer is complete, ci included) before it stops the NIC, and for
+#      the kernel to show the NIC stopped before mnicctl starts.
 set -euo pipefail
 . "$(dirname "$0")/../../qemu-board/lib.sh"
 mnic_init
@@ -27,6 +37,50 @@ printf '#include <stddef.h>\n#include <stdio.h>\n#include "mnic/abi.h"\nint main
   >"$out/offsets.c"
 cc -std=c11 -I"$MNIC_ROOT/abi/include" "$out/offsets.c" -o "$out/offsets"
 read -r PI_OFF CI_OFF < <("$out/offsets")
+# rewind FILE OFFSET FROM PID TIMEOUT_MS: wait until the u32 at OFFSET reads
+# FROM + 1 (the doorbell rung), then write FROM there at once; exit 1 when
+# PID exits first or nothing rings within TIMEOUT_MS.
+cat >"$out/rewind.c" <<'C'
+#define _POSIX_C_SOURCE 200809L
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+	struct timespec tick = {0, 100000};   /* 0.1 ms between looks */
+	uint32_t v = 0, from;
+	long pid, looks;
+	off_t off;
+	int fd;
+
+	if (argc != 6 || (fd = open(argv[1], O_RDWR)) < 0)
+		return 2;
+	off = (off_t)strtoll(argv[2], NULL, 0);
+	from = (uint32_t)strtoul(argv[3], NULL, 0);
+	pid = strtol(argv[4], NULL, 0);
+	for (looks = strtol(argv[5], NULL, 0) * 10; looks > 0; looks--) {
+		if (pread(fd, &v, sizeof(v), off) != (ssize_t)sizeof(v))
+			return 2;
+		if (v == from + 1u) {
+			v = from;
+			return pwrite(fd, &v, sizeof(v), off) == (ssize_t)sizeof(v) ? 0 : 2;
+		}
+		if (kill((pid_t)pid, 0) < 0) {
+			fprintf(stderr, "rewind: process %ld exited before it rang (pi %u)\n", pid, v);
+			return 1;
+		}
+		nanosleep(&tick, NULL);
+	}
+	fprintf(stderr, "rewind: nothing rang within %s ms (pi %u, want %u)\n", argv[5], v,
+		from + 1u);
+	return 1;
+}
+C
+cc -std=c11 -Wall -Wextra -Werror "$out/rewind.c" -o "$out/rewind"
 reg() {   # FILE OFFSET [VALUE]: print the u32 at OFFSET, or write VALUE there
   python3 - "$@" <<'EOF'
 import os, struct, sys
@@ -75,18 +129,17 @@ expect_ok "out of step \(ci stays behind pi" "$M" -d "$A" --timeout 3000 info
 
 # ---- 3. the doorbell moved back under a command in flight ----------------------
 pi=$(reg "$A" "$PI_OFF")
+[ "$(reg "$A" "$CI_OFF")" = "$pi" ] || mnic_die "queue not idle before the stop"
 kill -STOP $nic
-"$M" -d "$A" --json create pd >"$out/pd.out" 2>"$out/pd.err" &
+stopped() { grep -q '^State:[[:space:]]*T' "/proc/$nic/status"; }
+for _ in $(seq 200); do stopped && break; sleep 0.05; done
+stopped || { kill -CONT $nic; mnic_die "the NIC did not stop"; }
+"$M" -d "$A" --timeout 60000 --json create pd >"$out/pd.out" 2>"$out/pd.err" &
 cli=$!; mnic_track $cli
-for _ in $(seq 500); do
-  [ "$(reg "$A" "$PI_OFF")" = $((pi + 1)) ] && break
-  kill -0 $cli 2>/dev/null || break
-  sleep 0.02
-done
-[ "$(reg "$A" "$PI_OFF")" = $((pi + 1)) ] || { kill -CONT $nic; cat "$out/pd.err"; mnic_die "mnicctl never rang"; }
-reg "$A" "$PI_OFF" "$pi"
+"$out/rewind" "$A" "$PI_OFF" "$pi" $cli 60000 ||
+  { kill -CONT $nic; cat "$out/pd.err"; mnic_die "mnicctl never rang"; }
 kill -CONT $nic
-mnic_wait_pid $cli 30
+mnic_wait_pid $cli 90
 [ "$MNIC_RC" = 0 ] || { cat "$out/pd.out" "$out/pd.err"; mnic_die "create pd: exit $MNIC_RC after the reset"; }
 grep -q "doorbell moved under a command in flight" "$out/pd.err" ||
   { cat "$out/pd.err"; mnic_die "create pd: no reset reported"; }
