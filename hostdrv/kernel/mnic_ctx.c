@@ -138,6 +138,20 @@ static bool ctx_reply_ok(const struct mnic_kdev *d, const struct mnic_cmd_alloc_
 	       (!want_offset || o->ua_offset == want_offset);
 }
 
+/* A range MNIC_IOC_CTX may ask for: aligned, in the user area, and
+ * small enough that its mmap offsets stay below MNIC_MMAP_INITSEG.  An
+ * exact offset needs its size (a restore knows both). */
+static bool ctx_want_ok(const struct mnic_kdev *d, u64 want_offset, u64 want_size)
+{
+	u64 window = d->bar_len - MNIC_DMA_WINDOW_OFFSET;
+
+	if (want_offset % MNIC_CTX_UA_ALIGN || want_size % MNIC_CTX_UA_ALIGN ||
+	    want_size >= MNIC_MMAP_INITSEG || want_size > window - MNIC_USER_AREA_OFFSET)
+		return false;
+	return !want_offset || (want_size && want_offset >= MNIC_USER_AREA_OFFSET &&
+				want_offset < window && want_size <= window - want_offset);
+}
+
 /* ALLOC_CONTEXT for mf; ctx_lock held.  want_offset 0: any range;
  * want_size 0: ctx_ua_mib, halved while the firmware has no room. */
 static int ctx_alloc(struct mnic_file *mf, u64 want_offset, u64 want_size)
@@ -149,12 +163,6 @@ static int ctx_alloc(struct mnic_file *mf, u64 want_offset, u64 want_size)
 	u64 size;
 	int ret;
 
-	if (want_offset % MNIC_CTX_UA_ALIGN || want_size % MNIC_CTX_UA_ALIGN ||
-	    (want_offset && (want_offset < MNIC_USER_AREA_OFFSET || !want_size)) ||
-	    want_size > user_size || want_size >= MNIC_MMAP_INITSEG) {
-		mnic_count(d, MNIC_KCNT_refused_struct);
-		return -EINVAL;
-	}
 	size = want_size ? want_size :
 		min_t(u64, (u64)ctx_ua_mib << 20, round_down(user_size, MNIC_CTX_UA_ALIGN));
 	size = round_down(min_t(u64, size, MNIC_MMAP_INITSEG - MNIC_CTX_UA_ALIGN), MNIC_CTX_UA_ALIGN);
@@ -258,8 +266,8 @@ long mnic_ioctl_ctx(struct mnic_file *mf, struct mnic_ioc_ctx __user *uarg)
 
 	if (copy_from_user(&c, uarg, sizeof(c)))
 		return -EFAULT;
-	if (c.size != sizeof(c) || c.version == 0 || c.version > MNIC_IOC_VERSION || c.ctx ||
-	    c.reserved) {
+	if (c.size != sizeof(c) || c.version == 0 || c.version > MNIC_IOC_VERSION ||
+	    c.reserved || !ctx_want_ok(d, c.ua_offset, c.ua_size)) {
 		mnic_count(d, MNIC_KCNT_refused_struct);
 		return -EINVAL;
 	}

@@ -8,16 +8,18 @@
 # Inside the VM: insmod mnic.ko (two decoy ivshmem devices: no init
 # segment -> left alone, another cmdif_rev -> refused with a message);
 # /dev/mnic0 and sysfs health (state,
-# command queue, board, a moving heartbeat); `mnicctl info`; create a PD,
-# CQ, MR and QP; an RC ping-pong (mnic-pingpong --verify, every byte
+# command queue, board, a moving heartbeat); `mnicctl info`; create a PD
+# and a CQ (gone with their mnicctl process); an RC ping-pong (mnic-pingpong --verify, every byte
 # checked) against the POSIX NIC driven from the host, the out-of-band TCP
 # exchange through the VM's restricted user netdev (127.0.0.1 hostfwd to a
 # relay in the VM: the server listens on the VM's loopback);
-# `mnicctl dump -o` through the ioctl and `image show`; abort (QPs resume);
-# driver counters (no timeouts, no delivery errors); hostile ioctls and
-# mmaps (mnic-ioctl-check); PCI unbind under an open, mapped file and
-# rebind; rmmod; insmod + rmmod
-# again.  Fails on a failed check or any kernel WARNING/BUG/Oops/Call Trace
+# objects die with the file that made them; an unprivileged self-checkpoint
+# through the ioctl and `image show`; driver counters (no timeouts, no
+# delivery errors, every context freed); tenancy (mnic-tenancy-check:
+# EPERM for nobody on the privileged set, two tenants isolated, SIGKILL
+# leaves nothing); hostile ioctls and mmaps (mnic-ioctl-check: the init
+# segment read-only); PCI unbind under an open, mapped file and rebind (no
+# context left); rmmod; insmod + rmmod again.  Fails on a failed check or any kernel WARNING/BUG/Oops/Call Trace
 # in the VM's dmesg (printed to the serial log at the end).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -34,6 +36,7 @@ make -C "$root" --no-print-directory -s kmod
 ko=$root/build/kmod/mnic.ko
 mnicctl=$root/build/host/hostdrv/mnicctl-static
 ioctl_check=$root/build/kmod/mnic-ioctl-check
+tenancy_check=$root/build/kmod/mnic-tenancy-check
 pingpong=$root/build/host/hostdrv/mnic-pingpong
 for f in "$root/build/qemu-virt-a15/mnic-fw.elf" "$root/build/posix/mnic-fw" "$mnicctl" "$pingpong"; do
   [ -f "$f" ] || mnic_die "$f not built; run: make images"
@@ -103,13 +106,13 @@ check mnicctl_health mnicctl -d \$D health
 # The health buffer through the ioctl backend's init-segment mapping: live.
 hbj=\$(mnicctl -d \$D --json health | sed -n 's/.*"heartbeat": *\([0-9]*\).*/\1/p')
 check mnicctl_health_heartbeat test "\${hbj:-0}" -gt 0
-pd=\$(mnicctl -d \$D create pd | sed -n 's/^pd //p'); echo "  pd \$pd"
-cq=\$(mnicctl -d \$D create cq 64 | sed -n 's/^cq //p'); echo "  cq \$cq"
-mr=\$(mnicctl -d \$D create mr "\$pd" 65536 | sed -n 's/^mr \([^ ]*\).*/\1/p'); echo "  mr \$mr"
-qp=\$(mnicctl -d \$D create qp "\$pd" "\$cq" | sed -n 's/^qp //p'); echo "  qp \$qp"
-check create_objects test -n "\$pd" -a -n "\$cq" -a -n "\$mr" -a -n "\$qp"
-check qp_show mnicctl -d \$D qp show "\$qp"
+# Objects belong to the open file that created them (its firmware
+# context): each mnicctl is a process of its own, and what it created is
+# gone when it exits.
+check create_pd mnicctl -d \$D create pd
+check create_cq mnicctl -d \$D create cq 64
 check qp_list mnicctl -d \$D qp list
+check tenancy_objects_die_with_file mnic-tenancy-check empty \$D
 
 # The server listens on the VM's loopback only (mnic-pingpong's network
 # hygiene); a busybox relay on eth0:18516 (the hostfwd target) reaches it.
@@ -123,27 +126,34 @@ kill \$relay
 sed 's/^/  server: /' /tmp/pp.log
 check pingpong eq "\$rc" 0
 
-check dump mnicctl -d \$D dump -o /tmp/ctx.img
+# An application checkpoints itself, unprivileged (nobody): DUMP_CONTEXT
+# of its own context through the ioctl, the image read back by mnicctl.
+check tenancy_self_checkpoint mnic-tenancy-check selfdump \$D /tmp/ctx.img
 mnicctl image show /tmp/ctx.img > /tmp/img.txt 2>&1; rc=\$?
 sed 's/^/  /' /tmp/img.txt
 check image_show eq "\$rc" 0
-check abort mnicctl -d \$D abort
-check destroy_qp mnicctl -d \$D destroy qp "\$qp"
-check destroy_mr mnicctl -d \$D destroy mr "\$mr"
-check destroy_cq mnicctl -d \$D destroy cq "\$cq"
-check destroy_pd mnicctl -d \$D destroy pd "\$pd"
 check mnicctl_counters mnicctl -d \$D counters --mgmt
 for f in \$C/*; do echo "  counters/\${f##*/} = \$(cat \$f)"; done
 check cmds_issued test "\$(cat \$C/cmds)" -gt 10
 check cmds_all_ok eq "\$(cat \$C/cmd_ok)" "\$(cat \$C/cmds)"
 check no_timeouts eq "\$(cat \$C/cmd_timeout)" 0
 check no_refusals eq "\$(cat \$C/refused_struct)\$(cat \$C/refused_len)\$(cat \$C/refused_opcode)" 000
+check contexts_all_freed eq "\$(cat \$C/ctx_dealloc_failed) \$(cat \$C/ctx_dealloc)" "0 \$(cat \$C/ctx_alloc)"
+# Tenancy (hostdrv/kernel/test/mnic_tenancy_check.c): nobody vs root on the
+# privileged set; two tenants that cannot reach each other's objects or
+# memory; a SIGKILLed tenant leaves nothing.
+check tenancy_privileged_set mnic-tenancy-check priv \$D
+check tenancy_two_tenants mnic-tenancy-check isolate \$D
+check tenancy_sigkill mnic-tenancy-check sigkill \$D
+check tenancy_nic_empty mnic-tenancy-check empty \$D
 # Hostile caller: malformed ioctls and mmaps refused and counted, valid
 # commands (mailbox chains, 4 threads) still right (hostdrv/kernel/test/).
 check ioctl_hostile mnic-ioctl-check \$D
 check fw_alive_after mnicctl -d \$D info
 check unbind_open_file mnic-ioctl-check --unbind \$D
 check rebound_info mnicctl -d \$D info
+# remove freed the context of the file it outlived.
+check tenancy_rebound_nic_empty mnic-tenancy-check empty \$D
 
 check rmmod rmmod mnic
 check dev_gone test ! -e \$D
@@ -156,7 +166,7 @@ INIT
 
 "$root/tests/vm/mkinitramfs.sh" -o "$out/initrd.gz" --kver "$kver" --init "$out/init" \
   --modules "virtio_net virtio_pci" --bins "$pingpong" \
-  --files "$ko:/lib/mnic.ko $mnicctl:/bin/mnicctl $ioctl_check:/bin/mnic-ioctl-check"
+  --files "$ko:/lib/mnic.ko $mnicctl:/bin/mnicctl $ioctl_check:/bin/mnic-ioctl-check $tenancy_check:/bin/mnic-tenancy-check"
 
 # Two more ivshmem devices, probed before the NIC's: one with no init
 # segment (some other ivshmem user: left alone without a word) and one with
