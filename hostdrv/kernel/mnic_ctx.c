@@ -179,7 +179,8 @@ static int ctx_alloc(struct mnic_file *mf, u64 want_offset, u64 want_size)
 			.ua_size = size,
 		};
 		ret = module_cmd(d, &in, sizeof(in), &out, sizeof(out), 0);
-		if (ret != -ENOSPC || want_size || size <= MNIC_CTX_UA_ALIGN)
+		if (!ret || out.hdr.status != MNIC_CMD_STAT_NO_RESOURCES || want_size ||
+		    size <= MNIC_CTX_UA_ALIGN)
 			break;
 		size = round_down(size / 2, MNIC_CTX_UA_ALIGN);
 	}
@@ -237,9 +238,10 @@ void mnic_file_ctx_free(struct mnic_file *mf, u32 timeout_ms)
 	mutex_unlock(&mf->ctx_lock);
 }
 
-/* remove: free the contexts of the files still open (the device is dead
- * for them, remove_lock excludes release's own free).  After the first
- * failure the firmware is not answering: the rest are only forgotten. */
+/* remove, holding remove_lock for writing: free the contexts of the files
+ * still open (a release that comes later sees the device dead and frees
+ * nothing).  After the first failure the firmware is not answering: the
+ * rest are only forgotten. */
 void mnic_files_ctx_free(struct mnic_kdev *d)
 {
 	struct mnic_file *mf;

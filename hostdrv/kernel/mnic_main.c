@@ -388,11 +388,12 @@ static void mnic_remove(struct pci_dev *pdev)
 	WRITE_ONCE(d->removing, true);
 	down_write(&d->remove_lock);
 	d->dead = true;
+	/* Files still open keep no context in the firmware: a rebind starts
+	 * with none.  Under the lock: a release waiting for it finds the
+	 * context freed, one that ran before freed it itself. */
+	mnic_files_ctx_free(d);
 	up_write(&d->remove_lock);
 
-	/* Files still open keep no context in the firmware: a rebind starts
-	 * with none. */
-	mnic_files_ctx_free(d);
 	mnic_cmdq_disable(d);
 	pci_iounmap(pdev, d->bar);
 	pci_release_region(pdev, MNIC_BAR);
