@@ -560,8 +560,12 @@ static void check_isolate(void)
 	ia.to_parent = up[1];
 	ia.from_parent = down[0];
 	a = spawn(tenant_a, &ia);
+	/* Only A writes up and reads down: a dead A ends the read below. */
+	close(up[1]);
+	close(down[0]);
 	if (read(up[0], &ia.a, sizeof(ia.a)) != sizeof(ia.a)) {
 		close(down[1]);
+		close(up[0]);
 		reap(a, "tenancy_tenant_a");
 		return;
 	}
@@ -588,8 +592,6 @@ static void check_isolate(void)
 	close(down[1]);
 	reap(a, "tenancy_tenant_a");
 	close(up[0]);
-	close(up[1]);
-	close(down[0]);
 	/* A is gone: whoever gets its range next finds no byte of it. */
 	if (tenant_open(&c, "next") == 0) {
 		for (uint64_t i = 0; i < c.ctx.ua_size / 4; i++)
@@ -650,7 +652,9 @@ static void check_sigkill(void)
 		return;
 	}
 	pid = spawn(tenant_sleeper, &p[1]);
+	close(p[1]);   /* a tenant that dies in its setup ends the read */
 	if (read(p[0], &ready, 1) != 1) {
+		close(p[0]);
 		reap(pid, "tenancy_killed_tenant_setup");
 		return;
 	}
@@ -671,7 +675,6 @@ static void check_sigkill(void)
 	       counter("ctx_dealloc") == freed + 1 && counter("ctx_dealloc_failed") == failed,
 	       "counters/ctx_dealloc did not grow by one, or a DEALLOC failed");
 	close(p[0]);
-	close(p[1]);
 }
 
 /* ---- selfdump ------------------------------------------------------------- */
