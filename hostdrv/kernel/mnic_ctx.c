@@ -184,6 +184,12 @@ static int ctx_alloc(struct mnic_file *mf, u64 want_offset, u64 want_size)
 			break;
 		size = round_down(size / 2, MNIC_CTX_UA_ALIGN);
 	}
+	if (ret && out.hdr.status == MNIC_CMD_STAT_BAD_OP) {
+		/* A firmware from before contexts: no tenant can be served. */
+		dev_err_ratelimited(&d->pdev->dev,
+				    "the firmware does not serve ALLOC_CONTEXT: update it to one with contexts\n");
+		ret = -EPROTO;
+	}
 	if (ret) {
 		mnic_count(d, MNIC_KCNT_ctx_alloc_failed);
 		dev_dbg(&d->pdev->dev, "ALLOC_CONTEXT (%llu bytes) failed: %d\n", size, ret);
