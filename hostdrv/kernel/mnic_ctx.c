@@ -26,7 +26,7 @@
 static unsigned int ctx_ua_mib = 16;
 module_param(ctx_ua_mib, uint, 0644);
 MODULE_PARM_DESC(ctx_ua_mib,
-		 "user-area range of an open file's context unless MNIC_IOC_CTX asks (MiB; halved down to 64 KiB while the firmware has no room)");
+		 "user-area range of an open file's context unless MNIC_IOC_CTX asks (MiB; at most a quarter of the user area; halved down to 64 KiB while the firmware has no room)");
 
 /* DEALLOC_CONTEXT from release and remove: bounded, remove's shorter (a
  * firmware that stopped answering must not hold remove for long). */
@@ -153,7 +153,8 @@ static bool ctx_want_ok(const struct mnic_kdev *d, u64 want_offset, u64 want_siz
 }
 
 /* ALLOC_CONTEXT for mf; ctx_lock held.  want_offset 0: any range;
- * want_size 0: ctx_ua_mib, halved while the firmware has no room. */
+ * want_size 0: ctx_ua_mib (at most a quarter of the user area), halved
+ * while the firmware has no room. */
 static int ctx_alloc(struct mnic_file *mf, u64 want_offset, u64 want_size)
 {
 	struct mnic_kdev *d = mf->d;
@@ -163,8 +164,10 @@ static int ctx_alloc(struct mnic_file *mf, u64 want_offset, u64 want_size)
 	u64 size;
 	int ret;
 
+	/* The default leaves room for three more tenants of the same size on
+	 * a small BAR (a 16 MiB ivshmem BAR has a 13 MiB user area). */
 	size = want_size ? want_size :
-		min_t(u64, (u64)ctx_ua_mib << 20, round_down(user_size, MNIC_CTX_UA_ALIGN));
+		min_t(u64, (u64)ctx_ua_mib << 20, round_down(user_size / 4, MNIC_CTX_UA_ALIGN));
 	size = round_down(min_t(u64, size, MNIC_MMAP_INITSEG - MNIC_CTX_UA_ALIGN), MNIC_CTX_UA_ALIGN);
 	if (!size) {
 		mnic_count(d, MNIC_KCNT_ctx_alloc_failed);
