@@ -97,6 +97,7 @@ extern const char *const mnic_kcounter_names[MNIC_KCNT_NUM];
  * "contexts"), allocated on first need, freed on release. */
 struct mnic_file {
 	struct mnic_kdev *d;               /* holds a reference */
+	struct address_space *mapping;     /* of its inode: remove zaps the mappings */
 	struct list_head node;             /* in d->files, under d->files_lock */
 	struct mutex ctx_lock;             /* allocation and release of the context */
 	bool has_ctx;

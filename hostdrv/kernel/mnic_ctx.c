@@ -17,7 +17,9 @@
  * NET_ADMIN inside a container's own namespace is not enough, and a file
  * descriptor handed to another process carries no privilege. */
 #include <linux/capability.h>
+#include <linux/fs.h>
 #include <linux/io.h>
+#include <linux/mm.h>
 #include <linux/moduleparam.h>
 #include <linux/uaccess.h>
 
@@ -249,8 +251,10 @@ void mnic_file_ctx_free(struct mnic_file *mf, u32 timeout_ms)
 
 /* remove, holding remove_lock for writing: free the contexts of the files
  * still open (a release that comes later sees the device dead and frees
- * nothing).  After the first failure the firmware is not answering: the
- * rest are only forgotten. */
+ * nothing).  Their mappings go first: a range freed here may belong to
+ * another tenant after a rebind, so a later access gets SIGBUS rather than
+ * that tenant's memory.  After the first failure the firmware is not
+ * answering: the rest are only forgotten. */
 void mnic_files_ctx_free(struct mnic_kdev *d)
 {
 	struct mnic_file *mf;
@@ -258,6 +262,7 @@ void mnic_files_ctx_free(struct mnic_kdev *d)
 
 	mutex_lock(&d->files_lock);
 	list_for_each_entry(mf, &d->files, node) {
+		unmap_mapping_range(mf->mapping, 0, 0, 1);
 		mutex_lock(&mf->ctx_lock);
 		if (mf->has_ctx && answering)
 			answering = !ctx_dealloc(d, mf->ctx, MNIC_CTX_REMOVE_TIMEOUT_MS);

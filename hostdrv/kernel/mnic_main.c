@@ -76,6 +76,7 @@ static int mnic_open(struct inode *inode, struct file *f)
 		return -ENOMEM;
 	kref_get(&d->ref);
 	mf->d = d;
+	mf->mapping = f->f_mapping;
 	mutex_init(&mf->ctx_lock);
 	mutex_lock(&d->files_lock);
 	list_add(&mf->node, &d->files);

@@ -14,6 +14,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -332,6 +334,31 @@ static void check_mmap(void)
 	result("mmap_doorbell_two_pages", p == MAP_FAILED && errno == EINVAL, "not refused");
 }
 
+static sigjmp_buf bus_jmp;
+
+static void on_sigbus(int sig)
+{
+	(void)sig;
+	siglongjmp(bus_jmp, 1);
+}
+
+/* Read one word of p: 1 if that raised SIGBUS. */
+static int read_faults(volatile uint32_t *p)
+{
+	struct sigaction sa, old;
+	int faulted = 0;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigbus;
+	sigaction(SIGBUS, &sa, &old);
+	if (sigsetjmp(bus_jmp, 1) == 0)
+		(void)*p;
+	else
+		faulted = 1;
+	sigaction(SIGBUS, &old, NULL);
+	return faulted;
+}
+
 static int write_file(const char *path, const char *text)
 {
 	FILE *f = fopen(path, "w");
@@ -346,8 +373,9 @@ static int write_file(const char *path, const char *text)
 
 /* Remove with the device open and mapped: unbind the PCI function under
  * an open file and a live mapping, then every call on the file must
- * return ENODEV, close must work, and a rebind must bring the device
- * back. */
+ * return ENODEV, the mapping must be gone (SIGBUS: its range may be
+ * another tenant's after a rebind), close must work, and a rebind must
+ * bring the device back. */
 static void check_unbind(void)
 {
 	char link[256], path[128];
@@ -365,8 +393,11 @@ static void check_unbind(void)
 	link[n] = '\0';
 	bdf = strrchr(link, '/') ? strrchr(link, '/') + 1 : link;
 	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, MNIC_MMAP_USER);
-	result("unbind_map_before", p != MAP_FAILED, strerror(errno));
+	result("unbind_map_before", p != MAP_FAILED && !read_faults(p), strerror(errno));
 	result("unbind", write_file("/sys/bus/pci/drivers/mnic/unbind", bdf) == 0, strerror(errno));
+	if (p != MAP_FAILED)
+		result("tenancy_unbind_mapping_zapped", read_faults(p),
+		       "the user-area mapping still reads after remove");
 	memset(&i, 0, sizeof(i));
 	i.size = sizeof(i);
 	i.version = MNIC_IOC_VERSION;
