@@ -409,7 +409,7 @@ static void test_migrate_mid_stream(void **state)
 	(void)state;
 	run(now + 1000000);   /* part of the traffic */
 	assert_false(app_finished(&appA, 0));
-	assert_int_equal(rocev2_dump_context(&B.e, img, sizeof(img), &len, &st), 0);
+	assert_int_equal(rocev2_dump_context(&B.e, NULL, img, sizeof(img), &len, &st), 0);
 	assert_true(len > 0);
 	run(now + 2000000);   /* A gets NAK_STOPPED and pauses; B sends nothing */
 	/* Checkpoint tool: the host memory of B's application moves to C. */
@@ -418,7 +418,7 @@ static void test_migrate_mid_stream(void **state)
 	C.alive = 1;
 	assert_int_equal(rocev2_restore_image(&C.e, img, len, NULL), 0);
 	appB.n = &C;
-	assert_int_equal(rocev2_resume_context(&C.e), 0);
+	assert_int_equal(rocev2_resume_context(&C.e, 0), 0);
 	run(now + 400000000);
 	check_all_delivered();
 	/* A now talks to C's address. */
@@ -437,8 +437,8 @@ static void test_both_ends_at_once(void **state)
 	(void)state;
 	run(now + 1000000);
 	assert_false(app_finished(&appA, 0));
-	assert_int_equal(rocev2_dump_context(&A.e, imgA, sizeof(imgA), &la, NULL), 0);
-	assert_int_equal(rocev2_dump_context(&B.e, imgB, sizeof(imgB), &lb, NULL), 0);
+	assert_int_equal(rocev2_dump_context(&A.e, NULL, imgA, sizeof(imgA), &la, NULL), 0);
+	assert_int_equal(rocev2_dump_context(&B.e, NULL, imgB, sizeof(imgB), &lb, NULL), 0);
 	run(now + 2000000);
 	memcpy(D.mem, A.mem, WIN);
 	memcpy(C.mem, B.mem, WIN);
@@ -456,8 +456,8 @@ static void test_both_ends_at_once(void **state)
 	assert_int_equal(rocev2_restore_image(&C.e, imgB, lb, &ob), 0);
 	appA.n = &D;
 	appB.n = &C;
-	assert_int_equal(rocev2_resume_context(&D.e), 0);
-	assert_int_equal(rocev2_resume_context(&C.e), 0);
+	assert_int_equal(rocev2_resume_context(&D.e, 0), 0);
+	assert_int_equal(rocev2_resume_context(&C.e, 0), 0);
 	run(now + 400000000);
 	check_all_delivered();
 	assert_int_equal(rocev2_qp_lookup(&D.e, appA.qpn[0])->attr.av.dip, C.ip);
@@ -473,9 +473,9 @@ static void test_abort_continues_in_place(void **state)
 	(void)state;
 	run(now + 1000000);
 	assert_false(app_finished(&appA, 0));
-	assert_int_equal(rocev2_dump_context(&B.e, img, sizeof(img), &len, NULL), 0);
+	assert_int_equal(rocev2_dump_context(&B.e, NULL, img, sizeof(img), &len, NULL), 0);
 	run(now + 2000000);
-	assert_int_equal(rocev2_abort_dump(&B.e), 0);
+	assert_int_equal(rocev2_abort_dump(&B.e, 0), 0);
 	run(now + 400000000);
 	check_all_delivered();
 }
@@ -491,7 +491,7 @@ static void test_no_restore_pause_timeout(void **state)
 	rocev2_set_pause_timeout(&A.e, 50000000);   /* 50 ms */
 	run(now + 1000000);
 	assert_false(app_finished(&appA, 0));
-	assert_int_equal(rocev2_dump_context(&B.e, img, sizeof(img), &len, NULL), 0);
+	assert_int_equal(rocev2_dump_context(&B.e, NULL, img, sizeof(img), &len, NULL), 0);
 	run(now + 200000000);
 	for (q = 0; q < NQP; q++)
 		assert_int_equal(rocev2_qp_lookup(&A.e, appA.qpn[q])->state, ROCEV2_QPS_ERR);
