@@ -47,8 +47,7 @@ enum mnic_cmd_pol {
 };
 
 /* Opcodes whose policy is not MNIC_POL_OWN: the privileged set of
- * mnic/cmd.h "contexts".  The context opcodes are admitted here even
- * while they are not in MNIC_CMD_OPCODE_LIST. */
+ * mnic/cmd.h "contexts", and the context commands the module keeps. */
 static const struct {
 	u16 opcode;
 	u8 policy;
