@@ -212,9 +212,10 @@ include hostdrv/hostdrv.mk
 # runs in build/kmod/ on links to hostdrv/kernel/.
 KMOD_SRCS := $(notdir $(wildcard hostdrv/kernel/*.c hostdrv/kernel/*.h)) Kbuild
 .PHONY: kmod
-kmod: build/kmod/mnic.ko build/kmod/mnic-ioctl-check
-# Hostile-caller checks of /dev/mnicN, run in the test VM (static: any libc).
-build/kmod/mnic-ioctl-check: hostdrv/kernel/test/mnic_ioctl_check.c $(wildcard abi/include/mnic/*.h)
+kmod: build/kmod/mnic.ko build/kmod/mnic-ioctl-check build/kmod/mnic-tenancy-check
+# Hostile-caller and tenancy checks of /dev/mnicN, run in the test VM
+# (static: any libc).
+build/kmod/mnic-%-check: hostdrv/kernel/test/mnic_%_check.c $(wildcard abi/include/mnic/*.h)
 	@mkdir -p $(dir $@)
 	$(Q)gcc -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 		-O2 $(INC_kernel) -static -pthread $< -o $@

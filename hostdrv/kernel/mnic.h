@@ -1,11 +1,13 @@
 /* mnic.ko private header: the device, its counters, the parts shared by
- * mnic_main.c (PCI, /dev/mnicN, ioctl, mmap), mnic_cmd.c (command queue)
+ * mnic_main.c (PCI, /dev/mnicN, ioctl, mmap), mnic_ctx.c (a firmware
+ * context per open file, the privilege policy), mnic_cmd.c (command queue)
  * and mnic_sysfs.c (health and counters). */
 #ifndef MNIC_KMOD_H
 #define MNIC_KMOD_H
 
 #include <linux/atomic.h>
 #include <linux/kref.h>
+#include <linux/list.h>
 #include <linux/miscdevice.h>
 #include <linux/mutex.h>
 #include <linux/pci.h>
@@ -38,7 +40,15 @@
 	X(refused_opcode)       /* opcode not in mnic/cmd.h */                \
 	X(refused_state)        /* device not READY or queue not RUNNING */   \
 	X(copy_fault)           /* copy_from_user/copy_to_user failed */      \
-	X(mmap_refused)         /* mmap offset/length/flags wrong */
+	X(mmap_refused)         /* mmap offset/length/flags wrong */          \
+	X(mmap_refused_write)   /* init segment mapped writable */            \
+	X(refused_priv)         /* privileged opcode without CAP_NET_ADMIN */ \
+	X(refused_ctx_opcode)   /* ALLOC/DEALLOC_CONTEXT from user space */   \
+	X(ctx_alloc)            /* contexts allocated (ALLOC_CONTEXT OK) */   \
+	X(ctx_alloc_failed)     /* ALLOC_CONTEXT failed */                    \
+	X(ctx_bad_reply)        /* ALLOC_CONTEXT answer outside the window */ \
+	X(ctx_dealloc)          /* contexts freed (DEALLOC_CONTEXT OK) */     \
+	X(ctx_dealloc_failed)   /* DEALLOC_CONTEXT failed: context leaked */
 
 #define MNIC_KCNT_ENUM_(name) MNIC_KCNT_##name,
 enum mnic_kcounter { MNIC_KCOUNTERS(MNIC_KCNT_ENUM_) MNIC_KCNT_NUM };
@@ -67,7 +77,11 @@ struct mnic_kdev {
 	u8 token;
 	bool stuck;                        /* entry stuck_slot may still be HW-owned */
 	u32 stuck_slot;
-	u8 bounce[MNIC_CMD_MBOX_DATA];     /* user <-> mailbox staging, under cmd_lock */
+
+	/* Open files (struct mnic_file.node), so that remove can free the
+	 * contexts of files that outlive it. */
+	struct mutex files_lock;
+	struct list_head files;
 
 	atomic64_t cnt[MNIC_KCNT_NUM];
 };
@@ -79,11 +93,48 @@ static inline void mnic_count(struct mnic_kdev *d, enum mnic_kcounter c)
 
 extern const char *const mnic_kcounter_names[MNIC_KCNT_NUM];
 
+/* One open file of /dev/mnicN: its firmware context (mnic/cmd.h
+ * "contexts"), allocated on first need, freed on release. */
+struct mnic_file {
+	struct mnic_kdev *d;               /* holds a reference */
+	struct address_space *mapping;     /* of its inode: remove zaps the mappings */
+	struct list_head node;             /* in d->files, under d->files_lock */
+	struct mutex ctx_lock;             /* allocation and release of the context */
+	bool has_ctx;
+	u16 ctx;                           /* 1 .. MNIC_CTX_MAX */
+	u64 ua_offset;                     /* window address of its user-area range */
+	u64 ua_size;
+};
+
+/* A command in kernel memory (mnic_cmd.c).  User input is copied in
+ * whole before anything is checked, so what is checked is what the
+ * firmware gets. */
+#define MNIC_KCMD_F_MODULE 1u  /* the module's own: no signal ends the wait, nor
+				  remove (it runs the command itself); a stuck
+				  entry is waited out */
+struct mnic_kcmd {
+	void *in;
+	u32 in_len;
+	void *out;
+	u32 out_len;
+	u32 timeout_ms;                    /* 0: MNIC_CMD_TIMEOUT_DEFAULT_MS */
+	u32 flags;                         /* MNIC_KCMD_F_* */
+	u8 delivery;                       /* out: enum mnic_cmd_delivery */
+};
+
 /* mnic_cmd.c */
 int mnic_cmdq_enable(struct mnic_kdev *d);
 void mnic_cmdq_disable(struct mnic_kdev *d);
-long mnic_ioctl_cmd(struct mnic_kdev *d, struct mnic_ioc_cmd __user *uarg);
+int mnic_cmd_run(struct mnic_kdev *d, struct mnic_kcmd *c);
+long mnic_ioctl_cmd(struct mnic_file *mf, struct mnic_ioc_cmd __user *uarg);
 const char *mnic_opcode_name(u16 opcode);
+
+/* mnic_ctx.c */
+int mnic_file_ctx(struct mnic_file *mf, u64 want_offset, u64 want_size);
+void mnic_file_ctx_free(struct mnic_file *mf, u32 timeout_ms);
+void mnic_files_ctx_free(struct mnic_kdev *d);
+long mnic_ioctl_ctx(struct mnic_file *mf, struct mnic_ioc_ctx __user *uarg);
+int mnic_cmd_policy(struct mnic_file *mf, u8 *in, u32 in_len);
 
 /* mnic_sysfs.c */
 extern const struct attribute_group *mnic_attr_groups[];

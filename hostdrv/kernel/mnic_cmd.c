@@ -21,6 +21,8 @@
 #include <linux/io.h>
 #include <linux/io-64-nonatomic-lo-hi.h>
 #include <linux/jiffies.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
 #include <linux/sched/signal.h>
 #include <linux/uaccess.h>
 
@@ -127,28 +129,10 @@ void mnic_cmdq_disable(struct mnic_kdev *d)
 		dev_warn(&d->pdev->dev, "firmware did not acknowledge the command queue disable\n");
 }
 
-/* Copy len bytes of user memory into BAR memory through the bounce buffer. */
-static int copy_user_to_io(struct mnic_kdev *d, void __iomem *dst, const u8 __user *src, u32 len)
-{
-	if (copy_from_user(d->bounce, src, len))
-		return -EFAULT;
-	memcpy_toio(dst, d->bounce, len);
-	return 0;
-}
-
-static int copy_io_to_user(struct mnic_kdev *d, u8 __user *dst, const void __iomem *src, u32 len)
-{
-	memcpy_fromio(d->bounce, src, len);
-	if (copy_to_user(dst, d->bounce, len))
-		return -EFAULT;
-	return 0;
-}
-
 /* Lay out a chain of n blocks from block index first: trailers (next,
  * block_num, token); with src, the data too; without, zeroed data (output
  * chains: no stale bytes of an earlier command reach this caller). */
-static int build_chain(struct mnic_kdev *d, u32 first, u32 n, u8 token, const u8 __user *src,
-		       u32 len)
+static void build_chain(struct mnic_kdev *d, u32 first, u32 n, u8 token, const u8 *src, u32 len)
 {
 	struct mnic_cmd_mailbox trailer_src;
 	const size_t toff = offsetof(struct mnic_cmd_mailbox, reserved0);
@@ -159,46 +143,43 @@ static int build_chain(struct mnic_kdev *d, u32 first, u32 n, u8 token, const u8
 		u32 off = i * MNIC_CMD_MBOX_DATA;
 		u32 chunk = min_t(u32, len - off, MNIC_CMD_MBOX_DATA);
 
-		if (src) {
-			if (copy_user_to_io(d, blk, src + off, chunk))
-				return -EFAULT;
-		} else {
+		if (src)
+			memcpy_toio(blk, src + off, chunk);
+		else
 			memset_io(blk, 0, MNIC_CMD_MBOX_DATA);
-		}
 		memset(&trailer_src, 0, sizeof(trailer_src));
 		trailer_src.next = i + 1 < n ? mbox_addr(first + i + 1) : 0;
 		trailer_src.block_num = i;
 		trailer_src.token = token;
 		memcpy_toio(blk + toff, (u8 *)&trailer_src + toff, sizeof(trailer_src) - toff);
 	}
-	return 0;
 }
 
-static int copy_output(struct mnic_kdev *d, const struct mnic_cmdq_entry __iomem *e, u32 n_in,
-		       u8 __user *out, u32 out_len)
+static void copy_output(struct mnic_kdev *d, const struct mnic_cmdq_entry __iomem *e, u32 n_in,
+			u8 *out, u32 out_len)
 {
 	u32 n_out = chain_blocks(out_len), i;
 
-	if (copy_io_to_user(d, out, e->out_inline, min_t(u32, out_len, MNIC_CMD_INLINE_LEN)))
-		return -EFAULT;
+	memcpy_fromio(out, e->out_inline, min_t(u32, out_len, MNIC_CMD_INLINE_LEN));
 	for (i = 0; i < n_out; i++) {
 		u32 off = i * MNIC_CMD_MBOX_DATA;
 		u32 chunk = min_t(u32, out_len - MNIC_CMD_INLINE_LEN - off, MNIC_CMD_MBOX_DATA);
 
-		if (copy_io_to_user(d, out + MNIC_CMD_INLINE_LEN + off,
-				    d->window + mbox_addr(n_in + i), chunk))
-			return -EFAULT;
+		memcpy_fromio(out + MNIC_CMD_INLINE_LEN + off, d->window + mbox_addr(n_in + i),
+			      chunk);
 	}
-	return 0;
 }
 
 /* Wait for the firmware to hand the entry back.  Polling: the first
  * ~100 polls sleep 20-50 us (a firmware polling fast answers a small
- * command in tens of microseconds), then 1 ms. */
+ * command in tens of microseconds), then 1 ms.  The module's own commands
+ * (MNIC_KCMD_F_MODULE) run from release, where the dying process has
+ * SIGKILL pending, and from remove: neither ends their wait. */
 static int wait_completion(struct mnic_kdev *d, struct mnic_cmdq_entry __iomem *e, u32 timeout_ms,
-			   u8 *status_own)
+			   u32 flags, u8 *status_own)
 {
 	unsigned long deadline = jiffies + msecs_to_jiffies(timeout_ms);
+	bool module = flags & MNIC_KCMD_F_MODULE;
 	unsigned int polls = 0;
 	u8 so;
 
@@ -212,11 +193,11 @@ static int wait_completion(struct mnic_kdev *d, struct mnic_cmdq_entry __iomem *
 			mnic_count(d, MNIC_KCNT_cmd_fw_failed);
 			return -EIO;
 		}
-		if (time_after(jiffies, deadline) || READ_ONCE(d->removing)) {
+		if (time_after(jiffies, deadline) || (!module && READ_ONCE(d->removing))) {
 			mnic_count(d, MNIC_KCNT_cmd_timeout);
 			return -ETIMEDOUT;
 		}
-		if (fatal_signal_pending(current)) {
+		if (!module && fatal_signal_pending(current)) {
 			mnic_count(d, MNIC_KCNT_cmd_interrupted);
 			return -EINTR;
 		}
@@ -228,13 +209,13 @@ static int wait_completion(struct mnic_kdev *d, struct mnic_cmdq_entry __iomem *
 }
 
 /* Run one command; cmd_lock held.  0 with c->delivery set, or -errno. */
-static int cmd_exec(struct mnic_kdev *d, struct mnic_ioc_cmd *c)
+static int cmd_exec(struct mnic_kdev *d, struct mnic_kcmd *c)
 {
-	const u8 __user *in = u64_to_user_ptr(c->in_ptr);
-	u8 __user *out = u64_to_user_ptr(c->out_ptr);
 	u32 n_in = chain_blocks(c->in_len), n_out = chain_blocks(c->out_len);
 	u32 timeout_ms = c->timeout_ms ? min(c->timeout_ms, MNIC_CMD_TIMEOUT_MAX_MS) :
 					 MNIC_CMD_TIMEOUT_DEFAULT_MS;
+	u32 in_inline = min_t(u32, c->in_len, MNIC_CMD_INLINE_LEN);
+	u32 out_inline = min_t(u32, c->out_len, MNIC_CMD_INLINE_LEN);
 	struct mnic_cmdq_entry __iomem *e;
 	struct mnic_cmdq_entry entry;
 	struct mnic_cmd_in_hdr hdr;
@@ -245,8 +226,13 @@ static int cmd_exec(struct mnic_kdev *d, struct mnic_ioc_cmd *c)
 
 	if (d->stuck) {
 		/* A timed-out command may still be served: its mailboxes are
-		 * ours again only once the firmware has handed it back. */
-		if (ioread8(&cmdq_entry(d, d->stuck_slot)->status_own) & MNIC_CMD_OWNER_HW) {
+		 * ours again only once the firmware has handed it back.  The
+		 * module's own commands (a dying process's DEALLOC_CONTEXT)
+		 * wait for that, within their timeout. */
+		e = cmdq_entry(d, d->stuck_slot);
+		if (ioread8(&e->status_own) & MNIC_CMD_OWNER_HW &&
+		    (!(c->flags & MNIC_KCMD_F_MODULE) ||
+		     wait_completion(d, e, timeout_ms, c->flags, &so))) {
 			mnic_count(d, MNIC_KCNT_cmd_busy);
 			return -EBUSY;
 		}
@@ -259,19 +245,9 @@ static int cmd_exec(struct mnic_kdev *d, struct mnic_ioc_cmd *c)
 	}
 
 	memset(&entry, 0, sizeof(entry));
-	/* The header is checked in this kernel copy, the one the firmware gets:
-	 * user space cannot change the opcode after the check. */
-	if (copy_from_user(entry.in_inline, in, min_t(u32, c->in_len, MNIC_CMD_INLINE_LEN))) {
-		mnic_count(d, MNIC_KCNT_copy_fault);
-		return -EFAULT;
-	}
+	memcpy(entry.in_inline, c->in, in_inline);
 	memcpy(&hdr, entry.in_inline, sizeof(hdr));
 	name = mnic_opcode_name(hdr.opcode);
-	if (!name) {
-		mnic_count(d, MNIC_KCNT_refused_opcode);
-		dev_dbg(&d->pdev->dev, "opcode 0x%x refused: not in mnic/cmd.h\n", hdr.opcode);
-		return -EOPNOTSUPP;
-	}
 
 	d->token = d->token == 0xff ? 1 : d->token + 1;
 	entry.type = MNIC_CMD_TYPE_PCIE;
@@ -282,13 +258,8 @@ static int cmd_exec(struct mnic_kdev *d, struct mnic_ioc_cmd *c)
 	entry.out_mbox = n_out ? mbox_addr(n_in) : 0;
 	entry.status_own = 0;    /* software-owned until everything is written */
 
-	if (build_chain(d, 0, n_in, d->token, in + MNIC_CMD_INLINE_LEN,
-			c->in_len - min_t(u32, c->in_len, MNIC_CMD_INLINE_LEN)) ||
-	    build_chain(d, n_in, n_out, d->token, NULL,
-			c->out_len - min_t(u32, c->out_len, MNIC_CMD_INLINE_LEN))) {
-		mnic_count(d, MNIC_KCNT_copy_fault);
-		return -EFAULT;
-	}
+	build_chain(d, 0, n_in, d->token, (const u8 *)c->in + in_inline, c->in_len - in_inline);
+	build_chain(d, n_in, n_out, d->token, NULL, c->out_len - out_inline);
 	slot = d->pi & ((1u << MNIC_CMDQ_LOG_SIZE) - 1);
 	e = cmdq_entry(d, slot);
 	memcpy_toio(e, &entry, sizeof(entry));
@@ -298,10 +269,10 @@ static int cmd_exec(struct mnic_kdev *d, struct mnic_ioc_cmd *c)
 	d->pi++;
 	iowrite32(d->pi, &d->seg->cmdq_pi);
 	mnic_count(d, MNIC_KCNT_cmds);
-	dev_dbg(&d->pdev->dev, "cmd %s token %u in %u out %u slot %u\n", name, entry.token,
-		c->in_len, c->out_len, slot);
+	dev_dbg(&d->pdev->dev, "cmd %s ctx %u token %u in %u out %u slot %u\n", name, hdr.ctx,
+		entry.token, c->in_len, c->out_len, slot);
 
-	ret = wait_completion(d, e, timeout_ms, &so);
+	ret = wait_completion(d, e, timeout_ms, c->flags, &so);
 	if (ret) {
 		d->stuck = true;
 		d->stuck_slot = slot;
@@ -317,16 +288,40 @@ static int cmd_exec(struct mnic_kdev *d, struct mnic_ioc_cmd *c)
 		return 0;
 	}
 	mnic_count(d, MNIC_KCNT_cmd_ok);
-	if (copy_output(d, e, n_in, out, c->out_len)) {
-		mnic_count(d, MNIC_KCNT_copy_fault);
-		return -EFAULT;
-	}
+	copy_output(d, e, n_in, c->out, c->out_len);
 	return 0;
 }
 
-long mnic_ioctl_cmd(struct mnic_kdev *d, struct mnic_ioc_cmd __user *uarg)
+/* Run one command held in kernel memory (the caller holds remove_lock for
+ * reading, or is remove itself).  The output buffer is zeroed first: a
+ * delivery error leaves no stale bytes in it. */
+int mnic_cmd_run(struct mnic_kdev *d, struct mnic_kcmd *c)
 {
+	int ret;
+
+	memset(c->out, 0, c->out_len);
+	c->delivery = 0;
+	if (c->flags & MNIC_KCMD_F_MODULE)
+		mutex_lock(&d->cmd_lock);
+	else if (mutex_lock_interruptible(&d->cmd_lock))
+		return -EINTR;
+	ret = cmd_exec(d, c);
+	mutex_unlock(&d->cmd_lock);
+	return ret;
+}
+
+/* MNIC_IOC_CMD.  The whole input is copied into kernel memory first, so
+ * the opcode and handle the policy checks (mnic_ctx.c), the context it
+ * stamps and the bytes the firmware reads are one copy; user memory is
+ * touched again only after the command, for the output, with no lock held
+ * (a fault under cmd_lock would order mmap_lock after it, and mmap takes
+ * them the other way round when it allocates the file's context). */
+long mnic_ioctl_cmd(struct mnic_file *mf, struct mnic_ioc_cmd __user *uarg)
+{
+	struct mnic_kdev *d = mf->d;
 	struct mnic_ioc_cmd c;
+	struct mnic_kcmd k;
+	u8 *buf;
 	u32 size;
 	long ret;
 
@@ -353,14 +348,31 @@ long mnic_ioctl_cmd(struct mnic_kdev *d, struct mnic_ioc_cmd __user *uarg)
 		mnic_count(d, MNIC_KCNT_refused_len);
 		return -E2BIG;
 	}
-	c.delivery = 0;
-	if (mutex_lock_interruptible(&d->cmd_lock))
-		return -EINTR;
-	ret = cmd_exec(d, &c);
-	mutex_unlock(&d->cmd_lock);
+	buf = kvmalloc(c.in_len + c.out_len, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	if (copy_from_user(buf, u64_to_user_ptr(c.in_ptr), c.in_len)) {
+		mnic_count(d, MNIC_KCNT_copy_fault);
+		ret = -EFAULT;
+		goto out;
+	}
+	ret = mnic_cmd_policy(mf, buf, c.in_len);
 	if (ret)
-		return ret;
-	if (put_user(c.delivery, &uarg->delivery))
-		return -EFAULT;
-	return 0;
+		goto out;
+	k = (struct mnic_kcmd){ .in = buf, .in_len = c.in_len, .out = buf + c.in_len,
+				.out_len = c.out_len, .timeout_ms = c.timeout_ms };
+	ret = mnic_cmd_run(d, &k);
+	if (ret)
+		goto out;
+	if (k.delivery == MNIC_CMD_DELIV_OK &&
+	    copy_to_user(u64_to_user_ptr(c.out_ptr), k.out, c.out_len)) {
+		mnic_count(d, MNIC_KCNT_copy_fault);
+		ret = -EFAULT;
+		goto out;
+	}
+	if (put_user(k.delivery, &uarg->delivery))
+		ret = -EFAULT;
+out:
+	kvfree(buf);
+	return ret;
 }

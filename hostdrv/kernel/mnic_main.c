@@ -8,8 +8,10 @@
  * ours: -ENODEV without a word, other ivshmem users keep their device),
  * check cmdif_rev, wait for READY, latch the command queue (mnic_cmd.c),
  * create /dev/mnicN with sysfs health and counters (mnic_sysfs.c).
- * /dev/mnicN: MNIC_IOC_INFO, MNIC_IOC_CMD (mnic/ioctl.h), mmap of the user
- * area and of the init-segment page.
+ * /dev/mnicN: MNIC_IOC_INFO, MNIC_IOC_CTX, MNIC_IOC_CMD (mnic/ioctl.h),
+ * mmap of the file's user-area range, of the init-segment page (read-only)
+ * and of the doorbell page.  Each open file is a firmware context
+ * (mnic_ctx.c).
  *
  * Mapping: BAR2 is prefetchable and, for ivshmem, ordinary host RAM shared
  * with the NIC (another QEMU or a POSIX process), with no side effects on
@@ -23,8 +25,10 @@
  *
  * Lifetime: the device struct is refcounted (kref): probe holds one
  * reference, every open file one.  remove marks the device dead under
- * remove_lock (ioctl and mmap hold it for reading), so after remove every
- * call on a still-open file returns -ENODEV and nothing touches the BAR.
+ * remove_lock (ioctl, mmap and release's DEALLOC_CONTEXT hold it for
+ * reading), then frees the contexts of the files still open, so after
+ * remove every call on a still-open file returns -ENODEV, nothing touches
+ * the BAR, and release has nothing left to free.
  */
 #include <linux/delay.h>
 #include <linux/fs.h>
@@ -35,6 +39,7 @@
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/version.h>
 
 #include "mnic.h"
 
@@ -53,9 +58,9 @@ static void mnic_free(struct kref *ref)
 	kfree(d);
 }
 
-static struct mnic_kdev *file_dev(struct file *f)
+static struct mnic_file *file_of(struct file *f)
 {
-	return container_of(f->private_data, struct mnic_kdev, misc);
+	return f->private_data;
 }
 
 /* ---- /dev/mnicN -------------------------------------------------------- */
@@ -64,13 +69,41 @@ static int mnic_open(struct inode *inode, struct file *f)
 {
 	/* misc_open set private_data to our miscdevice and holds misc_mtx, so
 	 * remove (misc_deregister first) cannot run between lookup and get. */
-	kref_get(&file_dev(f)->ref);
+	struct mnic_kdev *d = container_of(f->private_data, struct mnic_kdev, misc);
+	struct mnic_file *mf = kzalloc(sizeof(*mf), GFP_KERNEL);
+
+	if (!mf)
+		return -ENOMEM;
+	kref_get(&d->ref);
+	mf->d = d;
+	mf->mapping = f->f_mapping;
+	mutex_init(&mf->ctx_lock);
+	mutex_lock(&d->files_lock);
+	list_add(&mf->node, &d->files);
+	mutex_unlock(&d->files_lock);
+	f->private_data = mf;
 	return 0;
 }
 
+/* The last reference to the file: the process closed it or died (SIGKILL
+ * included: the module's commands ignore the pending signal).  Its
+ * context goes, and with it every object it created.  Once remove has
+ * marked the device dead it freed the context itself. */
 static int mnic_release(struct inode *inode, struct file *f)
 {
-	kref_put(&file_dev(f)->ref, mnic_free);
+	struct mnic_file *mf = file_of(f);
+	struct mnic_kdev *d = mf->d;
+
+	down_read(&d->remove_lock);
+	if (!d->dead)
+		mnic_file_ctx_free(mf, 0);
+	up_read(&d->remove_lock);
+	mutex_lock(&d->files_lock);
+	list_del(&mf->node);
+	mutex_unlock(&d->files_lock);
+	mutex_destroy(&mf->ctx_lock);
+	kfree(mf);
+	kref_put(&d->ref, mnic_free);
 	return 0;
 }
 
@@ -105,7 +138,8 @@ static long mnic_ioctl_info(struct mnic_kdev *d, struct mnic_ioc_info __user *ua
 
 static long mnic_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 {
-	struct mnic_kdev *d = file_dev(f);
+	struct mnic_file *mf = file_of(f);
+	struct mnic_kdev *d = mf->d;
 	void __user *uarg = (void __user *)arg;
 	long ret;
 
@@ -118,8 +152,11 @@ static long mnic_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 	case MNIC_IOC_INFO:
 		ret = mnic_ioctl_info(d, uarg);
 		break;
+	case MNIC_IOC_CTX:
+		ret = mnic_ioctl_ctx(mf, uarg);
+		break;
 	case MNIC_IOC_CMD:
-		ret = mnic_ioctl_cmd(d, uarg);
+		ret = mnic_ioctl_cmd(mf, uarg);
 		break;
 	default:
 		ret = -ENOTTY;
@@ -129,18 +166,27 @@ out:
 	return ret;
 }
 
-/* mmap offsets (mnic/ioctl.h): [MNIC_MMAP_USER, +user area size) maps the
- * user area of the window from that offset on; MNIC_MMAP_INITSEG maps the
- * init segment's page, MNIC_MMAP_DOORBELL the doorbell page.  Shared mappings only (a private copy-on-write
- * view of device memory means nothing). */
+/* mmap offsets (mnic/ioctl.h):
+ *   [MNIC_MMAP_USER, +ua_size)  the file's own user-area range (its
+ *                               context's, allocated here if need be),
+ *                               from that offset on; never another's
+ *   MNIC_MMAP_INITSEG           the init segment's page, read-only: only
+ *                               the command-queue owner (this module) may
+ *                               write cmdq_ctrl, cmdq_addr and cmdq_pi
+ *   MNIC_MMAP_DOORBELL          the doorbell page (struct mnic_db_page)
+ * Shared mappings only (a private copy-on-write view of device memory
+ * means nothing). */
 static int mnic_mmap(struct file *f, struct vm_area_struct *vma)
 {
-	struct mnic_kdev *d = file_dev(f);
+	struct mnic_file *mf = file_of(f);
+	struct mnic_kdev *d = mf->d;
 	unsigned long len = vma->vm_end - vma->vm_start;
 	u64 off = (u64)vma->vm_pgoff << PAGE_SHIFT;
-	u64 user_size = d->bar_len - MNIC_DMA_WINDOW_OFFSET - MNIC_USER_AREA_OFFSET;
 	phys_addr_t phys;
 	int ret = -EINVAL;
+
+	/* One page each, and neither reaches into the other. */
+	BUILD_BUG_ON(PAGE_SIZE > MNIC_DB_PAGE_OFFSET || PAGE_SIZE > MNIC_DB_PAGE_SIZE);
 
 	down_read(&d->remove_lock);
 	if (d->dead) {
@@ -152,15 +198,31 @@ static int mnic_mmap(struct file *f, struct vm_area_struct *vma)
 	if (off == MNIC_MMAP_INITSEG) {
 		if (len > PAGE_SIZE)
 			goto refuse;
+		if (vma->vm_flags & VM_WRITE) {
+			mnic_count(d, MNIC_KCNT_mmap_refused_write);
+			ret = -EACCES;
+			goto out;
+		}
+		/* Without VM_MAYWRITE mprotect(PROT_WRITE) fails with EACCES. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+		vm_flags_clear(vma, VM_MAYWRITE);
+#else
+		vma->vm_flags &= ~VM_MAYWRITE;
+#endif
 		phys = d->bar_phys;
 	} else if (off == MNIC_MMAP_DOORBELL) {
 		if (len > PAGE_SIZE)
 			goto refuse;
 		phys = d->bar_phys + MNIC_DB_PAGE_OFFSET;
-	} else if (off < user_size && len <= user_size - off) {
-		phys = d->bar_phys + MNIC_DMA_WINDOW_OFFSET + MNIC_USER_AREA_OFFSET + off;
 	} else {
-		goto refuse;
+		ret = mnic_file_ctx(mf, 0, 0);
+		if (ret)
+			goto out;
+		ret = -EINVAL;
+		/* The context's range cannot change while the file is open. */
+		if (off >= mf->ua_size || len > mf->ua_size - off)
+			goto refuse;
+		phys = d->bar_phys + MNIC_DMA_WINDOW_OFFSET + mf->ua_offset + off;
 	}
 	vma->vm_page_prot = pgprot_writecombine(vma->vm_page_prot);
 	/* io_remap_pfn_range marks the VMA VM_IO | VM_PFNMAP | VM_DONTEXPAND |
@@ -226,6 +288,8 @@ static int mnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	d->pdev = pdev;
 	init_rwsem(&d->remove_lock);
 	mutex_init(&d->cmd_lock);
+	mutex_init(&d->files_lock);
+	INIT_LIST_HEAD(&d->files);
 	for (i = 0; i < MNIC_KCNT_NUM; i++)
 		atomic64_set(&d->cnt[i], 0);
 
@@ -325,6 +389,10 @@ static void mnic_remove(struct pci_dev *pdev)
 	WRITE_ONCE(d->removing, true);
 	down_write(&d->remove_lock);
 	d->dead = true;
+	/* Files still open keep no context in the firmware: a rebind starts
+	 * with none.  Under the lock: a release waiting for it finds the
+	 * context freed, one that ran before freed it itself. */
+	mnic_files_ctx_free(d);
 	up_write(&d->remove_lock);
 
 	mnic_cmdq_disable(d);

@@ -114,6 +114,7 @@ static int open_bar(struct mnic_dev *dev, const char *path, int need_ready)
 static int open_kernel(struct mnic_dev *dev, const char *path, int need_ready)
 {
 	struct mnic_ioc_info info;
+	struct mnic_ioc_ctx ctx;
 	long page = sysconf(_SC_PAGESIZE);
 	void *map;
 	int err;
@@ -155,8 +156,27 @@ static int open_kernel(struct mnic_dev *dev, const char *path, int need_ready)
 	dev->kinfo.bar_size = info.bar_size;
 	dev->bar_size = info.bar_size;
 	dev->window_size = info.bar_size - info.window_offset;
-	dev->user_off = info.user_area_offset;
-	dev->user_size = info.user_area_size;
+	/* The file's firmware context and its own part of the user area: the
+	 * module maps that range and no other (docs/kernel-driver.md). */
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.size = sizeof(ctx);
+	ctx.version = MNIC_IOC_VERSION;
+	if (ioctl(dev->fd, MNIC_IOC_CTX, &ctx) < 0) {
+		err = -errno;
+		set_open_err("%s: MNIC_IOC_CTX (the file's firmware context): %s", path,
+			     strerror(errno));
+		return err;
+	}
+	if (ctx.ua_size < MNIC_USER_HDR_SIZE || ctx.ua_offset < info.user_area_offset ||
+	    ctx.ua_size > info.user_area_size ||
+	    ctx.ua_offset - info.user_area_offset > info.user_area_size - ctx.ua_size) {
+		set_open_err("%s: the module reports a context range outside the user area "
+			     "(0x%llx+0x%llx)", path, (unsigned long long)ctx.ua_offset,
+			     (unsigned long long)ctx.ua_size);
+		return -EPROTO;
+	}
+	dev->user_off = ctx.ua_offset;
+	dev->user_size = ctx.ua_size;
 
 	map = mmap(NULL, (size_t)dev->user_size, PROT_READ | PROT_WRITE, MAP_SHARED, dev->fd,
 		   (off_t)MNIC_MMAP_USER);
@@ -168,8 +188,8 @@ static int open_kernel(struct mnic_dev *dev, const char *path, int need_ready)
 	}
 	dev->user_map = map;
 	dev->user = map;
-	map = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_SHARED, dev->fd,
-		   (off_t)MNIC_MMAP_INITSEG);
+	/* Read-only: the module refuses a writable mapping of the init segment. */
+	map = mmap(NULL, (size_t)page, PROT_READ, MAP_SHARED, dev->fd, (off_t)MNIC_MMAP_INITSEG);
 	if (map == MAP_FAILED) {
 		err = -errno;
 		set_open_err("%s: cannot map the init segment page: %s", path, strerror(errno));

@@ -2,7 +2,9 @@
  * the test VM (tests/system/kmod_vm.sh).  Every malformed ioctl and mmap
  * must be refused with its errno and counted in sysfs counters/; valid
  * commands (NOP, QUERY_DEVICE, multi-block QUERY_COUNTERS) must work
- * before, between and after the refusals and from several threads.
+ * before, between and after the refusals and from several threads; the
+ * file's context (MNIC_IOC_CTX) and the mappings it allows: its own
+ * user-area range, the init segment read-only, the doorbell page.
  *
  *   mnic-ioctl-check /dev/mnicN
  *   mnic-ioctl-check --unbind /dev/mnicN   remove under an open, mapped file
@@ -12,6 +14,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,10 +235,63 @@ static void check_threads(void)
 	result("threads_4x100_nop", bad == 0, "some NOPs failed");
 }
 
+/* MNIC_IOC_CTX: the file's context; asked again, the same answer. */
+static struct mnic_ioc_ctx ctx;
+
+static void ctx_init(struct mnic_ioc_ctx *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->size = sizeof(*c);
+	c->version = MNIC_IOC_VERSION;
+}
+
+static void check_ctx(void)
+{
+	struct mnic_ioc_ctx c;
+	long before = counter("refused_struct");
+
+	ctx_init(&c);
+	c.size = sizeof(c) - 8;
+	expect("ctx_bad_size", MNIC_IOC_CTX, &c, EINVAL);
+	ctx_init(&c);
+	c.version = 0;
+	expect("ctx_version_0", MNIC_IOC_CTX, &c, EINVAL);
+	ctx_init(&c);
+	c.reserved = 1;
+	expect("ctx_reserved", MNIC_IOC_CTX, &c, EINVAL);
+	ctx_init(&c);
+	c.ua_size = MNIC_CTX_UA_ALIGN + 1;
+	expect("ctx_size_unaligned", MNIC_IOC_CTX, &c, EINVAL);
+	ctx_init(&c);
+	c.ua_offset = MNIC_CTX_UA_ALIGN;    /* inside the driver area */
+	c.ua_size = MNIC_CTX_UA_ALIGN;
+	expect("ctx_range_in_driver_area", MNIC_IOC_CTX, &c, EINVAL);
+	result("ctx_refusals_counted", counter("refused_struct") == before + 5,
+	       "counters/refused_struct did not grow by 5");
+	ctx_init(&ctx);
+	expect("ctx_ok", MNIC_IOC_CTX, &ctx, 0);
+	result("ctx_range", ctx.ctx != MNIC_CTX_MGMT && ctx.ctx <= MNIC_CTX_MAX &&
+				    ctx.ua_offset >= info.user_area_offset &&
+				    ctx.ua_offset % MNIC_CTX_UA_ALIGN == 0 && ctx.ua_size > 0 &&
+				    ctx.ua_size % MNIC_CTX_UA_ALIGN == 0 &&
+				    ctx.ua_offset - info.user_area_offset + ctx.ua_size <=
+					    info.user_area_size,
+	       "context id or range impossible");
+	ctx_init(&c);
+	expect("ctx_again", MNIC_IOC_CTX, &c, 0);
+	result("ctx_same", c.ctx == ctx.ctx && c.ua_offset == ctx.ua_offset &&
+				   c.ua_size == ctx.ua_size,
+	       "a second MNIC_IOC_CTX answered another context");
+	ctx_init(&c);
+	c.ua_size = ctx.ua_size + MNIC_CTX_UA_ALIGN;
+	expect("ctx_other_size_busy", MNIC_IOC_CTX, &c, EBUSY);
+}
+
 static void check_mmap(void)
 {
 	long page = sysconf(_SC_PAGESIZE);
-	size_t user = (size_t)info.user_area_size;
+	size_t user = (size_t)ctx.ua_size;
+	long refused_write = counter("mmap_refused_write");
 	void *p;
 
 	p = mmap(NULL, user, PROT_READ | PROT_WRITE, MAP_SHARED, fd, MNIC_MMAP_USER);
@@ -251,12 +308,55 @@ static void check_mmap(void)
 	result("mmap_initseg_two_pages", p == MAP_FAILED && errno == EINVAL, "not refused");
 	p = mmap(NULL, (size_t)page, PROT_READ, MAP_SHARED, fd, MNIC_MMAP_INITSEG + page);
 	result("mmap_bad_offset", p == MAP_FAILED && errno == EINVAL, "not refused");
+	/* The init segment is the command-queue owner's: read-only to all
+	 * others, and mprotect cannot make it writable (VM_MAYWRITE clear). */
 	p = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, MNIC_MMAP_INITSEG);
-	result("mmap_initseg", p != MAP_FAILED &&
-				       ((volatile struct mnic_init_seg *)p)->magic == MNIC_INIT_MAGIC,
+	result("tenancy_mmap_initseg_writable_refused", p == MAP_FAILED && errno == EACCES,
+	       "a writable init segment mapping was not refused with EACCES");
+	result("tenancy_mmap_initseg_write_counted",
+	       counter("mmap_refused_write") == refused_write + 1,
+	       "counters/mmap_refused_write did not grow by 1");
+	p = mmap(NULL, (size_t)page, PROT_READ, MAP_SHARED, fd, MNIC_MMAP_INITSEG);
+	result("mmap_initseg_readonly", p != MAP_FAILED &&
+					       ((volatile struct mnic_init_seg *)p)->magic == MNIC_INIT_MAGIC,
 	       "no init segment with the magic");
+	if (p != MAP_FAILED) {
+		result("tenancy_mprotect_initseg_writable_refused",
+		       mprotect(p, (size_t)page, PROT_READ | PROT_WRITE) < 0 && errno == EACCES,
+		       "mprotect made the init segment writable");
+		munmap(p, (size_t)page);
+	}
+	p = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, MNIC_MMAP_DOORBELL);
+	result("mmap_doorbell", p != MAP_FAILED, strerror(errno));
 	if (p != MAP_FAILED)
 		munmap(p, (size_t)page);
+	p = mmap(NULL, 2 * (size_t)page, PROT_READ, MAP_SHARED, fd, MNIC_MMAP_DOORBELL);
+	result("mmap_doorbell_two_pages", p == MAP_FAILED && errno == EINVAL, "not refused");
+}
+
+static sigjmp_buf bus_jmp;
+
+static void on_sigbus(int sig)
+{
+	(void)sig;
+	siglongjmp(bus_jmp, 1);
+}
+
+/* Read one word of p: 1 if that raised SIGBUS. */
+static int read_faults(volatile uint32_t *p)
+{
+	struct sigaction sa, old;
+	int faulted = 0;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigbus;
+	sigaction(SIGBUS, &sa, &old);
+	if (sigsetjmp(bus_jmp, 1) == 0)
+		(void)*p;
+	else
+		faulted = 1;
+	sigaction(SIGBUS, &old, NULL);
+	return faulted;
 }
 
 static int write_file(const char *path, const char *text)
@@ -273,8 +373,9 @@ static int write_file(const char *path, const char *text)
 
 /* Remove with the device open and mapped: unbind the PCI function under
  * an open file and a live mapping, then every call on the file must
- * return ENODEV, close must work, and a rebind must bring the device
- * back. */
+ * return ENODEV, the mapping must be gone (SIGBUS: its range may be
+ * another tenant's after a rebind), close must work, and a rebind must
+ * bring the device back. */
 static void check_unbind(void)
 {
 	char link[256], path[128];
@@ -292,8 +393,11 @@ static void check_unbind(void)
 	link[n] = '\0';
 	bdf = strrchr(link, '/') ? strrchr(link, '/') + 1 : link;
 	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, MNIC_MMAP_USER);
-	result("unbind_map_before", p != MAP_FAILED, strerror(errno));
+	result("unbind_map_before", p != MAP_FAILED && !read_faults(p), strerror(errno));
 	result("unbind", write_file("/sys/bus/pci/drivers/mnic/unbind", bdf) == 0, strerror(errno));
+	if (p != MAP_FAILED)
+		result("tenancy_unbind_mapping_zapped", read_faults(p),
+		       "the user-area mapping still reads after remove");
 	memset(&i, 0, sizeof(i));
 	i.size = sizeof(i);
 	i.version = MNIC_IOC_VERSION;
@@ -330,6 +434,7 @@ int main(int argc, char **argv)
 	check_cmds();
 	check_cmd_refusals();
 	check_threads();
+	check_ctx();
 	check_mmap();
 	check_cmds();
 	close(fd);
