@@ -14,6 +14,7 @@
 #endif
 #include <errno.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
@@ -214,8 +215,8 @@ static int cmdq_wait_idle(struct mnic_dev *dev, uint64_t deadline)
 	return 0;
 }
 
-int mnic_cmdq_exec(struct mnic_dev *dev, const void *in, uint32_t in_len, void *out,
-		   uint32_t out_len, uint8_t *delivery)
+int mnic_cmdq_exec(struct mnic_dev *dev, uint16_t issuer, const void *in, uint32_t in_len,
+		   void *out, uint32_t out_len, uint8_t *delivery)
 {
 	volatile struct mnic_init_seg *s = iseg(dev);
 	uint8_t *drv = dev->bar + MNIC_DMA_WINDOW_OFFSET;
@@ -248,6 +249,9 @@ int mnic_cmdq_exec(struct mnic_dev *dev, const void *in, uint32_t in_len, void *
 	err = mnic_cmdq_build(drv, MNIC_DRIVER_AREA_SIZE, &e, in, in_len, out_len, dev->token);
 	if (err < 0)
 		goto out;
+	/* the issuing context: the header is always inline (in_len >= 8) */
+	e.in_inline[offsetof(struct mnic_cmd_in_hdr, ctx)] = (uint8_t)issuer;
+	e.in_inline[offsetof(struct mnic_cmd_in_hdr, ctx) + 1] = (uint8_t)(issuer >> 8);
 	pi = s->cmdq_pi;
 	slot = (volatile struct mnic_cmdq_entry *)(drv + (uint64_t)(pi & (MNIC_CMDQ_MAX_ENTRIES - 1u)) *
 							 MNIC_CMDQ_ENTRY_SIZE);

@@ -21,7 +21,8 @@ static int bad_reply(struct mnic_dev *dev)
 int mnic_dump_context(struct mnic_dev *dev, uint32_t hint, uint8_t **img, uint32_t *len,
 		      struct mnic_cmd_dump_out *stats)
 {
-	struct mnic_cmd_simple_in in = {.hdr = {.opcode = MNIC_CMD_DUMP_CONTEXT}};
+	struct mnic_cmd_handle_in in = {.hdr = {.opcode = MNIC_CMD_DUMP_CONTEXT},
+					.handle = MNIC_CTX_SELF};
 	const uint32_t fixed = sizeof(struct mnic_cmd_dump_out);
 	uint32_t cap = hint ? hint : 65536u;
 	struct mnic_cmd_dump_out o;
@@ -120,9 +121,10 @@ int mnic_restore_image(struct mnic_dev *dev, const void *img, uint32_t len,
 	return restore_cmd(dev, MNIC_RESTORE_IMAGE, img, len, override);
 }
 
+/* RESUME_CONTEXT / ABORT_DUMP of the handle's own context */
 static int simple(struct mnic_dev *dev, uint16_t opcode)
 {
-	struct mnic_cmd_simple_in in = {.hdr = {.opcode = opcode}};
+	struct mnic_cmd_handle_in in = {.hdr = {.opcode = opcode}, .handle = MNIC_CTX_SELF};
 	struct mnic_cmd_simple_out out;
 
 	if (!dev)
