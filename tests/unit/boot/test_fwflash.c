@@ -33,7 +33,7 @@ struct res {
 static struct res call(uint16_t op, uint16_t op_mod, uint32_t in_len, uint32_t out_len)
 {
 	struct res r = { 0, 0, 0, 0 };
-	struct mnic_cmd_in_hdr h = { op, op_mod, 0 };
+	struct mnic_cmd_in_hdr h = { op, op_mod, 0, 0 };
 
 	memcpy(buf, &h, sizeof(h));
 	r.rc = mnic_fwflash_cmd(&mgmt, op, op_mod, buf, in_len, out_len, &r.produced, &r.status,
