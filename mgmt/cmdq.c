@@ -3,9 +3,14 @@
  *
  * Per doorbell poll:
  *   1. cmdq_ctrl: 0 -> OFF (ci reset to the host's pi); ENABLE while OFF ->
- *      validate and latch cmdq_addr/cmdq_log_size (RUNNING) or BAD_CONFIG
- *      with a syndrome.  While RUNNING the host's later writes to
- *      cmdq_addr/cmdq_log_size are ignored: only a disable re-latches.
+ *      validate and latch cmdq_addr/cmdq_log_size (RUNNING, ci again the
+ *      host's pi) or BAD_CONFIG with a syndrome.  While RUNNING the host's
+ *      later writes to cmdq_addr/cmdq_log_size are ignored: only a disable
+ *      re-latches.  Disable and enable are the two halves of the reset
+ *      handshake a host uses to resynchronise a queue whose indices
+ *      disagree (docs/host-interface.md, "Resynchronisation"): the firmware
+ *      keeps nothing of a queue across it, and ci = pi means "no entry in
+ *      flight"; entries dropped that way are counted (cmdq_resyncs).
  *   2. while cmdq_pi != ci and entry ci is HW-owned (at most one ring):
  *        read the entry (after its owner bit: rmb), check it, gather the
  *        logical input (16 inline bytes + input mailbox chain), check the
@@ -86,6 +91,16 @@ static void cmdq_bad_config(struct mnic_mgmt *m, uint32_t site)
 	m->cfg.seg->cmdq_status = MNIC_CMDQ_BAD_CONFIG;
 }
 
+/* ci = the host's pi: every entry between them is dropped unserved. */
+static void resync_ci(struct mnic_mgmt *m)
+{
+	uint32_t pi = m->cfg.seg->cmdq_pi;
+
+	if (pi != m->ci)
+		m->cnt.cmdq_resyncs++;
+	m->ci = pi;
+}
+
 static void cmdq_enable(struct mnic_mgmt *m, uint32_t ctrl)
 {
 	volatile struct mnic_init_seg *s = m->cfg.seg;
@@ -108,6 +123,9 @@ static void cmdq_enable(struct mnic_mgmt *m, uint32_t ctrl)
 	m->ring_size = 1u << log_size;
 	m->cmdq_state = MNIC_CMDQ_RUNNING;
 	m->cnt.cmdq_enables++;
+	/* A queue that was off holds no entries: whatever the host wrote to
+	 * cmdq_pi meanwhile is where the new queue starts. */
+	resync_ci(m);
 	s->cmdq_syndrome = 0;
 	s->cmdq_ci = m->ci;
 	/* ci and the cleared syndrome before RUNNING: the host starts issuing
@@ -121,7 +139,7 @@ static void cmdq_disable(struct mnic_mgmt *m)
 	volatile struct mnic_init_seg *s = m->cfg.seg;
 
 	m->cnt.cmdq_disables++;
-	m->ci = s->cmdq_pi;
+	resync_ci(m);
 	m->cmdq_state = MNIC_CMDQ_OFF;
 	s->cmdq_ci = m->ci;
 	s->cmdq_syndrome = 0;

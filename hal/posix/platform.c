@@ -436,8 +436,23 @@ out_ports:
 	return err;
 }
 
+/* A BAR file that shrank ends the NIC here, before an access faults
+ * (bar_shm.c: why it cannot go on). */
+static void check_bar(void)
+{
+	static uint64_t next_check;
+	uint64_t now = timer_now_ns();
+
+	if (!bar_map.bar || now < next_check)
+		return;
+	next_check = now + BAR_SHM_CHECK_NS;
+	if (bar_shm_check(&bar_map) < 0)
+		hal_platform_exit(BAR_SHM_EXIT);
+}
+
 void hal_platform_poll(struct hal_platform *p)
 {
+	check_bar();
 	for (unsigned i = 0; i < p->n_eth; i++)
 		p->eth[i]->ops->poll(p->eth[i]);
 }

@@ -81,6 +81,18 @@ static inline struct eth_vde *eth_vde_of(struct hal_eth *eth)
 int bar_shm_open(struct hal_hostif *h, const char *path, size_t size);
 void bar_shm_close(struct hal_hostif *h);
 
+/* The file behind a BAR from bar_shm_open() shrank below the mapping: 0
+ * while it holds the whole mapping, else -HAL_EIO with the file and both
+ * sizes logged on stderr (the NIC must then stop; bar_shm.c says why).  An
+ * access that faults first ends the process from the SIGBUS handler with
+ * the same report.  Either way the exit status is BAR_SHM_EXIT, the
+ * firmware's "platform failed" (FW_EXIT_PLATFORM). */
+int bar_shm_check(const struct hal_hostif *h);
+#define BAR_SHM_EXIT 3
+/* How often the platform's poll looks (a clock read per loop iteration,
+ * an fstat per period). */
+#define BAR_SHM_CHECK_NS (10ull * 1000000ull)
+
 /* ---- platform (platform.c) ---------------------------------------------- */
 
 /* Undo hal_platform_init(): close the ports, unmap the BAR.  Also run at

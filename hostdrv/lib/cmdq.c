@@ -5,6 +5,13 @@
  * holds flock(LOCK_EX) on the BAR file, so processes sharing a NIC take
  * turns and the driver area (ring + mailboxes) is never shared.
  *
+ * A queue whose indices disagree with what libmnic issued (cmdq_pi moved
+ * past an entry nobody handed over, cmdq_ci overwritten, the doorbell moved
+ * under a command in flight) is resynchronised by the reset handshake with
+ * the firmware (docs/host-interface.md, "Resynchronisation"): cmdq_ctrl = 0,
+ * OFF with ci = pi, enable again; a command the reset found unserved is
+ * issued once more.  Every step is bounded by the command timeout.
+ *
  * Driver-area layout used here (window addresses):
  *   [0, 64 * 64)                   the ring (log size MNIC_CMDQ_MAX_LOG_SIZE)
  *   [MNIC_CMD_MBOX_AREA, ...)      input mailbox chain, then output chain
@@ -199,14 +206,54 @@ static int cmdq_enable(struct mnic_dev *dev)
 	return 0;
 }
 
+/* How long ci may stay behind pi on an entry the device does not own
+ * before the queue counts as out of step.  The firmware flips an entry's
+ * owner bit and then, a write barrier later, advances ci: a host looking in
+ * between sees that same picture for a moment, so it has to last.  A wrong
+ * guess (a firmware descheduled this long right there) costs one harmless
+ * reset: the entry is complete, and the reset drops nothing in flight. */
+#define CMDQ_SETTLE_NS (20ull * 1000000ull)
+
+static uint8_t slot_own(struct mnic_dev *dev, uint32_t index)
+{
+	const volatile struct mnic_cmdq_entry *e =
+		(const volatile struct mnic_cmdq_entry *)(dev->bar + MNIC_DMA_WINDOW_OFFSET +
+							   (uint64_t)(index & (MNIC_CMDQ_MAX_ENTRIES - 1u)) *
+								   MNIC_CMDQ_ENTRY_SIZE);
+
+	return e->status_own;
+}
+
 /* Wait until the device has completed every entry handed to it (a command
- * left by a process that died or timed out). */
+ * left by a process that died or timed out).  0 when idle; -ETIMEDOUT when
+ * an entry the device owns is still in service at the deadline; -EPIPE
+ * when the queue is out of step: ci stays, for CMDQ_SETTLE_NS, behind pi on
+ * an entry the device does not own, so it will never reach pi (cmdq_pi
+ * moved past entries nobody handed over, or cmdq_ci was overwritten). */
 static int cmdq_wait_idle(struct mnic_dev *dev, uint64_t deadline)
 {
 	volatile struct mnic_init_seg *s = iseg(dev);
-	uint32_t round = 0;
+	uint32_t round = 0, ci, pi, stuck_ci = 0, stuck_pi = 0;
+	uint64_t stuck_since = 0;
+	int stuck = 0;
 
-	while (s->cmdq_ci != s->cmdq_pi) {
+	for (;;) {
+		ci = s->cmdq_ci;
+		pi = s->cmdq_pi;
+		if (ci == pi)
+			break;
+		/* the owner bit after ci: the firmware writes them the other way */
+		atomic_thread_fence(memory_order_acquire);
+		if (slot_own(dev, ci) & MNIC_CMD_OWNER_HW) {
+			stuck = 0;
+		} else if (!stuck || ci != stuck_ci || pi != stuck_pi) {
+			stuck = 1;
+			stuck_ci = ci;
+			stuck_pi = pi;
+			stuck_since = now_ns();
+		} else if (now_ns() - stuck_since >= CMDQ_SETTLE_NS) {
+			return -EPIPE;
+		}
 		if (now_ns() > deadline)
 			return -ETIMEDOUT;
 		backoff(&round);
@@ -215,8 +262,61 @@ static int cmdq_wait_idle(struct mnic_dev *dev, uint64_t deadline)
 	return 0;
 }
 
-int mnic_cmdq_exec(struct mnic_dev *dev, uint16_t issuer, const void *in, uint32_t in_len,
-		   void *out, uint32_t out_len, uint8_t *delivery)
+/* The reset half of the handshake (docs/host-interface.md,
+ * "Resynchronisation"): cmdq_ctrl = 0, then wait for OFF.  The firmware
+ * looks at cmdq_ctrl only between entries, so one it was serving is
+ * answered (owner bit flipped) before it disables; it publishes ci = pi,
+ * a write barrier, then OFF.  So once OFF is seen (and an acquire barrier
+ * orders the reads after it) nothing is in flight, ci == pi, and every
+ * owner bit in the ring is final. */
+static int cmdq_reset(struct mnic_dev *dev, const char *why)
+{
+	volatile struct mnic_init_seg *s = iseg(dev);
+	uint64_t deadline = now_ns() + (uint64_t)dev->timeout_ms * 1000000ull;
+	uint32_t round = 0;
+
+	fprintf(stderr, "libmnic: %s: the command queue is out of step (%s; ci %u, pi %u): "
+			"resetting it\n", dev->path, why, s->cmdq_ci, s->cmdq_pi);
+	s->cmdq_ctrl = 0;
+	while (s->cmdq_status != MNIC_CMDQ_OFF) {
+		if (now_ns() > deadline) {
+			fprintf(stderr, "libmnic: %s: the firmware did not answer the command-queue "
+					"reset within %u ms (cmdq_status %u)\n",
+				dev->path, dev->timeout_ms, s->cmdq_status);
+			return -ETIMEDOUT;
+		}
+		backoff(&round);
+	}
+	atomic_thread_fence(memory_order_acquire);
+	return 0;
+}
+
+/* Reset, re-enable, and check that the firmware realigned its indices. */
+static int cmdq_resync(struct mnic_dev *dev, const char *why)
+{
+	volatile struct mnic_init_seg *s = iseg(dev);
+	int err = cmdq_reset(dev, why);
+
+	if (err < 0)
+		return err;
+	err = cmdq_enable(dev);
+	if (err < 0)
+		return err;
+	if (s->cmdq_ci != s->cmdq_pi) {
+		fprintf(stderr, "libmnic: %s: the command queue is still out of step after a reset "
+				"(ci %u, pi %u)\n", dev->path, s->cmdq_ci, s->cmdq_pi);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* Hand one command to the device at cmdq_pi and wait for its answer.
+ * -EPIPE: cmdq_pi moved while it was in flight (only this process writes
+ * it while it holds the lock) and the reset that followed found the entry
+ * never served; the caller may issue it again.  An entry the reset found
+ * answered stands. */
+static int cmdq_issue(struct mnic_dev *dev, uint16_t issuer, const void *in, uint32_t in_len,
+		      void *out, uint32_t out_len, uint8_t *delivery)
 {
 	volatile struct mnic_init_seg *s = iseg(dev);
 	uint8_t *drv = dev->bar + MNIC_DMA_WINDOW_OFFSET;
@@ -227,28 +327,11 @@ int mnic_cmdq_exec(struct mnic_dev *dev, uint16_t issuer, const void *in, uint32
 	uint8_t so;
 	int err;
 
-	if (flock(dev->fd, LOCK_EX) < 0)
-		return -errno;
-	if (s->magic != MNIC_INIT_MAGIC || s->state != MNIC_STATE_READY) {
-		fprintf(stderr, "libmnic: %s: the firmware is not ready (state %s)\n", dev->path,
-			mnic_state_name(s->state));
-		err = -EIO;
-		goto out;
-	}
-	err = cmdq_enable(dev);
-	if (err < 0)
-		goto out;
-	err = cmdq_wait_idle(dev, deadline);
-	if (err < 0) {
-		fprintf(stderr, "libmnic: %s: the command queue is busy with an earlier command "
-				"(ci %u, pi %u)\n", dev->path, s->cmdq_ci, s->cmdq_pi);
-		goto out;
-	}
 	if (++dev->token == 0)
 		dev->token = 1;
 	err = mnic_cmdq_build(drv, MNIC_DRIVER_AREA_SIZE, &e, in, in_len, out_len, dev->token);
 	if (err < 0)
-		goto out;
+		return err;
 	/* the issuing context: the header is always inline (in_len >= 8) */
 	e.in_inline[offsetof(struct mnic_cmd_in_hdr, ctx)] = (uint8_t)issuer;
 	e.in_inline[offsetof(struct mnic_cmd_in_hdr, ctx) + 1] = (uint8_t)(issuer >> 8);
@@ -266,17 +349,24 @@ int mnic_cmdq_exec(struct mnic_dev *dev, uint16_t issuer, const void *in, uint32
 		so = slot->status_own;
 		if (!(so & MNIC_CMD_OWNER_HW))
 			break;
+		if (s->cmdq_pi != pi + 1) {
+			err = cmdq_reset(dev, "the doorbell moved under a command in flight");
+			if (err < 0)
+				return err;
+			so = slot->status_own;
+			if (so & MNIC_CMD_OWNER_HW)
+				return -EPIPE;
+			break;
+		}
 		if (s->state == MNIC_STATE_FAILED) {
 			fprintf(stderr, "libmnic: %s: the firmware failed during the command "
 					"(health: reason %u)\n", dev->path, s->health.fatal_reason);
-			err = -EIO;
-			goto out;
+			return -EIO;
 		}
 		if (now_ns() > deadline) {
 			fprintf(stderr, "libmnic: %s: no completion within %u ms (entry %u still "
 					"owned by the device)\n", dev->path, dev->timeout_ms, pi);
-			err = -ETIMEDOUT;
-			goto out;
+			return -ETIMEDOUT;
 		}
 		backoff(&round);
 	}
@@ -284,7 +374,48 @@ int mnic_cmdq_exec(struct mnic_dev *dev, uint16_t issuer, const void *in, uint32
 	atomic_thread_fence(memory_order_acquire);
 	memcpy(&e, (const void *)(uintptr_t)slot, sizeof(e));
 	*delivery = (uint8_t)(so >> 1);
-	err = mnic_cmdq_collect(drv, MNIC_DRIVER_AREA_SIZE, &e, in_len, out, out_len);
+	return mnic_cmdq_collect(drv, MNIC_DRIVER_AREA_SIZE, &e, in_len, out, out_len);
+}
+
+int mnic_cmdq_exec(struct mnic_dev *dev, uint16_t issuer, const void *in, uint32_t in_len,
+		   void *out, uint32_t out_len, uint8_t *delivery)
+{
+	volatile struct mnic_init_seg *s = iseg(dev);
+	uint64_t deadline = now_ns() + (uint64_t)dev->timeout_ms * 1000000ull;
+	int err;
+
+	if (flock(dev->fd, LOCK_EX) < 0)
+		return -errno;
+	if (s->magic != MNIC_INIT_MAGIC || s->state != MNIC_STATE_READY) {
+		fprintf(stderr, "libmnic: %s: the firmware is not ready (state %s)\n", dev->path,
+			mnic_state_name(s->state));
+		err = -EIO;
+		goto out;
+	}
+	err = cmdq_enable(dev);
+	if (err < 0)
+		goto out;
+	err = cmdq_wait_idle(dev, deadline);
+	if (err == -EPIPE) {
+		err = cmdq_resync(dev, "ci stays behind pi on an entry the device does not own");
+	} else if (err < 0) {
+		fprintf(stderr, "libmnic: %s: the command queue is busy with an earlier command "
+				"(ci %u, pi %u)\n", dev->path, s->cmdq_ci, s->cmdq_pi);
+	}
+	if (err < 0)
+		goto out;
+	err = cmdq_issue(dev, issuer, in, in_len, out, out_len, delivery);
+	if (err == -EPIPE) {
+		/* never served: once more on a queue realigned by the reset */
+		err = cmdq_enable(dev);
+		if (err == 0)
+			err = cmdq_issue(dev, issuer, in, in_len, out, out_len, delivery);
+		if (err == -EPIPE) {
+			fprintf(stderr, "libmnic: %s: the command queue went out of step again "
+					"under the retried command: giving up\n", dev->path);
+			err = -EIO;
+		}
+	}
 out:
 	flock(dev->fd, LOCK_UN);
 	return err;

@@ -9,8 +9,8 @@
  *      dispatched in turn (create, then modify, dump, restore ...)
  *   2  raw ring and mailbox bytes: the material is copied over the driver
  *      area from window address 0 (ring, mailboxes), the queue is enabled
- *      with log_size from the first byte, cmdq_pi set from the next two,
- *      and the transport serves what it finds
+ *      with log_size from the first byte, then cmdq_pi set from the next
+ *      two, and the transport serves what it finds
  *
  * Every input starts from the same state: a fresh engine (small pools)
  * holding a PD, an MR, a CQ and a QP made through the engine calls, so
@@ -151,6 +151,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		seg->cmdq_addr = 0;
 		seg->cmdq_log_size = data[1] % 8u;   /* 7: BAD_CONFIG */
 		seg->cmdq_ctrl = MNIC_CMDQ_CTRL_ENABLE;
+		/* enabled first: a queue starts at the host's pi (ci = pi = 0 here),
+		 * so a doorbell rung before the enable would serve nothing */
+		(void)mnic_cmdq_service(&mgmt);
 		seg->cmdq_pi = (uint32_t)data[2] | (uint32_t)data[3] << 8;
 		(void)mnic_cmdq_service(&mgmt);
 		(void)mnic_cmdq_service(&mgmt);

@@ -50,6 +50,10 @@ test_posix_eth_SRCS := tests/unit/hal/test_posix_eth.c hal/posix/eth_vde.c hal/p
 	hal/posix/bar_shm.c hal/posix/platform.c hal/posix/pcap.c
 test_posix_eth_LIBS := -lvdeplug
 
+# A BAR file that shrinks under the POSIX NIC: size check, SIGBUS report.
+UNIT_TESTS += test_bar_shm
+test_bar_shm_SRCS := tests/unit/hal/test_bar_shm.c hal/posix/bar_shm.c
+
 # rocev2 engine: each test links the real engine (all stages) unless it
 # tests a stage in isolation with the doubles named in its SRCS.
 ROCEV2_TEST_CFLAGS := -Irocev2 -Itests/unit/rocev2 -DROCEV2_MAX_QP=16 -DROCEV2_MAX_MR=64 \

@@ -14,6 +14,7 @@
 	X(cmdq_bad_config)      /* enable refused: BAD_CONFIG + syndrome */      \
 	X(cmdq_pi_ahead)        /* pi more than a ring ahead of ci */           \
 	X(cmdq_not_owned)       /* pi rang, entry not yet HW-owned: wait */     \
+	X(cmdq_resyncs)         /* disable/enable moved ci to pi: dropped */    \
 	X(cmds_delivered)       /* entries answered (any status) */             \
 	/* delivery errors (status_own), one per enum mnic_cmd_delivery */      \
 	X(deliv_token_err)                                                     \

@@ -146,6 +146,68 @@ static void test_disable_resets_ci(void **state)
 	assert_int_equal(H.seg->cmdq_ci, 7);
 }
 
+/* The firmware half of the reset handshake libmnic resynchronises with
+ * (docs/host-interface.md, "Resynchronisation"): a doorbell moved past an
+ * entry the host never handed over stalls the queue (nothing served, the
+ * entry waits for its owner bit); ctrl = 0 publishes OFF with ci = pi,
+ * counted once as a resync; the re-enabled queue serves at that index. */
+static void test_reset_handshake_realigns_ci(void **state)
+{
+	struct mnic_cmd_simple_in in = { in_hdr(MNIC_CMD_NOP, 0) };
+	uint8_t out[8];
+	unsigned i;
+
+	(void)state;
+	host_enable(&H);
+	assert_int_equal(host_cmd(&H, &in, sizeof(in), out, 8), MNIC_CMD_STAT_OK);
+	for (i = 0; i < 1u << HOST_LOG_SIZE; i++)
+		host_entry(&H, i)->status_own = 0;
+	H.seg->cmdq_pi = 1 + 5;   /* five entries nobody wrote */
+	for (i = 0; i < 3; i++)
+		assert_int_equal(mnic_cmdq_service(&H.m), 0);
+	assert_int_equal(H.seg->cmdq_ci, 1);
+	assert_int_equal(H.m.cnt.cmdq_not_owned, 3);
+	assert_int_equal(H.m.cnt.cmdq_resyncs, 0);
+	/* reset: ctrl = 0 -> OFF with ci = pi, counted */
+	H.seg->cmdq_ctrl = 0;
+	mnic_cmdq_service(&H.m);
+	assert_int_equal(H.seg->cmdq_status, MNIC_CMDQ_OFF);
+	assert_int_equal(H.seg->cmdq_ci, 6);
+	assert_int_equal(H.m.cnt.cmdq_resyncs, 1);
+	host_enable(&H);
+	assert_int_equal(H.m.cnt.cmdq_resyncs, 1);   /* pi == ci: nothing more dropped */
+	assert_int_equal(H.pi, 6);
+	assert_int_equal(host_cmd(&H, &in, sizeof(in), out, 8), MNIC_CMD_STAT_OK);
+	assert_int_equal(H.seg->cmdq_ci, 7);
+	/* a disable with nothing in flight drops nothing */
+	H.seg->cmdq_ctrl = 0;
+	mnic_cmdq_service(&H.m);
+	assert_int_equal(H.m.cnt.cmdq_resyncs, 1);
+	assert_int_equal(H.m.cnt.cmdq_disables, 2);
+}
+
+/* A doorbell written while the queue is off (a host that lost track before
+ * it enabled, or a BAR file an earlier run left behind) is where the queue
+ * starts: the enable publishes ci = pi, and no stale entry is served. */
+static void test_enable_starts_at_pi(void **state)
+{
+	struct mnic_cmd_simple_in in = { in_hdr(MNIC_CMD_NOP, 0) };
+	uint8_t out[8];
+
+	(void)state;
+	assert_int_equal(H.seg->cmdq_status, MNIC_CMDQ_OFF);
+	host_entry(&H, 0)->status_own = MNIC_CMD_OWNER_HW;   /* stale, never to be served */
+	H.seg->cmdq_pi = 0x41;
+	host_enable(&H);
+	assert_int_equal(H.seg->cmdq_ci, 0x41);
+	assert_int_equal(H.pi, 0x41);
+	assert_int_equal(H.m.cnt.cmdq_resyncs, 1);
+	assert_int_equal(H.m.cnt.cmds_delivered, 0);
+	assert_int_equal(host_cmd(&H, &in, sizeof(in), out, 8), MNIC_CMD_STAT_OK);
+	assert_int_equal(H.seg->cmdq_ci, 0x42);
+	assert_int_equal(H.m.cnt.cmds_delivered, 1);
+}
+
 static void test_pi_far_ahead(void **state)
 {
 	struct mnic_cmd_simple_in in = { in_hdr(MNIC_CMD_NOP, 0) };
@@ -401,6 +463,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_nop_ownership_and_ring_wrap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_owned_waits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_disable_resets_ci, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reset_handshake_realigns_ci, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_enable_starts_at_pi, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pi_far_ahead, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_input_chain_lengths, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_output_chain_lengths, setup, teardown),
