@@ -127,7 +127,7 @@ int main(void)
 		build_context();
 		init(&dst, &ddst, mdst);
 		t0 = ms();
-		must(rocev2_dump_context(&src, image, sizeof(image), &len, &st), "dump");
+		must(rocev2_dump_context(&src, NULL, image, sizeof(image), &len, &st), "dump");
 		must(rocev2_restore_image(&dst, image, len, NULL), "restore");
 		t[r] = ms() - t0;
 		if (dst.n_qp != NQP) {

@@ -2,19 +2,27 @@
  * the transport (cmdq.c hands it one logical command).
  *
  * One table row per opcode (cmd_priv.h struct cmd_desc: input and output
- * size, op_mod limit, reserved byte ranges, handle fields, handler); the
- * handlers live by object in cmd_device.c, cmd_objects.c, cmd_migrate.c
- * and, for firmware update, fwflash.c.  Before a handler runs, the dispatcher has checked, in this order (each refusal a status,
- * a syndrome MNIC_SYND(errno, site) and a counter):
+ * size, op_mod limit, who may issue it, reserved byte ranges, handle
+ * fields, handler); the handlers live by object in cmd_device.c,
+ * cmd_objects.c, cmd_migrate.c, cmd_context.c and, for firmware update,
+ * fwflash.c.  Before a handler runs, the dispatcher has checked, in this
+ * order (each refusal a status, a syndrome MNIC_SYND(errno, site) and a
+ * counter):
  *   opcode known                  BAD_OP
  *   in_len  >= the input struct   BAD_INPUT_LEN
  *   out_len >= the output struct  BAD_OUTPUT_LEN
  *   reserved fields zero          BAD_PARAM
  *   op_mod defined                BAD_PARAM
- *   handles name live objects     BAD_RES
- * Handlers check addresses (user area), call the engine, and map its
- * -HAL_E* error through err_status[].  The engine changes nothing when it
- * refuses, so no handler has anything to undo except DUMP_CONTEXT.
+ *   issuing context allocated     BAD_PARAM      (refused_ctx)
+ *   privilege (the row's priv)    NOT_PRIV       (refused_priv)
+ *   handles name live objects     BAD_RES        (refused_handle)
+ *   ... of the issuer's context   BAD_RES, the same syndrome (refused_foreign)
+ * The issuer is hdr.ctx (docs/host-interface.md "Contexts"); MNIC_CTX_MGMT
+ * may name any object.  The engine then creates on the issuer's behalf
+ * (rocev2_create_as).  Handlers check addresses (the issuer's user-area
+ * range), call the engine, and map its -HAL_E* error through err_status[].
+ * The engine changes nothing when it refuses, so no handler has anything
+ * to undo except DUMP_CONTEXT.
  */
 #include <stddef.h>
 #include <string.h>
@@ -63,11 +71,16 @@ int engine_fail(struct mnic_mgmt *m, struct cmd_call *c, int rc)
 
 /* ---- address checks ----------------------------------------------------------------- */
 
-int mnic_user_range_ok(const struct mnic_mgmt *m, uint64_t addr, uint64_t len)
+int mnic_ctx_range_ok(const struct mnic_mgmt *m, uint32_t ctx, uint64_t addr, uint64_t len)
 {
-	uint64_t size = m->cfg.dma->window_size;
+	const struct mnic_ctx *x;
+	uint64_t end;
 
-	return addr >= MNIC_USER_AREA_OFFSET && addr <= size && len <= size - addr;
+	if (ctx > MNIC_CTX_MAX || !m->ctx[ctx].in_use)
+		return 0;
+	x = &m->ctx[ctx];
+	end = x->ua_offset + x->ua_size;   /* no wrap: ALLOC_CONTEXT placed it in the window */
+	return addr >= x->ua_offset && addr <= end && len <= end - addr;
 }
 
 int queue_ok(struct mnic_mgmt *m, struct cmd_call *c, uint64_t ring, uint64_t dbrec,
@@ -75,11 +88,11 @@ int queue_ok(struct mnic_mgmt *m, struct cmd_call *c, uint64_t ring, uint64_t db
 {
 	if (size == 0)
 		return 0;               /* no queue: the engine decides if that is allowed */
-	if (!mnic_user_range_ok(m, ring, (uint64_t)size * entry_size)) {
+	if (!mnic_ctx_range_ok(m, c->ctx, ring, (uint64_t)size * entry_size)) {
 		m->cnt.refused_address++;
 		return fail(c, MNIC_CMD_STAT_BAD_PARAM, HAL_EFAULT, MNIC_SITE_RING_ADDR);
 	}
-	if (!mnic_user_range_ok(m, dbrec, sizeof(struct mnic_dbrec))) {
+	if (!mnic_ctx_range_ok(m, c->ctx, dbrec, sizeof(struct mnic_dbrec))) {
 		m->cnt.refused_address++;
 		return fail(c, MNIC_CMD_STAT_BAD_PARAM, HAL_EFAULT, MNIC_SITE_DBREC_ADDR);
 	}
@@ -88,11 +101,13 @@ int queue_ok(struct mnic_mgmt *m, struct cmd_call *c, uint64_t ring, uint64_t db
 
 int mr_range_ok(struct mnic_mgmt *m, struct cmd_call *c, uint64_t addr, uint64_t len)
 {
-	if (mnic_user_range_ok(m, addr, len))
+	if (mnic_ctx_range_ok(m, c->ctx, addr, len))
 		return 0;
 	m->cnt.refused_address++;
 	return fail(c, MNIC_CMD_STAT_BAD_PARAM, HAL_EFAULT, MNIC_SITE_MR_ADDR);
 }
+
+_Static_assert(MNIC_CTX_MAX < ROCEV2_MAX_OWNERS, "every context is an engine owner");
 
 /* ---- the table ------------------------------------------------------------------ */
 
@@ -124,7 +139,7 @@ static const struct cmd_desc cmd_table[CMD_NUM_ROWS] = {
 	},
 	[ROW(MNIC_CMD_QUERY_COUNTERS)] = {
 		.in_len = IN(mnic_cmd_simple_in), .out_len = IN(mnic_cmd_query_counters_out),
-		.max_op_mod = MNIC_COUNTERS_PORT,
+		.max_op_mod = MNIC_COUNTERS_PORT, .priv = P_MGMT,
 		.fn = h_query_counters,
 	},
 	[ROW(MNIC_CMD_GET_EVENTS)] = {
@@ -134,6 +149,27 @@ static const struct cmd_desc cmd_table[CMD_NUM_ROWS] = {
 	[ROW(MNIC_CMD_NOP)] = {
 		.in_len = IN(mnic_cmd_simple_in), .out_len = IN(mnic_cmd_simple_out),
 		.fn = h_nop,
+	},
+	/* contexts (cmd_context.c) */
+	[ROW(MNIC_CMD_ALLOC_CONTEXT)] = {
+		.in_len = IN(mnic_cmd_alloc_context_in), .out_len = IN(mnic_cmd_alloc_context_out),
+		.max_op_mod = MNIC_CTX_UA_AT, .priv = P_MGMT,
+		.rsvd = { RSVD(mnic_cmd_alloc_context_in, reserved) },
+		.fn = h_alloc_context,
+	},
+	[ROW(MNIC_CMD_DEALLOC_CONTEXT)] = {
+		.in_len = IN(mnic_cmd_handle_in), .out_len = IN(mnic_cmd_simple_out),
+		.priv = P_SELF,
+		.rsvd = { RSVD(mnic_cmd_handle_in, reserved) },
+		.handles = HANDLE_IN(H_CTX),
+		.fn = h_dealloc_context,
+	},
+	[ROW(MNIC_CMD_QUERY_CONTEXT)] = {
+		.in_len = IN(mnic_cmd_handle_in), .out_len = IN(mnic_cmd_query_context_out),
+		.max_op_mod = MNIC_QUERY_CTX_NEXT, .priv = P_SELF,
+		.rsvd = { RSVD(mnic_cmd_handle_in, reserved) },
+		.handles = HANDLE_IN(H_CTX_BY_ID),
+		.fn = h_query_context,
 	},
 	/* objects (cmd_objects.c) */
 	[ROW(MNIC_CMD_CREATE_CQ)] = {
@@ -221,7 +257,10 @@ static const struct cmd_desc cmd_table[CMD_NUM_ROWS] = {
 	},
 	/* migration (cmd_migrate.c) */
 	[ROW(MNIC_CMD_DUMP_CONTEXT)] = {
-		.in_len = IN(mnic_cmd_simple_in), .out_len = IN(mnic_cmd_dump_out),
+		.in_len = IN(mnic_cmd_handle_in), .out_len = IN(mnic_cmd_dump_out),
+		.priv = P_SELF,
+		.rsvd = { RSVD(mnic_cmd_handle_in, reserved) },
+		.handles = HANDLE_IN(H_CTX),
 		.fn = h_dump_context,
 	},
 	[ROW(MNIC_CMD_RESTORE_OBJECT)] = {
@@ -231,34 +270,45 @@ static const struct cmd_desc cmd_table[CMD_NUM_ROWS] = {
 		.fn = h_restore_object,
 	},
 	[ROW(MNIC_CMD_RESUME_CONTEXT)] = {
-		.in_len = IN(mnic_cmd_simple_in), .out_len = IN(mnic_cmd_simple_out),
+		.in_len = IN(mnic_cmd_handle_in), .out_len = IN(mnic_cmd_simple_out),
+		.priv = P_SELF,
+		.rsvd = { RSVD(mnic_cmd_handle_in, reserved) },
+		.handles = HANDLE_IN(H_CTX),
 		.fn = h_resume_context,
 	},
 	[ROW(MNIC_CMD_ABORT_DUMP)] = {
-		.in_len = IN(mnic_cmd_simple_in), .out_len = IN(mnic_cmd_simple_out),
+		.in_len = IN(mnic_cmd_handle_in), .out_len = IN(mnic_cmd_simple_out),
+		.priv = P_SELF,
+		.rsvd = { RSVD(mnic_cmd_handle_in, reserved) },
+		.handles = HANDLE_IN(H_CTX),
 		.fn = h_abort_dump,
 	},
 	[ROW(MNIC_CMD_MIG_CONFIG)] = {
 		.in_len = IN(mnic_cmd_mig_config_in), .out_len = IN(mnic_cmd_simple_out),
+		.priv = P_MGMT,
 		.rsvd = { RSVD(mnic_cmd_mig_config_in, reserved) },
 		.fn = h_mig_config,
 	},
 	/* firmware update (mgmt/fwflash.c) */
 	[ROW(MNIC_CMD_FW_FLASH_BEGIN)] = {
 		.in_len = IN(mnic_cmd_fw_flash_begin_in), .out_len = IN(mnic_cmd_simple_out),
+		.priv = P_MGMT,
 		.rsvd = { RSVD(mnic_cmd_fw_flash_begin_in, reserved) },
 		.fn = h_fw,
 	},
 	[ROW(MNIC_CMD_FW_FLASH_DATA)] = {
 		.in_len = IN(mnic_cmd_fw_flash_data_in), .out_len = IN(mnic_cmd_simple_out),
+		.priv = P_MGMT,
 		.fn = h_fw,
 	},
 	[ROW(MNIC_CMD_FW_FLASH_END)] = {
 		.in_len = IN(mnic_cmd_simple_in), .out_len = IN(mnic_cmd_fw_flash_end_out),
+		.priv = P_MGMT,
 		.fn = h_fw,
 	},
 	[ROW(MNIC_CMD_FW_ACTIVATE)] = {
 		.in_len = IN(mnic_cmd_fw_activate_in), .out_len = IN(mnic_cmd_simple_out),
+		.priv = P_MGMT,
 		.rsvd = { RSVD(mnic_cmd_fw_activate_in, reserved) },
 		.fn = h_fw,
 	},
@@ -276,39 +326,69 @@ static const struct cmd_desc *cmd_lookup(uint16_t opcode)
 	}
 }
 
-/* 1 when the handle names a live object of kind k (NO_SRQ for H_SRQ_OPT):
- * the engine's own validation (rocev2_obj_live). */
-static int handle_live(struct rocev2 *e, uint8_t k, uint32_t h, uint16_t op_mod)
+/* What a handle field names, for the issuer. */
+enum handle_check { HC_OK, HC_NONE, HC_FOREIGN };
+
+/* A cursor (QUERY_QP / QUERY_CONTEXT NEXT) or MNIC_NO_SRQ names nothing. */
+static int handle_is_cursor(uint8_t k, uint32_t h, uint16_t op_mod)
 {
-	switch (k) {
-	case H_QP_BY_QPN:
-		if (op_mod != MNIC_QUERY_QP_BY_QPN)
-			return 1;
-		return rocev2_obj_live(e, ROCEV2_OBJ_QP, h);
-	case H_PD:
-		return rocev2_obj_live(e, ROCEV2_OBJ_PD, h);
-	case H_CQ:
-		return rocev2_obj_live(e, ROCEV2_OBJ_CQ, h);
-	case H_SRQ_OPT:
-		if (h == MNIC_NO_SRQ)
-			return 1;
-		return rocev2_obj_live(e, ROCEV2_OBJ_SRQ, h);
-	case H_SRQ:
-		return rocev2_obj_live(e, ROCEV2_OBJ_SRQ, h);
-	case H_QP:
-		return rocev2_obj_live(e, ROCEV2_OBJ_QP, h);
-	case H_MR:
-		return rocev2_obj_live(e, ROCEV2_OBJ_MR, h);
-	default:
-		return 1;
+	return (k == H_QP_BY_QPN && op_mod != MNIC_QUERY_QP_BY_QPN) ||
+	       (k == H_CTX_BY_ID && op_mod != MNIC_QUERY_CTX_BY_ID) ||
+	       (k == H_SRQ_OPT && h == MNIC_NO_SRQ);
+}
+
+static const uint8_t handle_type[] = {
+	[H_PD] = ROCEV2_OBJ_PD, [H_CQ] = ROCEV2_OBJ_CQ, [H_SRQ] = ROCEV2_OBJ_SRQ,
+	[H_SRQ_OPT] = ROCEV2_OBJ_SRQ, [H_QP] = ROCEV2_OBJ_QP, [H_MR] = ROCEV2_OBJ_MR,
+	[H_QP_BY_QPN] = ROCEV2_OBJ_QP,
+};
+
+/* HC_OK when the handle names a live object of kind k (the engine's own
+ * lookup, rocev2_obj_owner) that the issuer may name: its own, any for
+ * MNIC_CTX_MGMT; or, for H_CTX, an allocated context. */
+static enum handle_check handle_check(const struct mnic_mgmt *m, const struct cmd_call *c,
+				      uint8_t k, uint32_t h)
+{
+	uint32_t owner;
+
+	if (handle_is_cursor(k, h, c->op_mod))
+		return HC_OK;
+	if (k == H_CTX || k == H_CTX_BY_ID) {
+		h = ctx_target(c, h);
+		return h <= MNIC_CTX_MAX && m->ctx[h].in_use ? HC_OK : HC_NONE;
 	}
+	if (rocev2_obj_owner(m->cfg.engine, (enum rocev2_obj_type)handle_type[k], h, &owner))
+		return HC_NONE;
+	return c->ctx == MNIC_CTX_MGMT || owner == c->ctx ? HC_OK : HC_FOREIGN;
 }
 
 static const uint16_t handle_site[] = {
 	[H_PD] = MNIC_SITE_PD, [H_CQ] = MNIC_SITE_CQ, [H_SRQ] = MNIC_SITE_SRQ,
 	[H_SRQ_OPT] = MNIC_SITE_SRQ, [H_QP] = MNIC_SITE_QP, [H_MR] = MNIC_SITE_MR,
-	[H_QP_BY_QPN] = MNIC_SITE_QP,
+	[H_QP_BY_QPN] = MNIC_SITE_QP, [H_CTX] = MNIC_SITE_CTX_HANDLE,
+	[H_CTX_BY_ID] = MNIC_SITE_CTX_HANDLE,
 };
+
+/* 1 when the issuer may issue this command (enum cmd_priv). */
+static int priv_ok(const struct cmd_desc *d, const struct cmd_call *c)
+{
+	size_t i;
+
+	if (c->ctx == MNIC_CTX_MGMT || d->priv == P_ANY)
+		return 1;
+	if (d->priv == P_MGMT)
+		return 0;
+	for (i = 0; i < sizeof(d->handles) / sizeof(d->handles[0]); i++) {
+		const struct cmd_handle *h = &d->handles[i];
+		uint32_t v = get32(c->buf + h->off);
+
+		if (h->kind != H_CTX && h->kind != H_CTX_BY_ID)
+			continue;
+		if (handle_is_cursor(h->kind, v, c->op_mod) || ctx_target(c, v) != c->ctx)
+			return 0;       /* another context, or a walk over all of them */
+	}
+	return 1;
+}
 
 static int dispatch_checks(struct mnic_mgmt *m, const struct cmd_desc *d, struct cmd_call *c,
 			   const struct mnic_cmd_in_hdr *hdr)
@@ -337,22 +417,36 @@ static int dispatch_checks(struct mnic_mgmt *m, const struct cmd_desc *d, struct
 		m->cnt.refused_op_mod++;
 		return fail(c, MNIC_CMD_STAT_BAD_PARAM, HAL_EINVAL, MNIC_SITE_OP_MOD);
 	}
+	if (c->ctx > MNIC_CTX_MAX || !m->ctx[c->ctx].in_use) {
+		m->cnt.refused_ctx++;
+		return fail(c, MNIC_CMD_STAT_BAD_PARAM, HAL_ENXIO, MNIC_SITE_CTX);
+	}
+	if (!priv_ok(d, c)) {
+		m->cnt.refused_priv++;
+		return fail(c, MNIC_CMD_STAT_NOT_PRIV, HAL_EACCES, MNIC_SITE_PRIV);
+	}
 	for (i = 0; i < sizeof(d->handles) / sizeof(d->handles[0]); i++) {
 		const struct cmd_handle *h = &d->handles[i];
+		enum handle_check r;
 
 		if (h->kind == H_NONE)
 			continue;
-		if (!handle_live(m->cfg.engine, h->kind, get32(c->buf + h->off), hdr->op_mod)) {
+		r = handle_check(m, c, h->kind, get32(c->buf + h->off));
+		if (r == HC_OK)
+			continue;
+		/* Another context's object is answered as no object at all. */
+		if (r == HC_FOREIGN)
+			m->cnt.refused_foreign++;
+		else
 			m->cnt.refused_handle++;
-			return fail(c, MNIC_CMD_STAT_BAD_RES, HAL_EINVAL, handle_site[h->kind]);
-		}
+		return fail(c, MNIC_CMD_STAT_BAD_RES, HAL_EINVAL, handle_site[h->kind]);
 	}
 	return 0;
 }
 
 uint32_t mnic_cmd_dispatch(struct mnic_mgmt *m, uint8_t *buf, uint32_t in_len, uint32_t out_len)
 {
-	struct cmd_call c = { buf, in_len, out_len, sizeof(struct mnic_cmd_out_hdr), 0, 0,
+	struct cmd_call c = { buf, in_len, out_len, sizeof(struct mnic_cmd_out_hdr), 0, 0, 0,
 			      MNIC_CMD_STAT_OK, 0, NULL };
 	struct mnic_cmd_in_hdr hdr;
 	struct mnic_cmd_out_hdr out;
@@ -365,6 +459,7 @@ uint32_t mnic_cmd_dispatch(struct mnic_mgmt *m, uint8_t *buf, uint32_t in_len, u
 	memcpy(&hdr, buf, sizeof(hdr));
 	c.opcode = hdr.opcode;
 	c.op_mod = hdr.op_mod;
+	c.ctx = hdr.ctx;
 	d = cmd_lookup(hdr.opcode);
 	if (!d || !d->fn) {
 		m->cnt.refused_opcode++;
@@ -372,6 +467,9 @@ uint32_t mnic_cmd_dispatch(struct mnic_mgmt *m, uint8_t *buf, uint32_t in_len, u
 	} else {
 		c.desc = d;
 		rc = dispatch_checks(m, d, &c, &hdr);
+		/* What the command creates (or restores) is the issuer's. */
+		if (!rc)
+			rc = rocev2_create_as(m->cfg.engine, c.ctx);
 		if (!rc)
 			rc = d->fn(m, &c);
 	}

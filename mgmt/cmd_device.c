@@ -40,13 +40,20 @@ int h_query_device(struct mnic_mgmt *m, struct cmd_call *c)
 	o.user_area_offset = MNIC_USER_AREA_OFFSET;
 	o.image_max = MNIC_CMD_MAX_LEN - (uint32_t)sizeof(struct mnic_cmd_dump_out);
 	o.pause_timeout_ms = (uint32_t)(info.pause_timeout_ns / 1000000u);
+	/* Objects: the issuer's own; MNIC_CTX_MGMT sees every context's. */
+	if (c->ctx != MNIC_CTX_MGMT)
+		rocev2_owner_objects(m->cfg.engine, c->ctx, info.objects);
 	o.n_pd = info.objects[ROCEV2_OBJ_PD];
 	o.n_mr = info.objects[ROCEV2_OBJ_MR];
 	o.n_cq = info.objects[ROCEV2_OBJ_CQ];
 	o.n_srq = info.objects[ROCEV2_OBJ_SRQ];
 	o.n_qp = info.objects[ROCEV2_OBJ_QP];
-	o.flags = (info.stopped ? MNIC_DEV_F_STOPPED : 0u) |
+	o.flags = (rocev2_context_stopped(m->cfg.engine, c->ctx) ? MNIC_DEV_F_STOPPED : 0u) |
 		  (info.migration ? MNIC_DEV_F_MIGRATION : 0u);
+	o.ctx = c->ctx;
+	o.n_ctx = mnic_ctx_count(m);
+	o.ctx_ua_offset = m->ctx[c->ctx].ua_offset;
+	o.ctx_ua_size = m->ctx[c->ctx].ua_size;
 	memcpy(c->buf, &o, sizeof(o));
 	c->produced = sizeof(o);
 	return 0;
@@ -188,7 +195,7 @@ int h_get_events(struct mnic_mgmt *m, struct cmd_call *c)
 	struct rocev2_event ev;
 
 	memset(&o, 0, sizeof(o));
-	while (o.count < room && rocev2_get_event(m->cfg.engine, &ev) == 0) {
+	while (o.count < room && rocev2_get_event(m->cfg.engine, c->ctx, &ev) == 0) {
 		struct mnic_event w = { ev.type, ev.handle };
 
 		memcpy(c->buf + sizeof(o) + (size_t)o.count * sizeof(w), &w, sizeof(w));

@@ -1,27 +1,47 @@
 /* Migration commands: DUMP_CONTEXT, RESTORE_OBJECT, RESUME_CONTEXT,
  * ABORT_DUMP and MIG_CONFIG (docs/ARCHITECTURE.md "Live migration",
  * docs/host-interface.md).
- * Addresses inside restored records must lie in the user area, as for the
- * commands that create the objects; the engine's image codec walks images
- * and names each record's host memory (rocev2_image.h). */
+ * Each acts on one context (docs/host-interface.md "Contexts"): DUMP,
+ * RESUME and ABORT on the one their handle names (MNIC_CTX_SELF: the
+ * issuer; the dispatcher let a context name only itself), RESTORE_OBJECT
+ * on the issuer, whose objects it creates.  Addresses inside restored
+ * records must lie in the issuer's user-area range, as for the commands
+ * that create the objects; the engine's image codec walks images and
+ * names each record's host memory (rocev2_image.h). */
 #include <string.h>
 
 #include "cmd_priv.h"
 #include "hal/errno.h"
+
+/* The context a DUMP/RESUME/ABORT handle names. */
+static uint32_t handle_ctx(const struct cmd_call *c)
+{
+	struct mnic_cmd_handle_in in;
+
+	memcpy(&in, c->buf, sizeof(in));
+	return ctx_target(c, in.handle);
+}
 
 int h_dump_context(struct mnic_mgmt *m, struct cmd_call *c)
 {
 	struct rocev2 *e = m->cfg.engine;
 	struct mnic_cmd_dump_out o;
 	struct rocev2_dump_stats st;
+	struct rocev2_dump_scope scope;
+	uint32_t ctx = handle_ctx(c);
 	size_t len = 0;
-	int was_stopped = rocev2_context_stopped(e), rc;
+	int was_stopped = rocev2_context_stopped(e, ctx), rc;
 	unsigned i;
 
+	/* The image records the context's range: the target restores it
+	 * into a context that holds the same addresses. */
+	scope.owner = ctx;
+	scope.ua_offset = m->ctx[ctx].ua_offset;
+	scope.ua_size = m->ctx[ctx].ua_size;
 	memset(&st, 0, sizeof(st));
-	rc = rocev2_dump_context(e, c->buf + sizeof(o), c->out_len - sizeof(o), &len, &st);
+	rc = rocev2_dump_context(e, &scope, c->buf + sizeof(o), c->out_len - sizeof(o), &len, &st);
 	if (rc && !was_stopped)
-		(void)rocev2_abort_dump(e);   /* roll back: QPs resume in place */
+		(void)rocev2_abort_dump(e, ctx);   /* roll back: its QPs resume in place */
 	memset(&o, 0, sizeof(o));
 	_Static_assert(sizeof(o.objects) / sizeof(o.objects[0]) == ROCEV2_OBJ_NUM &&
 		       sizeof(o.bytes) / sizeof(o.bytes[0]) == ROCEV2_OBJ_NUM, "dump stats");
@@ -43,7 +63,7 @@ int h_dump_context(struct mnic_mgmt *m, struct cmd_call *c)
 	return 0;
 }
 
-/* Addresses inside a record must lie in the user area, as for the commands
+/* Addresses inside a record must lie in the issuer's range, as for the commands
  * that create the objects.  The image codec names them (rocev2_image.h):
  * mgmt knows no record layout.  A record the codec cannot read names no
  * memory here; restoring it then fails in the engine, which says why. */
@@ -58,7 +78,7 @@ static int record_addrs_ok(struct mnic_mgmt *m, struct cmd_call *c, const struct
 	int i, n = rocev2_record_host_ranges(r->type, r->payload, r->len, g, ROCEV2_RECORD_MAX_RANGES);
 
 	for (i = 0; i < n; i++) {
-		if (mnic_user_range_ok(m, g[i].addr, g[i].len))
+		if (mnic_ctx_range_ok(m, c->ctx, g[i].addr, g[i].len))
 			continue;
 		m->cnt.refused_address++;
 		return fail(c, MNIC_CMD_STAT_BAD_PARAM, HAL_EFAULT, site[g[i].kind]);
@@ -78,6 +98,7 @@ static int restore_image(struct mnic_mgmt *m, struct cmd_call *c,
 	struct rocev2_restore_opts opts;
 	struct rocev2_image_iter it;
 	struct rocev2_record r;
+	uint64_t ua_offset, ua_size;
 	int rc;
 
 	if (in->old_dip && !in->new_dip) {
@@ -87,6 +108,13 @@ static int restore_image(struct mnic_mgmt *m, struct cmd_call *c,
 	rc = rocev2_image_validate(img, in->data_len);
 	if (rc)
 		return engine_fail(m, c, rc);
+	/* The range the image was dumped from must be the issuer's too (its
+	 * addresses are absolute): ALLOC_CONTEXT UA_AT gives a context it. */
+	if (rocev2_image_ua_range(img, in->data_len, &ua_offset, &ua_size) != 0 ||
+	    (ua_size && !mnic_ctx_range_ok(m, c->ctx, ua_offset, ua_size))) {
+		m->cnt.refused_address++;
+		return fail(c, MNIC_CMD_STAT_BAD_PARAM, HAL_EFAULT, MNIC_SITE_IMAGE_RANGE);
+	}
 	rocev2_image_iter_init(&it, img, in->data_len);
 	while (rocev2_image_next(&it, &r) > 0)
 		if (record_addrs_ok(m, c, &r))
@@ -142,7 +170,7 @@ int h_restore_object(struct mnic_mgmt *m, struct cmd_call *c)
 
 int h_resume_context(struct mnic_mgmt *m, struct cmd_call *c)
 {
-	int rc = rocev2_resume_context(m->cfg.engine);
+	int rc = rocev2_resume_context(m->cfg.engine, handle_ctx(c));
 
 	if (rc)
 		return engine_fail(m, c, rc);
@@ -152,7 +180,7 @@ int h_resume_context(struct mnic_mgmt *m, struct cmd_call *c)
 
 int h_abort_dump(struct mnic_mgmt *m, struct cmd_call *c)
 {
-	int rc = rocev2_abort_dump(m->cfg.engine);
+	int rc = rocev2_abort_dump(m->cfg.engine, handle_ctx(c));
 
 	if (rc)
 		return engine_fail(m, c, rc);

@@ -1,6 +1,7 @@
 /* Object commands: PD, MR, CQ, SRQ and QP (mnic/cmd.h,
  * docs/host-interface.md).  Rings, doorbell records and MRs must lie in the
- * user area; the engine validates the rest and changes nothing when it
+ * issuer's user-area range; the dispatcher checked that every handle is
+ * the issuer's; the engine validates the rest and changes nothing when it
  * refuses. */
 #include <string.h>
 
@@ -177,6 +178,24 @@ int h_modify_qp(struct mnic_mgmt *m, struct cmd_call *c)
 	return 0;
 }
 
+/* QUERY_QP NEXT's walk: other contexts' QPs are skipped, not shown. */
+static int qp_next(struct mnic_mgmt *m, const struct cmd_call *c, uint32_t *qpn)
+{
+	uint32_t cursor = *qpn, owner;
+
+	while (rocev2_obj_next(m->cfg.engine, ROCEV2_OBJ_QP, cursor, qpn) == 0) {
+		if (c->ctx == MNIC_CTX_MGMT ||
+		    (rocev2_obj_owner(m->cfg.engine, ROCEV2_OBJ_QP, *qpn, &owner) == 0 &&
+		     owner == c->ctx))
+			return 0;
+		/* The slot after it; a QPN + 1 could carry into the generation. */
+		cursor = (*qpn & ((1u << ROCEV2_QPN_IDX_BITS) - 1u)) + 1u;
+		if (cursor >= ROCEV2_MAX_QP)
+			break;
+	}
+	return -HAL_ENXIO;
+}
+
 int h_query_qp(struct mnic_mgmt *m, struct cmd_call *c)
 {
 	struct mnic_cmd_handle_in in;
@@ -186,10 +205,10 @@ int h_query_qp(struct mnic_mgmt *m, struct cmd_call *c)
 	int rc;
 
 	memcpy(&in, c->buf, sizeof(in));
-	/* `mnicctl qp list`: the first live QP at or after the slot of
-	 * in.handle; its QPN goes in the reply's reserved word. */
-	if (c->op_mod == MNIC_QUERY_QP_NEXT &&
-	    rocev2_obj_next(m->cfg.engine, ROCEV2_OBJ_QP, in.handle, &in.handle) != 0)
+	/* `mnicctl qp list`: the first live QP of the issuer (any, for
+	 * MNIC_CTX_MGMT) at or after the slot of in.handle; its QPN goes in
+	 * the reply's reserved word. */
+	if (c->op_mod == MNIC_QUERY_QP_NEXT && qp_next(m, c, &in.handle) != 0)
 		return fail(c, MNIC_CMD_STAT_BAD_RES, HAL_ENXIO, MNIC_SITE_QP);
 	rc = rocev2_query_qp(m->cfg.engine, in.handle, &a);
 	if (rc)

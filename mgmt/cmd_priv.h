@@ -1,5 +1,5 @@
 /* Private to the command dispatcher (cmd.c) and its handlers (cmd_device.c,
- * cmd_objects.c, cmd_migrate.c): the call being served, the table row
+ * cmd_objects.c, cmd_migrate.c, cmd_context.c): the call being served, the table row
  * that describes it, the refusal helpers and the handlers the table names.
  *
  * A handler reads its whole input into locals before writing its output:
@@ -24,6 +24,7 @@ struct cmd_call {
 	uint32_t in_len, out_len;
 	uint32_t produced;             /* output bytes, header included */
 	uint16_t opcode, op_mod;
+	uint16_t ctx;                  /* issuing context: allocated (the dispatcher checked) */
 	uint8_t status;
 	uint32_t syndrome;
 	const struct cmd_desc *desc;   /* the opcode's table row */
@@ -32,8 +33,20 @@ struct cmd_call {
 typedef int (*cmd_fn)(struct mnic_mgmt *m, struct cmd_call *c);
 
 /* H_QP_BY_QPN: a QPN when op_mod is MNIC_QUERY_QP_BY_QPN, a slot cursor
- * otherwise (QUERY_QP op_mod NEXT). */
-enum handle_kind { H_NONE, H_PD, H_CQ, H_SRQ, H_SRQ_OPT, H_QP, H_MR, H_QP_BY_QPN };
+ * otherwise (QUERY_QP op_mod NEXT).  H_CTX: a context id or MNIC_CTX_SELF
+ * (ctx_target); H_CTX_BY_ID: the same when op_mod is MNIC_QUERY_CTX_BY_ID,
+ * a cursor otherwise (QUERY_CONTEXT NEXT). */
+enum handle_kind { H_NONE, H_PD, H_CQ, H_SRQ, H_SRQ_OPT, H_QP, H_MR, H_QP_BY_QPN, H_CTX,
+		   H_CTX_BY_ID };
+
+/* Who may issue a command (docs/host-interface.md "Contexts"):
+ *   P_ANY   every allocated context
+ *   P_MGMT  MNIC_CTX_MGMT only
+ *   P_SELF  every context for itself; another context (or a cursor over
+ *           them) named by the row's H_CTX / H_CTX_BY_ID handle: MGMT only
+ * A refusal is NOT_PRIV (refused_priv), checked before any handle, so a
+ * context learns nothing of the others from it. */
+enum cmd_priv { P_ANY, P_MGMT, P_SELF };
 
 struct cmd_range {
 	uint16_t off, len;
@@ -48,6 +61,7 @@ struct cmd_handle {
 struct cmd_desc {
 	uint32_t in_len, out_len;      /* at least */
 	uint16_t max_op_mod;
+	uint8_t priv;                  /* enum cmd_priv */
 	struct cmd_range rsvd[3];      /* reserved-zero bytes beyond in_hdr.reserved */
 	struct cmd_handle handles[4];
 	cmd_fn fn;
@@ -61,11 +75,16 @@ int fail(struct cmd_call *c, uint8_t status, int err, uint32_t site);
  * engine_errors; returns -1. */
 int engine_fail(struct mnic_mgmt *m, struct cmd_call *c, int rc);
 /* 0 when a queue of size entries (0: none) and its doorbell record lie in
- * the user area; otherwise refused (refused_address) and -1. */
+ * the issuer's user-area range; otherwise refused (refused_address) and -1. */
 int queue_ok(struct mnic_mgmt *m, struct cmd_call *c, uint64_t ring, uint64_t dbrec,
 	     uint32_t size, uint32_t entry_size);
-/* 0 when an MR's range lies in the user area; otherwise refused and -1. */
+/* 0 when an MR's range lies in the issuer's range; otherwise refused and -1. */
 int mr_range_ok(struct mnic_mgmt *m, struct cmd_call *c, uint64_t addr, uint64_t len);
+/* The context an H_CTX handle names: MNIC_CTX_SELF is the issuer. */
+static inline uint32_t ctx_target(const struct cmd_call *c, uint32_t handle)
+{
+	return handle == MNIC_CTX_SELF ? c->ctx : handle;
+}
 
 /* ---- little-endian reads and strings -------------------------------------- */
 static inline uint32_t get32(const uint8_t *p)
@@ -110,5 +129,11 @@ int h_restore_object(struct mnic_mgmt *m, struct cmd_call *c);
 int h_resume_context(struct mnic_mgmt *m, struct cmd_call *c);
 int h_abort_dump(struct mnic_mgmt *m, struct cmd_call *c);
 int h_mig_config(struct mnic_mgmt *m, struct cmd_call *c);
+/* cmd_context.c: contexts */
+int h_alloc_context(struct mnic_mgmt *m, struct cmd_call *c);
+int h_dealloc_context(struct mnic_mgmt *m, struct cmd_call *c);
+int h_query_context(struct mnic_mgmt *m, struct cmd_call *c);
+/* Contexts allocated, MNIC_CTX_MGMT not counted. */
+uint32_t mnic_ctx_count(const struct mnic_mgmt *m);
 
 #endif

@@ -68,6 +68,10 @@ void mnic_mgmt_init(struct mnic_mgmt *m, const struct mnic_mgmt_cfg *cfg)
 	if (m->cfg.n_eth > MNIC_MGMT_MAX_PORTS)
 		m->cfg.n_eth = MNIC_MGMT_MAX_PORTS;
 	m->cmdq_state = MNIC_CMDQ_OFF;
+	m->ctx[MNIC_CTX_MGMT].in_use = 1;
+	m->ctx[MNIC_CTX_MGMT].ua_offset = MNIC_USER_AREA_OFFSET;
+	m->ctx[MNIC_CTX_MGMT].ua_size = cfg->dma->window_size > MNIC_USER_AREA_OFFSET
+						? cfg->dma->window_size - MNIC_USER_AREA_OFFSET : 0;
 	/* Entries rung before the firmware came up (or left in a BAR file by
 	 * an earlier run) are not served: the host starts from cmdq_ci. */
 	m->ci = cfg->seg->cmdq_pi;

@@ -41,6 +41,7 @@ int rocev2_create_cq(struct rocev2 *e, const struct rocev2_queue_attr *q, uint32
 	cq->q = *q;
 	cq->pi = 0;                 /* the host hands over a zeroed ring */
 	cq->refcnt = 0;
+	cq->owner = e->creator;
 	cq->in_use = 1;
 	e->n_cq++;
 	*handle = rocev2_handle(cq->gen, idx);
@@ -64,7 +65,7 @@ static void cq_overflow(struct rocev2 *e, struct rocev2_cq *cq, uint32_t idx)
 {
 	cq->error = 1;
 	e->cnt.cq_overflows++;
-	rocev2_post_event(e, ROCEV2_EVENT_CQ_ERR, rocev2_handle(cq->gen, idx));
+	rocev2_post_event(e, cq->owner, ROCEV2_EVENT_CQ_ERR, rocev2_handle(cq->gen, idx));
 }
 
 int rocev2_cq_post(struct rocev2 *e, uint16_t cq_index, struct mnic_cqe *cqe)

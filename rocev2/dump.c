@@ -1,10 +1,13 @@
-/* Dump of a whole RoCEv2 context into a migration image (source side;
- * format: docs/migration-image.md, codecs: image_records.c).
+/* Dump of one context (the objects one owner holds, rocev2_create_as)
+ * into a migration image (source side; format: docs/migration-image.md,
+ * codecs: image_records.c).
  *
- * rocev2_dump_context() stops every QP in one step (the engine runs to
- * completion, so nothing interleaves), sizes the image, and only when it
- * fits writes it: PDs, MRs, CQs, SRQs, QPs, each kind in slot order, so
- * that every record comes after the ones it refers to.
+ * rocev2_dump_context() stops that context's QPs in one step (the engine
+ * runs to completion, so nothing interleaves), sizes the image, and only
+ * when it fits writes it: PDs, MRs, CQs, SRQs, QPs, each kind in slot
+ * order, so that every record comes after the ones it refers to.  Objects
+ * of other contexts are neither stopped nor exported; they cannot be
+ * referred to (an object refers only to objects of its own context).
  */
 #include <stddef.h>
 #include <string.h>
@@ -21,8 +24,8 @@ static void rec_end(struct dump_out *o, size_t start, unsigned stat_type,
 }
 
 /* Every record, in dependency order, from o->pos on; counts them. */
-static int dump_records(const struct rocev2 *e, struct dump_out *o, struct rocev2_dump_stats *st,
-			uint32_t *count)
+static int dump_records(const struct rocev2 *e, uint16_t owner, struct dump_out *o,
+			struct rocev2_dump_stats *st, uint32_t *count)
 {
 	size_t start;
 	uint32_t i;
@@ -30,28 +33,28 @@ static int dump_records(const struct rocev2 *e, struct dump_out *o, struct rocev
 
 	*count = 0;
 	for (i = 0; i < ROCEV2_MAX_PD; i++) {
-		if (!e->pds[i].in_use)
+		if (!e->pds[i].in_use || e->pds[i].owner != owner)
 			continue;
 		start = image_rec_begin(o, ROCEV2_OBJ_PD);
 		img_pd_encode(o, e, i);
 		rec_end(o, start, ROCEV2_OBJ_PD, st, count);
 	}
 	for (i = 0; i < ROCEV2_MAX_MR; i++) {
-		if (!e->mrs[i].in_use)
+		if (!e->mrs[i].in_use || e->mrs[i].owner != owner)
 			continue;
 		start = image_rec_begin(o, ROCEV2_OBJ_MR);
 		img_mr_encode(o, e, i);
 		rec_end(o, start, ROCEV2_OBJ_MR, st, count);
 	}
 	for (i = 0; i < ROCEV2_MAX_CQ; i++) {
-		if (!e->cqs[i].in_use)
+		if (!e->cqs[i].in_use || e->cqs[i].owner != owner)
 			continue;
 		start = image_rec_begin(o, ROCEV2_OBJ_CQ);
 		img_cq_encode(o, e, i);
 		rec_end(o, start, ROCEV2_OBJ_CQ, st, count);
 	}
 	for (i = 0; i < ROCEV2_MAX_SRQ; i++) {
-		if (!e->srqs[i].in_use)
+		if (!e->srqs[i].in_use || e->srqs[i].owner != owner)
 			continue;
 		start = image_rec_begin(o, ROCEV2_OBJ_SRQ);
 		img_srq_encode(o, e, i);
@@ -60,7 +63,7 @@ static int dump_records(const struct rocev2 *e, struct dump_out *o, struct rocev
 	for (i = 0; i < ROCEV2_MAX_QP; i++) {
 		const struct rocev2_qp *qp = &e->qps[i];
 
-		if (!qp->in_use)
+		if (!qp->in_use || qp->owner != owner)
 			continue;
 		start = image_rec_begin(o, ROCEV2_OBJ_QP);
 		rc = img_qp_encode(o, e, qp);
@@ -74,24 +77,25 @@ static int dump_records(const struct rocev2 *e, struct dump_out *o, struct rocev
 	return 0;
 }
 
-/* MigrOS's ib_pause_qp on every QP, in one step: the engine runs to
+/* MigrOS's ib_pause_qp on every QP of the context, in one step: the engine runs to
  * completion, so no packet is handled between this and the image.
  * Timers keep running; a stopped QP's requester sends nothing (req.c),
  * its completer takes nothing (comp.c), its responder NAKs new requests
  * (resp.c).  rocev2_resume_context / rocev2_abort_dump undo it. */
-static void dump_stop(struct rocev2 *e)
+static void dump_stop(struct rocev2 *e, uint16_t owner)
 {
 	uint32_t i;
 
 	for (i = 0; i < ROCEV2_MAX_QP; i++)
-		if (e->qps[i].in_use)
+		if (e->qps[i].in_use && e->qps[i].owner == owner)
 			e->qps[i].stopped = 1;
-	e->ctx_stopped = 1;
+	e->owner_stopped[owner] = 1;
 }
 
-int rocev2_dump_context(struct rocev2 *e, void *buf, size_t cap, size_t *len,
-			struct rocev2_dump_stats *stats)
+int rocev2_dump_context(struct rocev2 *e, const struct rocev2_dump_scope *scope, void *buf,
+			size_t cap, size_t *len, struct rocev2_dump_stats *stats)
 {
+	static const struct rocev2_dump_scope mgmt_scope;   /* owner 0, no range */
 	struct rocev2_dump_stats st;
 	struct dump_out o = { NULL, 0, ROCEV2_DUMP_HDR_LEN };
 	uint32_t count;
@@ -99,13 +103,16 @@ int rocev2_dump_context(struct rocev2 *e, void *buf, size_t cap, size_t *len,
 	size_t total;
 	int rc;
 
-	if (!e || !len || (!buf && cap))
+	if (!scope)
+		scope = &mgmt_scope;
+	if (!e || !len || (!buf && cap) || scope->owner >= ROCEV2_MAX_OWNERS ||
+	    scope->ua_offset > UINT64_MAX - scope->ua_size)
 		return -HAL_EINVAL;
 	*len = 0;
-	dump_stop(e);
+	dump_stop(e, (uint16_t)scope->owner);
 	/* Size first: a buffer too small gets nothing written to it. */
 	memset(&st, 0, sizeof(st));
-	rc = dump_records(e, &o, &st, &count);
+	rc = dump_records(e, (uint16_t)scope->owner, &o, &st, &count);
 	if (rc)
 		return rc;
 	total = o.pos;
@@ -119,10 +126,10 @@ int rocev2_dump_context(struct rocev2 *e, void *buf, size_t cap, size_t *len,
 
 	o = (struct dump_out){ b, cap, ROCEV2_DUMP_HDR_LEN };
 	memset(&st, 0, sizeof(st));
-	rc = dump_records(e, &o, &st, &count);
+	rc = dump_records(e, (uint16_t)scope->owner, &o, &st, &count);
 	if (rc)
 		return rc;
-	image_header_write(b, count, total);
+	image_header_write(b, count, total, scope->ua_offset, scope->ua_size);
 	*len = total;
 	return 0;
 }

@@ -25,16 +25,19 @@
 
 #include "rocev2/rocev2.h"
 
-/* ---- image header (24 bytes, little-endian) ------------------------------ */
+/* ---- image header (40 bytes, little-endian) ------------------------------ */
 #define ROCEV2_DUMP_MAGIC "MNICDUMP"
 #define ROCEV2_DUMP_MAGIC_LEN 8u
-#define ROCEV2_DUMP_VERSION 1u
-#define ROCEV2_DUMP_HDR_LEN 24u
+#define ROCEV2_DUMP_VERSION 2u          /* 2: the context's user-area range */
+#define ROCEV2_DUMP_HDR_LEN 40u
 #define ROCEV2_DUMP_OFF_VERSION 8u      /* u16 */
-#define ROCEV2_DUMP_OFF_FLAGS 10u       /* u16, 0 in version 1 */
+#define ROCEV2_DUMP_OFF_FLAGS 10u       /* u16, 0 in version 2 */
 #define ROCEV2_DUMP_OFF_COUNT 12u       /* u32 records */
 #define ROCEV2_DUMP_OFF_TOTAL 16u       /* u32 image bytes, header included */
-#define ROCEV2_DUMP_OFF_CRC 20u         /* u32 CRC32C of bytes [24, total) */
+#define ROCEV2_DUMP_OFF_CRC 20u         /* u32 CRC32C of bytes [CRC_START, total) */
+#define ROCEV2_DUMP_CRC_START 24u       /* the range is covered, the fields above not */
+#define ROCEV2_DUMP_OFF_UA_OFFSET 24u   /* u64 the dumped context's user-area range */
+#define ROCEV2_DUMP_OFF_UA_SIZE 32u     /* u64 (0 with offset 0: none recorded) */
 
 /* ---- records: u16 type (enum rocev2_obj_type), u16 version, u32 length
  * (header included), payload ------------------------------------------------ */

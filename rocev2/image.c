@@ -35,11 +35,13 @@
 #define PD_MEMBERS(M, A, S)                                                                \
 	M(S, gen, uint16_t, CODE)               /* in the handle */                        \
 	M(S, in_use, uint8_t, SKIP)                                                        \
+	M(S, owner, uint16_t, SKIP)             /* the restoring context (create_as) */    \
 	M(S, refcnt, uint32_t, DERIVE)          /* MRs, SRQs, QPs restored on it */
 
 #define MR_MEMBERS(M, A, S)                                                                \
 	M(S, in_use, uint8_t, SKIP)                                                        \
 	M(S, key, uint8_t, CODE)                /* low byte of lkey */                     \
+	M(S, owner, uint16_t, SKIP)             /* the restoring context (create_as) */    \
 	M(S, pd, uint16_t, CODE)                /* as the PD's handle */                   \
 	M(S, access, uint32_t, CODE)                                                       \
 	M(S, addr, uint64_t, CODE)                                                         \
@@ -55,6 +57,7 @@
 #define CQ_MEMBERS(M, A, S)                                                                \
 	M(S, gen, uint16_t, CODE)               /* in the handle */                        \
 	M(S, in_use, uint8_t, SKIP)                                                        \
+	M(S, owner, uint16_t, SKIP)             /* the restoring context (create_as) */    \
 	M(S, error, uint8_t, CODE)                                                         \
 	A(S, q, struct rocev2_queue_attr, , CODE)                                          \
 	M(S, pi, uint32_t, CODE)                                                           \
@@ -68,6 +71,7 @@
 #define SRQ_MEMBERS(M, A, S)                                                               \
 	M(S, gen, uint16_t, CODE)               /* in the handle */                        \
 	M(S, in_use, uint8_t, SKIP)                                                        \
+	M(S, owner, uint16_t, SKIP)             /* the restoring context (create_as) */    \
 	M(S, limit_armed, uint8_t, CODE)                                                   \
 	M(S, pd, uint16_t, CODE)                /* as the PD's handle */                   \
 	M(S, max_sge, uint32_t, CODE)                                                      \
@@ -102,6 +106,7 @@
 	M(S, gen, uint16_t, CODE)               /* in the QPN */                           \
 	M(S, in_use, uint8_t, SKIP)                                                        \
 	M(S, state, uint8_t, CODE)                                                         \
+	M(S, owner, uint16_t, SKIP)             /* the restoring context (create_as) */    \
 	M(S, qpn, uint32_t, CODE)                                                          \
 	A(S, attr, struct rocev2_qp_attr, , CODE)                                          \
 	M(S, pd, uint16_t, CODE)                /* PD/CQ/SRQ: as handles */                \
@@ -476,16 +481,21 @@ void img_copy_fields(void *dst, const void *src, const struct dump_field *t, siz
 
 /* ---- header and record framing ------------------------------------------------- */
 
-void image_header_write(uint8_t *b, uint32_t count, size_t total)
+void image_header_write(uint8_t *b, uint32_t count, size_t total, uint64_t ua_offset,
+			uint64_t ua_size)
 {
-	struct dump_out o = { b, total, 0 };
+	struct dump_out o = { b, total, ROCEV2_DUMP_OFF_UA_OFFSET };
 
+	/* The range first: the CRC covers it. */
+	img_out_le(&o, ua_offset, 8);
+	img_out_le(&o, ua_size, 8);
+	o.pos = 0;
 	img_out_bytes(&o, (const uint8_t *)ROCEV2_DUMP_MAGIC, ROCEV2_DUMP_MAGIC_LEN);
 	img_out_le(&o, ROCEV2_DUMP_VERSION, 2);
 	img_out_le(&o, 0, 2);               /* flags */
 	img_out_le(&o, count, 4);
 	img_out_le(&o, total, 4);
-	img_out_le(&o, crc32c(0, b + ROCEV2_DUMP_HDR_LEN, total - ROCEV2_DUMP_HDR_LEN), 4);
+	img_out_le(&o, crc32c(0, b + ROCEV2_DUMP_CRC_START, total - ROCEV2_DUMP_CRC_START), 4);
 }
 
 int image_header_check(const uint8_t *b, size_t len, uint32_t *count)
@@ -493,6 +503,7 @@ int image_header_check(const uint8_t *b, size_t len, uint32_t *count)
 	struct dump_in in = { b, len, 0, 0 };
 	uint8_t magic[ROCEV2_DUMP_MAGIC_LEN];
 	uint32_t total, crc;
+	uint64_t ua_offset, ua_size;
 
 	if (!b || len < ROCEV2_DUMP_HDR_LEN)
 		return -HAL_EINVAL;
@@ -502,14 +513,31 @@ int image_header_check(const uint8_t *b, size_t len, uint32_t *count)
 	if (img_in_u16(&in) != ROCEV2_DUMP_VERSION)
 		return -HAL_ERANGE;
 	if (img_in_u16(&in) != 0)
-		return -HAL_EINVAL;     /* no flags are defined in version 1 */
+		return -HAL_EINVAL;     /* no flags are defined in version 2 */
 	*count = img_in_u32(&in);
 	total = img_in_u32(&in);
 	crc = img_in_u32(&in);
+	ua_offset = img_in_u64(&in);
+	ua_size = img_in_u64(&in);
 	if (total != len)
 		return -HAL_EINVAL;     /* truncated, or trailing bytes */
-	if (crc32c(0, b + ROCEV2_DUMP_HDR_LEN, len - ROCEV2_DUMP_HDR_LEN) != crc)
+	if (crc32c(0, b + ROCEV2_DUMP_CRC_START, len - ROCEV2_DUMP_CRC_START) != crc)
 		return -HAL_EIO;
+	if (ua_offset > UINT64_MAX - ua_size || (!ua_size && ua_offset))
+		return -HAL_EINVAL;     /* a range that wraps, or an offset without a size */
+	return 0;
+}
+
+int rocev2_image_ua_range(const void *img, size_t len, uint64_t *ua_offset, uint64_t *ua_size)
+{
+	struct dump_in in = { img, len, ROCEV2_DUMP_OFF_UA_OFFSET, 0 };
+	uint32_t count;
+	int rc = image_header_check(img, len, &count);
+
+	if (rc)
+		return rc;
+	*ua_offset = img_in_u64(&in);
+	*ua_size = img_in_u64(&in);
 	return 0;
 }
 

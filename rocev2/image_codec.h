@@ -64,7 +64,8 @@ void img_copy_fields(void *dst, const void *src, const struct dump_field *t, siz
 
 /* ---- header and record framing (image.c) ---------------------------------- */
 /* The image header of the total bytes at b, records already in place. */
-void image_header_write(uint8_t *b, uint32_t count, size_t total);
+void image_header_write(uint8_t *b, uint32_t count, size_t total, uint64_t ua_offset,
+			uint64_t ua_size);
 /* Magic, versions, flags, length and CRC32C; *count: the records it
  * announces. */
 int image_header_check(const uint8_t *b, size_t len, uint32_t *count);

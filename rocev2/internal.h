@@ -25,21 +25,31 @@
 #include "wire.h"
 
 #define ROCEV2_EVENT_RING 64u
+/* One ring for every context, each event tagged with its object's owner
+ * (rocev2_get_event takes the owner's oldest). */
+struct rocev2_owned_event {
+	struct rocev2_event ev;
+	uint16_t owner;
+};
 /* Timers a QP owns: retransmit and RNR (comp), pause and RESUME (mig). */
 #define ROCEV2_TIMERS_PER_QP 4u
 #define ROCEV2_MAX_TIMERS (ROCEV2_TIMERS_PER_QP * ROCEV2_MAX_QP)
 #define ROCEV2_TX_MAX (ROCEV2_HDR_OFFSET + ROCEV2_MAX_HDR + 4096u + 3u + ICRC_LEN)
 
 /* ---- objects ------------------------------------------------------------ */
+/* Every object records the context that owns it (rocev2_create_as); an
+ * object refers only to objects of its own context. */
 struct rocev2_pd {
 	uint16_t gen;
 	uint8_t in_use;
+	uint16_t owner;                 /* context (rocev2_create_as) */
 	uint32_t refcnt;                /* MRs, SRQs and QPs using it */
 };
 
 struct rocev2_mr {
 	uint8_t in_use;
 	uint8_t key;                    /* low byte of lkey/rkey */
+	uint16_t owner;
 	uint16_t pd;                    /* PD index */
 	uint32_t access;                /* enum rocev2_access */
 	uint64_t addr, length;          /* host address range */
@@ -49,6 +59,7 @@ struct rocev2_mr {
 struct rocev2_cq {
 	uint16_t gen;
 	uint8_t in_use;
+	uint16_t owner;
 	uint8_t error;                  /* overflowed: no more CQEs */
 	struct rocev2_queue_attr q;
 	uint32_t pi;                    /* next CQE index the firmware writes */
@@ -65,6 +76,7 @@ struct rocev2_wq {
 struct rocev2_srq {
 	uint16_t gen;
 	uint8_t in_use;
+	uint16_t owner;
 	uint8_t limit_armed;
 	uint16_t pd;
 	uint32_t max_sge;
@@ -91,6 +103,7 @@ struct rocev2_qp {
 	uint16_t gen;
 	uint8_t in_use;
 	uint8_t state;                  /* enum rocev2_qp_state */
+	uint16_t owner;
 	uint32_t qpn;
 	struct rocev2_qp_attr attr;     /* current attributes (sq/rq_psn: as set) */
 	uint16_t pd, scq, rcq;          /* indices */
@@ -121,8 +134,9 @@ struct rocev2 {
 	struct rocev2_qp qps[ROCEV2_MAX_QP];
 	uint32_t n_pd, n_mr, n_cq, n_srq, n_qp;   /* objects in use (tests: leaks) */
 	uint64_t pause_timeout_ns;      /* Paused -> ERR after this (0 = never) */
-	uint8_t ctx_stopped;            /* a dump stopped the context */
-	struct rocev2_event events[ROCEV2_EVENT_RING];
+	uint16_t creator;               /* owner of the objects created next */
+	uint8_t owner_stopped[ROCEV2_MAX_OWNERS];   /* a dump stopped that context */
+	struct rocev2_owned_event events[ROCEV2_EVENT_RING];
 	uint32_t ev_head, ev_tail;
 	struct rocev2_qp *sched_head, *sched_tail;
 	uint8_t tx[ROCEV2_TX_MAX];
@@ -211,7 +225,8 @@ int rocev2_mr_check(const struct rocev2_mr *mr, uint16_t pd, uint64_t va, uint64
 		    uint32_t access);
 /* Move qp to ERR (IBA 10.3.1): flush both queues, post the event. */
 void rocev2_qp_to_error(struct rocev2 *e, struct rocev2_qp *qp, int event);
-void rocev2_post_event(struct rocev2 *e, uint32_t type, uint32_t handle);
+/* Queue an event for owner, the context of the object it names. */
+void rocev2_post_event(struct rocev2 *e, uint16_t owner, uint32_t type, uint32_t handle);
 
 /* ---- host queues (queue.c) ------------------------------------------------ */
 /* Refresh the host producer index of a WQ from its doorbell record;

@@ -343,14 +343,19 @@ void rocev2_mig_rts(struct rocev2 *e, struct rocev2_qp *qp)
 
 /* ---- public API (rocev2.h) ------------------------------------------------ */
 
-int rocev2_resume_context(struct rocev2 *e)
+/* Only the owner's Stopped QPs (dumped or restored): a QP that was never
+ * stopped, or belongs to another context, is not one the peer expects a
+ * RESUME from, and a peer without the extension would stall on it. */
+int rocev2_resume_context(struct rocev2 *e, uint32_t owner)
 {
 	unsigned i;
 
+	if (owner >= ROCEV2_MAX_OWNERS)
+		return -HAL_EINVAL;
 	for (i = 0; i < ROCEV2_MAX_QP; i++) {
 		struct rocev2_qp *qp = &e->qps[i];
 
-		if (!qp->in_use)
+		if (!qp->in_use || qp->owner != owner || !qp->stopped)
 			continue;
 		qp->stopped = 0;
 		/* Paused when it was dumped (its peer stopped too): the wait
@@ -380,21 +385,18 @@ int rocev2_resume_context(struct rocev2 *e)
 		if (qp->state >= ROCEV2_QPS_RTR && qp->state <= ROCEV2_QPS_SQE)
 			rocev2_sched(e, qp);
 	}
-	e->ctx_stopped = 0;
+	e->owner_stopped[owner] = 0;
 	return 0;
 }
 
-int rocev2_abort_dump(struct rocev2 *e)
+int rocev2_abort_dump(struct rocev2 *e, uint32_t owner)
 {
-	unsigned i;
-	int stopped = e->ctx_stopped;
-
-	for (i = 0; i < ROCEV2_MAX_QP && !stopped; i++)
-		stopped = e->qps[i].in_use && e->qps[i].stopped;
-	if (!stopped)
+	if (owner >= ROCEV2_MAX_OWNERS)
+		return -HAL_EINVAL;
+	if (!rocev2_context_stopped(e, owner))
 		return 0;               /* nothing to undo */
 	e->cnt.mig_aborts++;
-	return rocev2_resume_context(e);
+	return rocev2_resume_context(e, owner);
 }
 
 /* key NULL removes the key: RESUMEs go out without a MAC and are accepted

@@ -47,7 +47,7 @@ int rocev2_reg_mr(struct rocev2 *e, uint32_t pd_handle, uint64_t addr, uint64_t 
 	struct rocev2_mr *mr;
 	uint32_t idx;
 
-	if (!pd || !lkey || !rkey)
+	if (!pd || pd->owner != e->creator || !lkey || !rkey)
 		return -HAL_EINVAL;
 	if (access & ~(uint32_t)MR_ACCESS_ALL)
 		return -HAL_EINVAL;
@@ -68,6 +68,7 @@ int rocev2_reg_mr(struct rocev2 *e, uint32_t pd_handle, uint64_t addr, uint64_t 
 	mr->length = length;
 	mr->lkey = idx << ROCEV2_MR_KEY_BITS | mr->key;
 	mr->rkey = mr->lkey;
+	mr->owner = e->creator;
 	mr->in_use = 1;
 	pd->refcnt++;
 	e->n_mr++;

@@ -30,6 +30,7 @@ int rocev2_alloc_pd(struct rocev2 *e, uint32_t *handle)
 	pd = &e->pds[idx];
 	pd->gen = rocev2_pool_next_gen(pd->gen, ROCEV2_HANDLE_GEN_MAX);
 	pd->refcnt = 0;
+	pd->owner = e->creator;
 	pd->in_use = 1;
 	e->n_pd++;
 	*handle = rocev2_handle(pd->gen, idx);

@@ -186,11 +186,13 @@ int rocev2_qp_install(struct rocev2 *e, uint32_t qpn, const struct rocev2_qp_ini
 	pd = rocev2_pd_get(e, a->pd);
 	scq = rocev2_cq_get(e, a->send_cq);
 	rcq = rocev2_cq_get(e, a->recv_cq);
-	if (!pd || !scq || !rcq)
+	/* A QP refers only to objects of its own context. */
+	if (!pd || !scq || !rcq || pd->owner != e->creator || scq->owner != e->creator ||
+	    rcq->owner != e->creator)
 		return -HAL_EINVAL;
 	if (a->srq != ROCEV2_NO_SRQ) {
 		srq = rocev2_srq_get(e, a->srq);
-		if (!srq || a->rq.size != 0)
+		if (!srq || srq->owner != e->creator || a->rq.size != 0)
 			return -HAL_EINVAL;
 	}
 	if (a->max_send_sge > MNIC_MAX_SGE || a->max_recv_sge > MNIC_MAX_SGE)
@@ -214,6 +216,7 @@ int rocev2_qp_install(struct rocev2 *e, uint32_t qpn, const struct rocev2_qp_ini
 	qp->max_send_sge = a->max_send_sge;
 	qp->max_recv_sge = a->max_recv_sge;
 	qp->sq_sig_all = a->sq_sig_all != 0;
+	qp->owner = e->creator;
 	qp->sport = rocev2_udp_sport(qp->qpn);
 	qp->attr.path_mtu = ROCEV2_MTU_256;    /* until INIT -> RTR sets it */
 	qp->mtu = rocev2_mtu_bytes(ROCEV2_MTU_256);
@@ -431,5 +434,5 @@ void rocev2_qp_to_error(struct rocev2 *e, struct rocev2_qp *qp, int event)
 	rocev2_req_flush(e, qp);
 	rocev2_resp_flush(e, qp);
 	if (event >= 0 && !was_error)
-		rocev2_post_event(e, (uint32_t)event, qp->qpn);
+		rocev2_post_event(e, qp->owner, (uint32_t)event, qp->qpn);
 }

@@ -18,20 +18,40 @@ void rocev2_query_device(const struct rocev2 *e, struct rocev2_device_info *info
 	info->objects[ROCEV2_OBJ_CQ] = e->n_cq;
 	info->objects[ROCEV2_OBJ_SRQ] = e->n_srq;
 	info->objects[ROCEV2_OBJ_QP] = e->n_qp;
-	info->stopped = e->ctx_stopped;
 	info->migration = ROCEV2_MIGRATION;
 }
 
-int rocev2_context_stopped(const struct rocev2 *e)
+int rocev2_context_stopped(const struct rocev2 *e, uint32_t owner)
 {
 	unsigned i;
 
-	if (e->ctx_stopped)
+	if (owner >= ROCEV2_MAX_OWNERS)
+		return 0;
+	if (e->owner_stopped[owner])
 		return 1;
 	for (i = 0; i < ROCEV2_MAX_QP; i++)
-		if (e->qps[i].in_use && e->qps[i].stopped)
+		if (e->qps[i].in_use && e->qps[i].owner == owner && e->qps[i].stopped)
 			return 1;
 	return 0;
+}
+
+void rocev2_owner_objects(const struct rocev2 *e, uint32_t owner,
+			  uint32_t objects[ROCEV2_OBJ_LIVE_NUM])
+{
+	unsigned i;
+
+	for (i = 0; i < ROCEV2_OBJ_LIVE_NUM; i++)
+		objects[i] = 0;
+	for (i = 0; i < ROCEV2_MAX_PD; i++)
+		objects[ROCEV2_OBJ_PD] += e->pds[i].in_use && e->pds[i].owner == owner;
+	for (i = 0; i < ROCEV2_MAX_MR; i++)
+		objects[ROCEV2_OBJ_MR] += e->mrs[i].in_use && e->mrs[i].owner == owner;
+	for (i = 0; i < ROCEV2_MAX_CQ; i++)
+		objects[ROCEV2_OBJ_CQ] += e->cqs[i].in_use && e->cqs[i].owner == owner;
+	for (i = 0; i < ROCEV2_MAX_SRQ; i++)
+		objects[ROCEV2_OBJ_SRQ] += e->srqs[i].in_use && e->srqs[i].owner == owner;
+	for (i = 0; i < ROCEV2_MAX_QP; i++)
+		objects[ROCEV2_OBJ_QP] += e->qps[i].in_use && e->qps[i].owner == owner;
 }
 
 uint64_t rocev2_clock_ns(const struct rocev2 *e)
@@ -54,6 +74,46 @@ int rocev2_obj_live(struct rocev2 *e, enum rocev2_obj_type type, uint32_t handle
 		return rocev2_qp_lookup(e, handle) != NULL;
 	default:
 		return 0;
+	}
+}
+
+int rocev2_obj_owner(struct rocev2 *e, enum rocev2_obj_type type, uint32_t handle,
+		     uint32_t *owner)
+{
+	const struct rocev2_pd *pd;
+	const struct rocev2_mr *mr;
+	const struct rocev2_cq *cq;
+	const struct rocev2_srq *srq;
+	const struct rocev2_qp *qp;
+
+	switch (type) {
+	case ROCEV2_OBJ_PD:
+		if (!(pd = rocev2_pd_get(e, handle)))
+			return -HAL_EINVAL;
+		*owner = pd->owner;
+		return 0;
+	case ROCEV2_OBJ_MR:
+		if (!(mr = rocev2_mr_lookup(e, handle)))
+			return -HAL_EINVAL;
+		*owner = mr->owner;
+		return 0;
+	case ROCEV2_OBJ_CQ:
+		if (!(cq = rocev2_cq_get(e, handle)))
+			return -HAL_EINVAL;
+		*owner = cq->owner;
+		return 0;
+	case ROCEV2_OBJ_SRQ:
+		if (!(srq = rocev2_srq_get(e, handle)))
+			return -HAL_EINVAL;
+		*owner = srq->owner;
+		return 0;
+	case ROCEV2_OBJ_QP:
+		if (!(qp = rocev2_qp_lookup(e, handle)))
+			return -HAL_EINVAL;
+		*owner = qp->owner;
+		return 0;
+	default:
+		return -HAL_EINVAL;
 	}
 }
 

@@ -129,7 +129,7 @@ int rocev2_rq_take(struct rocev2 *e, struct rocev2_qp *qp, struct mnic_recv_wqe 
 	if (srq && srq->limit_armed && wq->pi - wq->ci < srq->limit) {
 		srq->limit_armed = 0;
 		e->cnt.srq_limit_events++;
-		rocev2_post_event(e, ROCEV2_EVENT_SRQ_LIMIT_REACHED,
+		rocev2_post_event(e, srq->owner, ROCEV2_EVENT_SRQ_LIMIT_REACHED,
 				  rocev2_handle(srq->gen, (uint32_t)(srq - e->srqs)));
 	}
 	return err;

@@ -253,7 +253,7 @@ static void req_check_drained(struct rocev2 *e, struct rocev2_qp *qp)
 	if (qp->comp.drained || qp->comp.wqe_index != qp->req.next_new)
 		return;
 	qp->comp.drained = 1;
-	rocev2_post_event(e, ROCEV2_EVENT_SQ_DRAINED, qp->qpn);
+	rocev2_post_event(e, qp->owner, ROCEV2_EVENT_SQ_DRAINED, qp->qpn);
 }
 
 static enum req_step step_check_qp(struct req_ctx *c)

@@ -48,6 +48,7 @@ static int pd_apply(struct rocev2 *e, const struct pd_rec *r)
 		return -HAL_EEXIST;
 	pd->gen = (uint16_t)rocev2_handle_gen(r->handle);
 	pd->refcnt = 0;
+	pd->owner = e->creator;
 	pd->in_use = 1;
 	e->n_pd++;
 	return 0;
@@ -76,7 +77,7 @@ static int mr_apply(struct rocev2 *e, const struct mr_rec *r)
 	if (mr->in_use)
 		return -HAL_EEXIST;
 	pd = rocev2_pd_get(e, r->pd);
-	if (!pd)
+	if (!pd || pd->owner != e->creator)
 		return -HAL_EINVAL;
 	if (!rocev2_in_window(e, r->addr, r->length))
 		return -HAL_EFAULT;
@@ -87,6 +88,7 @@ static int mr_apply(struct rocev2 *e, const struct mr_rec *r)
 	mr->length = r->length;
 	mr->lkey = r->lkey;
 	mr->rkey = r->lkey;
+	mr->owner = e->creator;
 	mr->in_use = 1;
 	pd->refcnt++;
 	e->n_mr++;
@@ -119,6 +121,7 @@ static int cq_apply(struct rocev2 *e, const struct cq_rec *r)
 	cq->q = r->q;
 	cq->pi = r->pi;
 	cq->refcnt = 0;
+	cq->owner = e->creator;
 	cq->in_use = 1;
 	e->n_cq++;
 	return 0;
@@ -144,7 +147,7 @@ static int srq_apply(struct rocev2 *e, const struct srq_rec *r)
 	if (srq->in_use)
 		return -HAL_EEXIST;
 	pd = rocev2_pd_get(e, r->pd);
-	if (!pd)
+	if (!pd || pd->owner != e->creator)
 		return -HAL_EINVAL;
 	rc = rocev2_queue_attr_check(e, &r->q, MNIC_WQE_SIZE);
 	if (rc)
@@ -158,6 +161,7 @@ static int srq_apply(struct rocev2 *e, const struct srq_rec *r)
 	 * doorbell record before every take. */
 	srq->wq = (struct rocev2_wq){ .q = r->q, .ci = r->ci, .pi = r->ci };
 	srq->refcnt = 0;
+	srq->owner = e->creator;
 	srq->in_use = 1;
 	pd->refcnt++;
 	e->n_srq++;

@@ -1,4 +1,5 @@
-/* Engine setup, the requester scheduler, doorbells and the event ring. */
+/* Engine setup, the requester scheduler, doorbells, the event ring and the
+ * objects' owners (contexts). */
 #include <string.h>
 
 #include "internal.h"
@@ -179,7 +180,7 @@ unsigned rocev2_doorbells_changed(struct rocev2 *e)
 	return refreshed;
 }
 
-void rocev2_post_event(struct rocev2 *e, uint32_t type, uint32_t handle)
+void rocev2_post_event(struct rocev2 *e, uint16_t owner, uint32_t type, uint32_t handle)
 {
 	uint32_t next = (e->ev_head + 1) % ROCEV2_EVENT_RING;
 
@@ -187,15 +188,63 @@ void rocev2_post_event(struct rocev2 *e, uint32_t type, uint32_t handle)
 		e->cnt.events_lost++;
 		return;
 	}
-	e->events[e->ev_head] = (struct rocev2_event){ type, handle };
+	e->events[e->ev_head] = (struct rocev2_owned_event){ { type, handle }, owner };
 	e->ev_head = next;
 }
 
-int rocev2_get_event(struct rocev2 *e, struct rocev2_event *ev)
+/* The owner's oldest event; the older events of other owners move up one
+ * slot to close the gap, so each owner still reads its own in order. */
+int rocev2_get_event(struct rocev2 *e, uint32_t owner, struct rocev2_event *ev)
 {
-	if (e->ev_tail == e->ev_head)
+	uint32_t i, prev;
+
+	for (i = e->ev_tail; i != e->ev_head; i = (i + 1) % ROCEV2_EVENT_RING)
+		if (e->events[i].owner == owner)
+			break;
+	if (i == e->ev_head)
 		return -HAL_EAGAIN;
-	*ev = e->events[e->ev_tail];
+	*ev = e->events[i].ev;
+	for (; i != e->ev_tail; i = prev) {
+		prev = (i + ROCEV2_EVENT_RING - 1) % ROCEV2_EVENT_RING;
+		e->events[i] = e->events[prev];
+	}
 	e->ev_tail = (e->ev_tail + 1) % ROCEV2_EVENT_RING;
 	return 0;
+}
+
+int rocev2_create_as(struct rocev2 *e, uint32_t owner)
+{
+	if (owner >= ROCEV2_MAX_OWNERS)
+		return -HAL_EINVAL;
+	e->creator = (uint16_t)owner;
+	return 0;
+}
+
+/* Dependents first, so that no destroy finds its object still referenced
+ * (IBA 11.2.1.5): QPs, then SRQs, CQs, MRs and PDs.  References never
+ * cross contexts (every create checks), so each one succeeds. */
+int rocev2_destroy_owned(struct rocev2 *e, uint32_t owner)
+{
+	uint32_t i;
+	int rc = 0;
+
+	if (owner >= ROCEV2_MAX_OWNERS)
+		return -HAL_EINVAL;
+	for (i = 0; i < ROCEV2_MAX_QP; i++)
+		if (e->qps[i].in_use && e->qps[i].owner == owner)
+			rc |= rocev2_destroy_qp(e, e->qps[i].qpn);
+	for (i = 0; i < ROCEV2_MAX_SRQ; i++)
+		if (e->srqs[i].in_use && e->srqs[i].owner == owner)
+			rc |= rocev2_destroy_srq(e, rocev2_handle(e->srqs[i].gen, i));
+	for (i = 0; i < ROCEV2_MAX_CQ; i++)
+		if (e->cqs[i].in_use && e->cqs[i].owner == owner)
+			rc |= rocev2_destroy_cq(e, rocev2_handle(e->cqs[i].gen, i));
+	for (i = 0; i < ROCEV2_MAX_MR; i++)
+		if (e->mrs[i].in_use && e->mrs[i].owner == owner)
+			rc |= rocev2_dereg_mr(e, e->mrs[i].lkey);
+	for (i = 0; i < ROCEV2_MAX_PD; i++)
+		if (e->pds[i].in_use && e->pds[i].owner == owner)
+			rc |= rocev2_dealloc_pd(e, rocev2_handle(e->pds[i].gen, i));
+	e->owner_stopped[owner] = 0;    /* its dump, if any, ends with it */
+	return rc ? -HAL_EBUSY : 0;
 }

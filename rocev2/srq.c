@@ -26,7 +26,7 @@ int rocev2_create_srq(struct rocev2 *e, uint32_t pd_handle, const struct rocev2_
 	uint32_t idx;
 	int err;
 
-	if (!pd || !a || !handle)
+	if (!pd || pd->owner != e->creator || !a || !handle)
 		return -HAL_EINVAL;
 	err = rocev2_queue_attr_check(e, &a->q, MNIC_WQE_SIZE);
 	if (err)
@@ -44,6 +44,7 @@ int rocev2_create_srq(struct rocev2 *e, uint32_t pd_handle, const struct rocev2_
 	srq->limit_armed = a->srq_limit != 0;
 	srq->wq = (struct rocev2_wq){ .q = a->q };   /* ci = pi = 0: zeroed ring */
 	srq->refcnt = 0;
+	srq->owner = e->creator;
 	srq->in_use = 1;
 	pd->refcnt++;
 	e->n_srq++;

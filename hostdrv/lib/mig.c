@@ -121,8 +121,8 @@ int mnic_restore_image(struct mnic_dev *dev, const void *img, uint32_t len,
 	return restore_cmd(dev, MNIC_RESTORE_IMAGE, img, len, override);
 }
 
-/* RESUME_CONTEXT / ABORT_DUMP of the handle's own context */
-static int simple(struct mnic_dev *dev, uint16_t opcode)
+/* RESUME_CONTEXT / ABORT_DUMP of the issuing context. */
+static int self_cmd(struct mnic_dev *dev, uint16_t opcode)
 {
 	struct mnic_cmd_handle_in in = {.hdr = {.opcode = opcode}, .handle = MNIC_CTX_SELF};
 	struct mnic_cmd_simple_out out;
@@ -134,7 +134,7 @@ static int simple(struct mnic_dev *dev, uint16_t opcode)
 
 int mnic_resume_context(struct mnic_dev *dev)
 {
-	int err = simple(dev, MNIC_CMD_RESUME_CONTEXT);
+	int err = self_cmd(dev, MNIC_CMD_RESUME_CONTEXT);
 
 	/* restored QPs may have WQEs posted before the migration: have the NIC
 	 * read every doorbell record again */
@@ -145,7 +145,7 @@ int mnic_resume_context(struct mnic_dev *dev)
 
 int mnic_abort_dump(struct mnic_dev *dev)
 {
-	int err = simple(dev, MNIC_CMD_ABORT_DUMP);
+	int err = self_cmd(dev, MNIC_CMD_ABORT_DUMP);
 
 	if (err == 0)
 		mnic_ring_doorbell(dev);

@@ -129,6 +129,9 @@ _Static_assert(sizeof(struct mnic_cmd_mailbox) == MNIC_CMD_MBOX_SIZE, "mailbox l
 	X(MNIC_CMD_FW_QUERY, 0x101)               \
 	X(MNIC_CMD_QUERY_COUNTERS, 0x102)         \
 	X(MNIC_CMD_GET_EVENTS, 0x103)             \
+	X(MNIC_CMD_ALLOC_CONTEXT, 0x104)          \
+	X(MNIC_CMD_DEALLOC_CONTEXT, 0x105)        \
+	X(MNIC_CMD_QUERY_CONTEXT, 0x106)          \
 	X(MNIC_CMD_NOP, 0x10d)                    \
 	X(MNIC_CMD_CREATE_CQ, 0x400)              \
 	X(MNIC_CMD_DESTROY_CQ, 0x401)             \
@@ -153,11 +156,6 @@ _Static_assert(sizeof(struct mnic_cmd_mailbox) == MNIC_CMD_MBOX_SIZE, "mailbox l
 	X(MNIC_CMD_FW_FLASH_DATA, 0xc01)          \
 	X(MNIC_CMD_FW_FLASH_END, 0xc02)           \
 	X(MNIC_CMD_FW_ACTIVATE, 0xc03)
-
-/* Context commands: join MNIC_CMD_OPCODE_LIST with their firmware rows. */
-#define MNIC_CMD_ALLOC_CONTEXT   0x104
-#define MNIC_CMD_DEALLOC_CONTEXT 0x105
-#define MNIC_CMD_QUERY_CONTEXT   0x106
 
 #define MNIC_CMD_ENUM_(name, value) name = value,
 enum mnic_cmd_delivery { MNIC_CMD_DELIVERY_LIST(MNIC_CMD_ENUM_) };

@@ -19,11 +19,14 @@
 	X(MNIC_SITE_OUT_LEN, 0x03)       /* out_len < the command's output */    \
 	X(MNIC_SITE_RESERVED, 0x04)      /* a reserved field is not zero */      \
 	X(MNIC_SITE_OP_MOD, 0x05)        /* op_mod not defined for the opcode */ \
+	X(MNIC_SITE_CTX, 0x06)           /* issuing context not allocated */     \
+	X(MNIC_SITE_PRIV, 0x07)          /* only MNIC_CTX_MGMT may: NOT_PRIV */  \
 	X(MNIC_SITE_PD, 0x10)            /* PD handle names no PD */             \
 	X(MNIC_SITE_CQ, 0x11)            /* CQ handle names no CQ */             \
 	X(MNIC_SITE_SRQ, 0x12)           /* SRQ handle names no SRQ */           \
 	X(MNIC_SITE_QP, 0x13)            /* QPN names no QP */                   \
 	X(MNIC_SITE_MR, 0x14)            /* lkey names no MR */                  \
+	X(MNIC_SITE_CTX_HANDLE, 0x15)    /* names no allocated context */        \
 	/* addresses: rings, doorbell records, MRs must lie in the user area */   \
 	X(MNIC_SITE_RING_ADDR, 0x20)                                             \
 	X(MNIC_SITE_DBREC_ADDR, 0x21)                                            \
@@ -36,6 +39,9 @@
 	X(MNIC_SITE_DATA_LEN, 0x34)      /* restore data_len past in_len */      \
 	X(MNIC_SITE_RECORD_TYPE, 0x35)   /* record type wrong for the op_mod */  \
 	X(MNIC_SITE_OVERRIDE, 0x36)      /* peer-address override incomplete */  \
+	X(MNIC_SITE_CTX_UA, 0x37)        /* context range: align, size, place */ \
+	X(MNIC_SITE_CTX_ID, 0x38)        /* no context id left / MGMT's own */   \
+	X(MNIC_SITE_IMAGE_RANGE, 0x39)   /* image range not the issuer's */      \
 	/* command queue configuration (init_seg.cmdq_syndrome, BAD_CONFIG) */   \
 	X(MNIC_SITE_CMDQ_CTRL, 0x40)     /* cmdq_ctrl not 0 or ENABLE */         \
 	X(MNIC_SITE_CMDQ_ALIGN, 0x41)    /* cmdq_addr not 4 KiB aligned */       \

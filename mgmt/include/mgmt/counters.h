@@ -35,6 +35,11 @@
 	X(refused_reserved)     /* non-zero reserved field */                   \
 	X(refused_op_mod)                                                      \
 	X(refused_handle)       /* handle names no live object */              \
+	X(refused_foreign)      /* handle names another context's object */    \
+	X(refused_priv)         /* privileged command from a context: NOT_PRIV */ \
+	X(refused_ctx)          /* issuing context not allocated */             \
+	X(refused_ctx_range)    /* ALLOC_CONTEXT range: align, size, taken */   \
+	X(refused_ctx_id)       /* no context id / range left; MGMT's own */    \
 	X(refused_address)      /* ring/dbrec/MR outside the user area */       \
 	X(refused_stopped)      /* object Stopped by a dump/restore */          \
 	X(refused_record)       /* restore record malformed or wrong type */    \

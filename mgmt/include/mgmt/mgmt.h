@@ -4,9 +4,11 @@
  *               mailbox chains gathered/scattered through hal_dma, ownership
  *   cmd.c       dispatcher: the opcode table, length/reserved/handle/address
  *               checks (cmd_priv.h: what the handlers share)
- *   cmd_device.c, cmd_objects.c, cmd_migrate.c
+ *   cmd_device.c, cmd_objects.c, cmd_migrate.c, cmd_context.c
  *               one handler per opcode, by object, calling the RoCEv2 engine
- *               (rocev2/rocev2.h); firmware update in fwflash.c
+ *               (rocev2/rocev2.h); firmware update in fwflash.c; contexts
+ *               (tenants: who issued a command, what it owns) in
+ *               cmd_context.c
  *   doorbell.c  data-path doorbells: db_seq -> re-read every live queue's
  *               doorbell record
  *
@@ -46,8 +48,18 @@ struct mnic_mgmt_cfg {
 	unsigned n_eth;
 };
 
+/* A context (docs/host-interface.md "Contexts"): the engine owner id is
+ * its index.  [MNIC_CTX_MGMT] is always in use and holds the whole user
+ * area; the others hold disjoint MNIC_CTX_UA_ALIGN-aligned ranges of it. */
+struct mnic_ctx {
+	uint8_t in_use;
+	uint32_t owner_tag;                   /* ALLOC_CONTEXT's, opaque */
+	uint64_t ua_offset, ua_size;          /* window addresses */
+};
+
 struct mnic_mgmt {
 	struct mnic_mgmt_cfg cfg;
+	struct mnic_ctx ctx[MNIC_CTX_MAX + 1u];
 	struct mnic_mgmt_counters cnt;
 	/* transport: latched configuration */
 	uint32_t cmdq_state;                  /* enum mnic_cmdq_status */
@@ -77,7 +89,8 @@ int mnic_db_service(struct mnic_mgmt *m);
  * output bytes produced (8 .. out_len), 0 only for lengths out of range. */
 uint32_t mnic_cmd_dispatch(struct mnic_mgmt *m, uint8_t *buf, uint32_t in_len, uint32_t out_len);
 
-/* True when [addr, addr + len) lies in the user area of the window. */
-int mnic_user_range_ok(const struct mnic_mgmt *m, uint64_t addr, uint64_t len);
+/* True when [addr, addr + len) lies in the user-area range of context ctx
+ * (MNIC_CTX_MGMT: the whole user area of the window). */
+int mnic_ctx_range_ok(const struct mnic_mgmt *m, uint32_t ctx, uint64_t addr, uint64_t len);
 
 #endif

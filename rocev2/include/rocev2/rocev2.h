@@ -16,6 +16,12 @@
  *   PD/CQ/SRQ handle = generation << 16 | index
  *   QPN              = generation << 12 | index   (24 bits, never 0 or 1)
  *   lkey = rkey      = index << 8 | key byte      (as rxe; index = MRN)
+ * Every object has an owner, a context (0 .. ROCEV2_MAX_OWNERS - 1; the
+ * firmware's command contexts, docs/host-interface.md "Contexts"): the one
+ * rocev2_create_as named when it was created.  An object refers only to
+ * objects of its own context; dump, resume, abort and events are per
+ * context.  The engine checks no handle against an owner otherwise: the
+ * caller decides who may name what (rocev2_obj_owner).
  * Errors are negative HAL_E* codes.
  */
 #ifndef ROCEV2_H
@@ -52,6 +58,10 @@
 /* Engine instances (rocev2_open): one per Ethernet port. */
 #ifndef ROCEV2_MAX_ENGINES
 #define ROCEV2_MAX_ENGINES 1u
+#endif
+/* Owners (contexts): 0 and the firmware's MNIC_CTX_MAX others. */
+#ifndef ROCEV2_MAX_OWNERS
+#define ROCEV2_MAX_OWNERS 65u
 #endif
 #define ROCEV2_PSN_MASK 0xffffffu       /* PSNs are 24 bits (IBA 9.7.1) */
 #define ROCEV2_QPN_IDX_BITS 12u
@@ -219,19 +229,25 @@ struct rocev2_device_info {
 	uint8_t mac[6];
 	uint32_t ipv4;                  /* host order */
 	uint64_t pause_timeout_ns;      /* Paused -> ERR after this (0 = never) */
-	uint32_t objects[ROCEV2_OBJ_LIVE_NUM];   /* live objects per type */
-	uint8_t stopped;                /* a dump stopped the context */
+	uint32_t objects[ROCEV2_OBJ_LIVE_NUM];   /* live objects per type, every owner */
 	uint8_t migration;              /* built with the migration extension */
 };
 void rocev2_query_device(const struct rocev2 *e, struct rocev2_device_info *info);
-/* A dump stopped the context, or a restore left QPs Stopped. */
-int rocev2_context_stopped(const struct rocev2 *e);
+/* A dump stopped owner's context, or a restore left QPs of it Stopped. */
+int rocev2_context_stopped(const struct rocev2 *e, uint32_t owner);
+/* Live objects of owner, per type. */
+void rocev2_owner_objects(const struct rocev2 *e, uint32_t owner,
+			  uint32_t objects[ROCEV2_OBJ_LIVE_NUM]);
 /* The engine's clock (env->now_ns), ns. */
 uint64_t rocev2_clock_ns(const struct rocev2 *e);
 /* 1 when handle names a live object of type (a stale, free or out-of-range
  * handle: 0): the engine's own lookup, so a handle the mgmt dispatcher let
  * through is one the engine accepts.  PD/CQ/SRQ handle, MR lkey, QPN. */
 int rocev2_obj_live(struct rocev2 *e, enum rocev2_obj_type type, uint32_t handle);
+/* 0 and *owner: the context that owns the live object handle names;
+ * -HAL_EINVAL when it names none (as rocev2_obj_live). */
+int rocev2_obj_owner(struct rocev2 *e, enum rocev2_obj_type type, uint32_t handle,
+		     uint32_t *owner);
 /* The first live object of type whose pool slot is at or after cursor's
  * (the slot bits of a handle: handle + 1 continues after that object).
  * 0 and *handle set, -HAL_ENXIO when there is none, -HAL_EINVAL for a
@@ -242,7 +258,17 @@ int rocev2_obj_next(const struct rocev2 *e, enum rocev2_obj_type type, uint32_t 
  * names are rocev2_counter_names[], ROCEV2_NUM_COUNTERS of them). */
 const struct rocev2_counters *rocev2_counters(const struct rocev2 *e);
 
-/* Verbs-like object management (the mgmt/ command handlers call these). */
+/* Objects created (alloc, reg, create, restore) from now on belong to
+ * owner (0 after rocev2_init); -HAL_EINVAL for owner >= ROCEV2_MAX_OWNERS.
+ * The mgmt dispatcher sets it to the issuing context before every command. */
+int rocev2_create_as(struct rocev2 *e, uint32_t owner);
+/* Destroy every object of owner, dependents first (QPs, SRQs, CQs, MRs,
+ * PDs), and end its dump: the context is gone (DEALLOC_CONTEXT). */
+int rocev2_destroy_owned(struct rocev2 *e, uint32_t owner);
+
+/* Verbs-like object management (the mgmt/ command handlers call these).
+ * A PD, CQ or SRQ a new object refers to must belong to the creating
+ * owner (rocev2_create_as): -HAL_EINVAL otherwise, as for no such object. */
 int rocev2_alloc_pd(struct rocev2 *e, uint32_t *pd);
 int rocev2_dealloc_pd(struct rocev2 *e, uint32_t pd);
 int rocev2_reg_mr(struct rocev2 *e, uint32_t pd, uint64_t addr, uint64_t length,
@@ -279,12 +305,15 @@ int rocev2_srq_doorbell(struct rocev2 *e, uint32_t srq);
 unsigned rocev2_doorbells_changed(struct rocev2 *e);
 
 /* ---- live migration (MigrOS in the NIC; docs/ARCHITECTURE.md, "Live migration") -----
- * Source:  rocev2_dump_context() stops every QP (Stopped: sends nothing,
- *          answers requests with NAK_STOPPED) and serialises every object
+ * Per context (owner): other owners' QPs keep running throughout.
+ * Source:  rocev2_dump_context() stops the owner's QPs (Stopped: sends nothing,
+ *          answers requests with NAK_STOPPED) and serialises its objects
  *          into an image; rocev2_abort_dump() undoes the stop in place.
  * Target:  rocev2_restore_image() recreates every object with its original
- *          handles/keys/QPN and internal state, QPs left Stopped;
- *          rocev2_resume_context() lets them run: each RC QP sends RESUME
+ *          handles/keys/QPN and internal state, owned by the creating owner
+ *          (rocev2_create_as), QPs left Stopped;
+ *          rocev2_resume_context() lets the owner's Stopped QPs run (and no
+ *          other: a QP never stopped is never resumed): each RC QP sends RESUME
  *          (opcode 0x19, PSN = oldest unacknowledged) until it is ACKed;
  *          one in RTR sends it when modify_qp moves it to RTS. */
 #define ROCEV2_PAUSE_TIMEOUT_DEFAULT_NS 10000000000ull   /* 10 s */
@@ -302,12 +331,21 @@ struct rocev2_restore_opts {
 	uint8_t new_dmac[6];
 };
 
-int rocev2_dump_context(struct rocev2 *e, void *buf, size_t cap, size_t *len,
-			struct rocev2_dump_stats *stats);
-int rocev2_abort_dump(struct rocev2 *e);
+/* What a dump exports: the objects of owner; the image header records the
+ * user-area range that context holds (the target must give the restoring
+ * context a range that holds it).  NULL: owner 0, no range (0, 0). */
+struct rocev2_dump_scope {
+	uint32_t owner;
+	uint64_t ua_offset, ua_size;
+};
+
+int rocev2_dump_context(struct rocev2 *e, const struct rocev2_dump_scope *scope, void *buf,
+			size_t cap, size_t *len, struct rocev2_dump_stats *stats);
+/* Resume in place the Stopped QPs of owner (nothing stopped: 0, nothing done). */
+int rocev2_abort_dump(struct rocev2 *e, uint32_t owner);
 int rocev2_restore_image(struct rocev2 *e, const void *img, size_t len,
 			 const struct rocev2_restore_opts *opts);
-int rocev2_resume_context(struct rocev2 *e);
+int rocev2_resume_context(struct rocev2 *e, uint32_t owner);
 /* Shared migration key of a connection (both ends set the same key at
  * setup): RESUME then carries SipHash-2-4 over (dest QPN, src QPN, PSN,
  * new source IPv4) and an unauthenticated or forged RESUME is dropped. */
@@ -317,7 +355,8 @@ void rocev2_set_pause_timeout(struct rocev2 *e, uint64_t ns);
  * record at a time: */
 #include "rocev2_image.h"
 
-/* Next asynchronous event; 0 when one was returned, -HAL_EAGAIN if none. */
-int rocev2_get_event(struct rocev2 *e, struct rocev2_event *ev);
+/* Next asynchronous event of owner (about an object it owns), oldest
+ * first; 0 when one was returned, -HAL_EAGAIN if none. */
+int rocev2_get_event(struct rocev2 *e, uint32_t owner, struct rocev2_event *ev);
 
 #endif

@@ -30,6 +30,10 @@
  * ranges), no object twice, every reference resolved inside the image. */
 int rocev2_image_validate(const void *img, size_t len);
 
+/* The user-area range the image header records (the dumped context's;
+ * 0, 0: none recorded).  0, or rocev2_image_validate's header errors. */
+int rocev2_image_ua_range(const void *img, size_t len, uint64_t *ua_offset, uint64_t *ua_size);
+
 /* One record: its header read, the payload where it lies. */
 struct rocev2_record {
 	uint32_t type;                  /* enum rocev2_obj_type (< ROCEV2_OBJ_LIVE_NUM) */

@@ -17,7 +17,9 @@
 #include "mnic/cmd_names.h"
 #include "silent_env.h"
 
+#ifndef HOST_WINDOW
 #define HOST_WINDOW (4u << 20)              /* driver area 2 MiB + user area 2 MiB */
+#endif
 #define HOST_BAR (MNIC_DMA_WINDOW_OFFSET + HOST_WINDOW)
 #define HOST_LOG_SIZE 3u                     /* 8 entries */
 #define HOST_IN_MBOX MNIC_CMD_MBOX_AREA      /* input chain from here */

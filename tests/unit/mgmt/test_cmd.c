@@ -249,6 +249,9 @@ static const struct op_case ops[] = {
 	{ MNIC_CMD_QUERY_COUNTERS, 8, 16, 2, 0 },
 	{ MNIC_CMD_GET_EVENTS, 8, 16, 0, 0 },
 	{ MNIC_CMD_NOP, 8, 8, 0, 0 },
+	{ MNIC_CMD_ALLOC_CONTEXT, 32, 32, 1, 28 },
+	{ MNIC_CMD_DEALLOC_CONTEXT, 16, 8, 0, 12 },
+	{ MNIC_CMD_QUERY_CONTEXT, 16, 56, 1, 12 },
 	{ MNIC_CMD_CREATE_CQ, 32, 16, 0, 28 },
 	{ MNIC_CMD_DESTROY_CQ, 16, 8, 0, 12 },
 	{ MNIC_CMD_CREATE_QP, 88, 16, 0, 36 },
@@ -263,10 +266,10 @@ static const struct op_case ops[] = {
 	{ MNIC_CMD_DEALLOC_PD, 16, 8, 0, 12 },
 	{ MNIC_CMD_REG_MR, 32, 16, 0, 0 },
 	{ MNIC_CMD_DEREG_MR, 16, 8, 0, 12 },
-	{ MNIC_CMD_DUMP_CONTEXT, 8, 64, 0, 0 },
+	{ MNIC_CMD_DUMP_CONTEXT, 16, 64, 0, 12 },
 	{ MNIC_CMD_RESTORE_OBJECT, 32, 8, 3, 31 },
-	{ MNIC_CMD_RESUME_CONTEXT, 8, 8, 0, 0 },
-	{ MNIC_CMD_ABORT_DUMP, 8, 8, 0, 0 },
+	{ MNIC_CMD_RESUME_CONTEXT, 16, 8, 0, 12 },
+	{ MNIC_CMD_ABORT_DUMP, 16, 8, 0, 12 },
 	{ MNIC_CMD_MIG_CONFIG, 24, 8, 0, 20 },
 	{ MNIC_CMD_FW_FLASH_BEGIN, 144, 8, 0, 12 },
 	{ MNIC_CMD_FW_FLASH_DATA, 16, 8, 0, 0 },
@@ -339,7 +342,7 @@ static void test_every_opcode_validation(void **state)
 	}
 	/* Unknown opcodes. */
 	{
-		static const uint16_t bad[] = { 0, 0x0ff, 0x104, 0x505, 0xb05, 0xffff };
+		static const uint16_t bad[] = { 0, 0x0ff, 0x107, 0x505, 0xb05, 0xffff };
 		struct reply r;
 
 		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -629,7 +632,7 @@ static uint8_t big_in[MNIC_CMD_MAX_LEN];
  * leaves the output in big_out. */
 static uint8_t dump(struct host *h, uint32_t out_len, struct mnic_cmd_dump_out *o)
 {
-	struct mnic_cmd_simple_in in = { in_hdr(MNIC_CMD_DUMP_CONTEXT, 0) };
+	struct mnic_cmd_handle_in in = { in_hdr(MNIC_CMD_DUMP_CONTEXT, 0), MNIC_CTX_SELF, 0 };
 	uint8_t st = host_cmd(h, &in, sizeof(in), big_out, out_len);
 
 	memcpy(o, big_out, sizeof(*o));
@@ -756,7 +759,7 @@ static void test_dump_restore_image(void **state)
 		}
 	}
 	/* Target resumes; MODIFY works again. */
-	r = simple(&T, MNIC_CMD_RESUME_CONTEXT, 0);
+	r = by_handle(&T, MNIC_CMD_RESUME_CONTEXT, MNIC_CTX_SELF);
 	expect_status(&r, MNIC_CMD_STAT_OK, 0);
 	assert_int_equal(query_qp(&T, o[4]).mig_flags, 0);
 	{
@@ -768,7 +771,7 @@ static void test_dump_restore_image(void **state)
 		expect_status(&r, MNIC_CMD_STAT_OK, 0);
 	}
 	/* Source aborts: resumes in place. */
-	r = simple(&H, MNIC_CMD_ABORT_DUMP, 0);
+	r = by_handle(&H, MNIC_CMD_ABORT_DUMP, MNIC_CTX_MGMT);
 	expect_status(&r, MNIC_CMD_STAT_OK, 0);
 	assert_int_equal(query_qp(&H, o[4]).mig_flags, 0);
 	host_free(&T);
@@ -793,7 +796,7 @@ static void test_restore_image_address_check(void **state)
 	assert_int_equal(img[pos], ROCEV2_OBJ_MR);
 	memset(img + pos + 8 + 8, 0, 8);   /* address 0: the command ring */
 	{
-		uint32_t crc = crc32c(0, img + ROCEV2_DUMP_HDR_LEN, need - ROCEV2_DUMP_HDR_LEN);
+		uint32_t crc = crc32c(0, img + ROCEV2_DUMP_CRC_START, need - ROCEV2_DUMP_CRC_START);
 
 		memcpy(img + ROCEV2_DUMP_OFF_CRC, &crc, 4);
 	}

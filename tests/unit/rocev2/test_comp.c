@@ -399,7 +399,7 @@ static void test_retry_exhausted(void **state)
 	expect_no_cqe();
 	assert_int_equal(qp->state, ROCEV2_QPS_ERR);
 	assert_false(timer_armed(&qp->comp.retrans_timer));
-	assert_int_equal(rocev2_get_event(e, &ev), -HAL_EAGAIN);
+	assert_int_equal(rocev2_get_event(e, 0, &ev), -HAL_EAGAIN);
 
 	/* 7 = infinite: retries never run out. */
 	c.retry_cnt = 7;
@@ -552,7 +552,7 @@ static void test_fatal_naks(void **state)
 		assert_int_equal(qp->state, ROCEV2_QPS_ERR);
 		assert_int_equal(e->cnt.comp_naks_fatal, 1);
 		assert_int_equal(e->cnt.flushed_wqes, 1);
-		assert_int_equal(rocev2_get_event(e, &ev), -HAL_EAGAIN);
+		assert_int_equal(rocev2_get_event(e, 0, &ev), -HAL_EAGAIN);
 		assert_false(timer_armed(&qp->comp.retrans_timer));
 		/* Late responses to an Error QP are dropped by recv. */
 		ack(3);
@@ -687,13 +687,13 @@ static void test_sqd_completes(void **state)
 	ack(0);
 	expect_cqe(1, MNIC_WC_SUCCESS, MNIC_WC_SEND, 8);
 	pump();
-	assert_int_equal(rocev2_get_event(e, &ev), -HAL_EAGAIN);
+	assert_int_equal(rocev2_get_event(e, 0, &ev), -HAL_EAGAIN);
 	ack(1);
 	expect_cqe(2, MNIC_WC_SUCCESS, MNIC_WC_RDMA_WRITE, 8);
 	pump();
-	assert_int_equal(rocev2_get_event(e, &ev), 0);
+	assert_int_equal(rocev2_get_event(e, 0, &ev), 0);
 	assert_int_equal(ev.type, ROCEV2_EVENT_SQ_DRAINED);
-	assert_int_equal(rocev2_get_event(e, &ev), -HAL_EAGAIN);
+	assert_int_equal(rocev2_get_event(e, 0, &ev), -HAL_EAGAIN);
 }
 
 /* ---- back to back with the real responder (resp.c) on a second engine -- */

@@ -127,7 +127,7 @@ static void seal(uint8_t *b, size_t len, uint32_t count)
 	put_le32(b + ROCEV2_DUMP_OFF_COUNT, count);
 	put_le32(b + ROCEV2_DUMP_OFF_TOTAL, (uint32_t)len);
 	put_le32(b + ROCEV2_DUMP_OFF_CRC,
-		 crc32c(0, b + ROCEV2_DUMP_HDR_LEN, len - ROCEV2_DUMP_HDR_LEN));
+		 crc32c(0, b + ROCEV2_DUMP_CRC_START, len - ROCEV2_DUMP_CRC_START));
 }
 
 static void reseal(uint8_t *b, size_t len)
@@ -150,7 +150,7 @@ static long find_rec(const uint8_t *b, size_t len, uint16_t type, unsigned nth)
 
 static void dump(struct node *n, uint8_t *buf, size_t *len, struct rocev2_dump_stats *st)
 {
-	assert_int_equal(rocev2_dump_context(&n->e, buf, IMG_MAX, len, st), 0);
+	assert_int_equal(rocev2_dump_context(&n->e, NULL, buf, IMG_MAX, len, st), 0);
 	assert_true(*len >= ROCEV2_DUMP_HDR_LEN);
 }
 
@@ -602,18 +602,21 @@ static void test_empty_context(void **state)
 	dump(&na, img, &len, &st);
 	assert_int_equal(len, ROCEV2_DUMP_HDR_LEN);
 	assert_memory_equal(img, "MNICDUMP", 8);
-	assert_int_equal(le16(img + ROCEV2_DUMP_OFF_VERSION), 1);
+	assert_int_equal(le16(img + ROCEV2_DUMP_OFF_VERSION), 2);
 	assert_int_equal(le16(img + ROCEV2_DUMP_OFF_FLAGS), 0);
 	assert_int_equal(le32(img + ROCEV2_DUMP_OFF_COUNT), 0);
-	assert_int_equal(le32(img + ROCEV2_DUMP_OFF_TOTAL), 24);
-	assert_int_equal(le32(img + ROCEV2_DUMP_OFF_CRC), 0);  /* CRC32C of nothing */
-	assert_int_equal(st.total, 24);
-	assert_int_equal(na.e.ctx_stopped, 1);
+	assert_int_equal(le32(img + ROCEV2_DUMP_OFF_TOTAL), 40);
+	/* No range recorded (a NULL scope): 16 zero bytes, the CRC's only input. */
+	assert_int_equal(le32(img + ROCEV2_DUMP_OFF_UA_OFFSET), 0);
+	assert_int_equal(le32(img + ROCEV2_DUMP_OFF_UA_SIZE), 0);
+	assert_int_equal(le32(img + ROCEV2_DUMP_OFF_CRC), crc32c(0, img + ROCEV2_DUMP_CRC_START, 16));
+	assert_int_equal(st.total, 40);
+	assert_int_equal(na.e.owner_stopped[0], 1);
 	assert_int_equal(rocev2_restore_image(&nb.e, img, len, NULL), 0);
 	assert_int_equal(nb.e.n_pd + nb.e.n_qp, 0);
-	assert_int_equal(rocev2_dump_context(NULL, img, IMG_MAX, &len, NULL), -HAL_EINVAL);
-	assert_int_equal(rocev2_dump_context(&na.e, img, IMG_MAX, NULL, NULL), -HAL_EINVAL);
-	assert_int_equal(rocev2_dump_context(&na.e, NULL, 100, &len, NULL), -HAL_EINVAL);
+	assert_int_equal(rocev2_dump_context(NULL, NULL, img, IMG_MAX, &len, NULL), -HAL_EINVAL);
+	assert_int_equal(rocev2_dump_context(&na.e, NULL, img, IMG_MAX, NULL, NULL), -HAL_EINVAL);
+	assert_int_equal(rocev2_dump_context(&na.e, NULL, NULL, 100, &len, NULL), -HAL_EINVAL);
 	assert_int_equal(rocev2_restore_image(NULL, img, len, NULL), -HAL_EINVAL);
 	assert_int_equal(rocev2_restore_image(&nb.e, NULL, len, NULL), -HAL_EINVAL);
 }
@@ -632,12 +635,12 @@ static void test_round_trip_objects(void **state)
 	for (i = 0; i < ROCEV2_MAX_QP; i++)
 		if (na.e.qps[i].in_use)
 			assert_int_equal(na.e.qps[i].stopped, 1);
-	assert_int_equal(na.e.ctx_stopped, 1);
+	assert_int_equal(na.e.owner_stopped[0], 1);
 	assert_int_equal(rocev2_image_validate(img, img_len), 0);
 
 	assert_int_equal(rocev2_restore_image(&nb.e, img, img_len, NULL), 0);
 	same_engine(&na.e, &nb.e);
-	assert_int_equal(nb.e.ctx_stopped, 0);                  /* only a dump stops a context */
+	assert_int_equal(nb.e.owner_stopped[0], 0);                  /* only a dump stops a context */
 	/* The restored context dumps to the same bytes. */
 	dump(&nb, img2, &len2, &st2);
 	assert_int_equal(len2, img_len);
@@ -1142,12 +1145,12 @@ static void test_enospc(void **state)
 	/* A new context: ENOSPC stops it too (the caller retries or aborts). */
 	for (i = 0; i < ROCEV2_MAX_QP; i++)
 		na.e.qps[i].stopped = 0;
-	na.e.ctx_stopped = 0;
+	na.e.owner_stopped[0] = 0;
 	for (cap = 0; cap < img_len; cap++) {
 		memset(img2, 0xa5, IMG_MAX);
 		memset(&st, 0, sizeof(st));
 		len = 1;
-		assert_int_equal(rocev2_dump_context(&na.e, cap ? img2 : NULL, cap, &len, &st),
+		assert_int_equal(rocev2_dump_context(&na.e, NULL, cap ? img2 : NULL, cap, &len, &st),
 				 -HAL_ENOSPC);
 		assert_int_equal(len, 0);
 		assert_int_equal(st.total, img_len);            /* what it needs */
@@ -1157,9 +1160,9 @@ static void test_enospc(void **state)
 		for (i = 0; i < ROCEV2_MAX_QP; i++)
 			if (na.e.qps[i].in_use)
 				assert_int_equal(na.e.qps[i].stopped, 1);
-		assert_int_equal(na.e.ctx_stopped, 1);
+		assert_int_equal(na.e.owner_stopped[0], 1);
 	}
-	assert_int_equal(rocev2_dump_context(&na.e, img2, img_len, &len, NULL), 0);
+	assert_int_equal(rocev2_dump_context(&na.e, NULL, img2, img_len, &len, NULL), 0);
 	assert_int_equal(len, img_len);
 	assert_memory_equal(img, img2, img_len);
 }
@@ -1270,7 +1273,9 @@ static void test_refuse_header(void **state)
 	memcpy(bad, "MNICDUMQ", 8);
 	refused(bad, img_len, -HAL_EINVAL);
 	memcpy(bad, img, img_len);
-	put16(bad + ROCEV2_DUMP_OFF_VERSION, 2);
+	put16(bad + ROCEV2_DUMP_OFF_VERSION, 1);        /* no user-area range: too old */
+	refused(bad, img_len, -HAL_ERANGE);
+	put16(bad + ROCEV2_DUMP_OFF_VERSION, 3);
 	refused(bad, img_len, -HAL_ERANGE);
 	put16(bad + ROCEV2_DUMP_OFF_VERSION, 0);
 	refused(bad, img_len, -HAL_ERANGE);
@@ -1291,6 +1296,16 @@ static void test_refuse_header(void **state)
 	memcpy(bad, img, img_len);
 	put_le32(bad + ROCEV2_DUMP_OFF_CRC, le32(img + ROCEV2_DUMP_OFF_CRC) ^ 0x80000000u);
 	refused(bad, img_len, -HAL_EIO);
+	/* The user-area range, resealed: one that wraps, an offset without a size. */
+	memcpy(bad, img, img_len);
+	put_le32(bad + ROCEV2_DUMP_OFF_UA_OFFSET + 4, 0xffffffffu);
+	put_le32(bad + ROCEV2_DUMP_OFF_UA_SIZE + 4, 0x80000000u);
+	reseal(bad, img_len);
+	refused(bad, img_len, -HAL_EINVAL);
+	memcpy(bad, img, img_len);
+	put_le32(bad + ROCEV2_DUMP_OFF_UA_OFFSET, 0x10000u);
+	reseal(bad, img_len);
+	refused(bad, img_len, -HAL_EINVAL);
 }
 
 /* Edit the record at off of a copy of img, reseal, expect err. */
@@ -2187,9 +2202,9 @@ static int migrate_run(unsigned at, cut_fn when, int mode)
 				qp->req.need_retry = 1;
 			rocev2_sched(&nc.e, qp);
 		}
-		nc.e.ctx_stopped = 0;
+		nc.e.owner_stopped[0] = 0;
 	} else {
-		assert_int_equal(rocev2_resume_context(&nc.e), 0);
+		assert_int_equal(rocev2_resume_context(&nc.e, 0), 0);
 	}
 	cur = &nc;
 	assert_int_equal(run_traffic(0), 0);

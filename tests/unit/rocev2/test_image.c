@@ -76,7 +76,7 @@ static int setup(void **state)
 	ia = (struct rocev2_qp_init_attr){ .pd = pd, .send_cq = cq, .recv_cq = cq, .srq = srq,
 					   .sq = qp2_sq, .max_send_sge = 1 };
 	assert_int_equal(rocev2_create_qp(&na.e, &ia, &qpn), 0);
-	assert_int_equal(rocev2_dump_context(&na.e, img, sizeof(img), &img_len, NULL), 0);
+	assert_int_equal(rocev2_dump_context(&na.e, NULL, img, sizeof(img), &img_len, NULL), 0);
 	assert_int_equal(rocev2_image_validate(img, img_len), 0);
 	return 0;
 }
@@ -388,7 +388,7 @@ static void test_restore_record(void **state)
 		if (rocev2_restore_op_takes(ROCEV2_RESTORE_REFILL, r.type))
 			assert_int_equal(rocev2_restore_record(&nb.e, ROCEV2_RESTORE_REFILL, r.type,
 							       r.payload, r.len), 0);
-	assert_int_equal(rocev2_dump_context(&nb.e, img2, sizeof(img2), &len, NULL), 0);
+	assert_int_equal(rocev2_dump_context(&nb.e, NULL, img2, sizeof(img2), &len, NULL), 0);
 	assert_int_equal(len, img_len);
 	assert_memory_equal(img2, img, img_len);
 }

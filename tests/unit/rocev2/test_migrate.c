@@ -3,7 +3,7 @@
  * its own host memory, queues and timer heap, talk over a fake wire that
  * can lose chosen frames and route by destination MAC (a host that moved is
  * reached at its new MAC only).  A side is "stopped" as rocev2_dump_context
- * leaves it (every QP's stopped flag and ctx_stopped), which lets every
+ * leaves it (every QP's stopped flag and owner_stopped[0]), which lets every
  * transition be tested without the image codec; the restore test at the
  * end uses the real dump and restore when the codec is linked.
  *
@@ -416,7 +416,7 @@ static void stop(struct node *n)
 	for (i = 0; i < ROCEV2_MAX_QP; i++)
 		if (n->eng.qps[i].in_use)
 			n->eng.qps[i].stopped = 1;
-	n->eng.ctx_stopped = 1;
+	n->eng.owner_stopped[0] = 1;
 }
 
 /* ---- work requests ------------------------------------------------------------- */
@@ -762,7 +762,7 @@ static void test_nak_stopped_acks_before(void **state)
 	run();
 	assert_int_equal(A->qp->paused, 1);
 	assert_int_equal(A->qp->comp.psn, psn_add(PSN_A, 2));
-	assert_int_equal(rocev2_abort_dump(&B->eng), 0);
+	assert_int_equal(rocev2_abort_dump(&B->eng, 0), 0);
 	run();
 	assert_int_equal(A->eng.cnt.req_retransmits, 2);
 	expect_cqe(A, 1, MNIC_WC_SUCCESS, MNIC_WC_SEND, 1024);
@@ -802,8 +802,8 @@ static void test_resume_in_place(void **state)
 	assert_false(sq_done(B));
 
 	mark = wire_n;
-	assert_int_equal(rocev2_abort_dump(&B->eng), 0);
-	assert_int_equal(B->eng.ctx_stopped, 0);
+	assert_int_equal(rocev2_abort_dump(&B->eng, 0), 0);
+	assert_int_equal(B->eng.owner_stopped[0], 0);
 	assert_int_equal(B->qp->stopped, 0);
 	assert_int_equal(B->qp->mig.resume_pending, 1);
 	assert_int_equal(B->eng.cnt.mig_aborts, 1);
@@ -866,7 +866,7 @@ static void test_resume_new_address(void **state)
 	memcpy(B->eng.env.mac, new_mac, 6);
 	B->eng.env.ipv4 = IP_C;
 	mark = wire_n;
-	assert_int_equal(rocev2_resume_context(&B->eng), 0);
+	assert_int_equal(rocev2_resume_context(&B->eng, 0), 0);
 	expect_resume(mark, B, A, PSN_B, 0);
 	assert_int_equal(pk_of(mark).sip, IP_C);
 	run();
@@ -926,7 +926,7 @@ static void test_late_resume_ack(void **state)
 	stop(B);
 	post_send(B, 0xb0, DATA + 0x1000, 40);  /* waits for the RESUME's ACK */
 	wire_loses = lose_sends_of_b;
-	assert_int_equal(rocev2_abort_dump(&B->eng), 0);
+	assert_int_equal(rocev2_abort_dump(&B->eng, 0), 0);
 	rpsn = B->qp->mig.resume_psn;
 	run();
 	assert_int_equal(B->qp->mig.resume_pending, 0);
@@ -961,7 +961,7 @@ static void test_resume_retransmitted(void **state)
 	run();
 	assert_int_equal(A->qp->paused, 1);
 	mark = wire_n;
-	assert_int_equal(rocev2_abort_dump(&B->eng), 0);
+	assert_int_equal(rocev2_abort_dump(&B->eng, 0), 0);
 	first = mark;
 	post_send(B, 0xb2, DATA + 0x1000, 60);  /* waits for the RESUME's ACK */
 	run();
@@ -1023,7 +1023,7 @@ static void test_resume_retransmitted(void **state)
 	lost_ack_psn = B->qp->comp.psn;
 	wire_loses = lose_acks_to_b;
 	stop(B);
-	assert_int_equal(rocev2_abort_dump(&B->eng), 0);
+	assert_int_equal(rocev2_abort_dump(&B->eng, 0), 0);
 	advance(T_RETRANS);
 	assert_int_equal(B->qp->mig.resume_retries, 1);
 	stop(B);
@@ -1032,7 +1032,7 @@ static void test_resume_retransmitted(void **state)
 	assert_int_equal(count_from(B, mark, OP_RESUME), 0);
 	assert_int_equal(B->qp->mig.resume_pending, 1);
 	wire_loses = NULL;
-	assert_int_equal(rocev2_abort_dump(&B->eng), 0);
+	assert_int_equal(rocev2_abort_dump(&B->eng, 0), 0);
 	assert_int_equal(B->qp->mig.resume_retries, 0);
 	assert_int_equal(count_from(B, mark, OP_RESUME), 1);
 	run();
@@ -1050,7 +1050,7 @@ static void test_resume_tx_busy(void **state)
 	stop(B);
 	B->tx_busy = 1;
 	mark = wire_n;
-	assert_int_equal(rocev2_resume_context(&B->eng), 0);
+	assert_int_equal(rocev2_resume_context(&B->eng, 0), 0);
 	assert_int_equal(wire_n, mark);
 	assert_int_equal(B->eng.cnt.tx_busy, 1);
 	assert_int_equal(B->eng.cnt.mig_resumes_sent, 0);
@@ -1095,7 +1095,7 @@ static void test_pause_timeout(void **state)
 	advance(timeout - 1000);
 	assert_int_equal(A->qp->state, ROCEV2_QPS_RTS);
 	assert_int_equal(collect(A), 0);
-	assert_int_equal(rocev2_get_event(&A->eng, &ev), -HAL_EAGAIN);
+	assert_int_equal(rocev2_get_event(&A->eng, 0, &ev), -HAL_EAGAIN);
 	advance(2000);
 	assert_int_equal(A->qp->state, ROCEV2_QPS_ERR);
 	assert_int_equal(A->eng.cnt.mig_pause_timeouts, 1);
@@ -1111,10 +1111,10 @@ static void test_pause_timeout(void **state)
 	assert_int_equal(A->cqes[2].status, MNIC_WC_WR_FLUSH_ERR);
 	assert_int_equal(A->cqes[3].wr_id, 0xa1);
 	assert_int_equal(A->cqes[3].status, MNIC_WC_WR_FLUSH_ERR);
-	assert_int_equal(rocev2_get_event(&A->eng, &ev), 0);
+	assert_int_equal(rocev2_get_event(&A->eng, 0, &ev), 0);
 	assert_int_equal(ev.type, ROCEV2_EVENT_QP_FATAL);
 	assert_int_equal(ev.handle, A->qpn);
-	assert_int_equal(rocev2_get_event(&A->eng, &ev), -HAL_EAGAIN);
+	assert_int_equal(rocev2_get_event(&A->eng, 0, &ev), -HAL_EAGAIN);
 	assert_int_equal(A->eng.timers.n, 0);       /* no timer of the QP left */
 }
 
@@ -1167,7 +1167,7 @@ static void test_pause_timeout_settings(void **state)
 	assert_false(timer_armed(&A->qp->mig.pause_timer));
 	/* A resumed (its own RESUME goes to B, which is stopped and answers
 	 * it), still paused: the wait starts again. */
-	assert_int_equal(rocev2_resume_context(&A->eng), 0);
+	assert_int_equal(rocev2_resume_context(&A->eng, 0), 0);
 	assert_int_equal(A->qp->mig.pause_timer.deadline, now + 50000000);
 	run();
 	assert_int_equal(A->qp->mig.resume_pending, 0);
@@ -1231,7 +1231,7 @@ static void test_forged_resume(void **state)
 
 	/* B's own RESUME carries the MAC and is accepted. */
 	mark = wire_n;
-	assert_int_equal(rocev2_abort_dump(&B->eng), 0);
+	assert_int_equal(rocev2_abort_dump(&B->eng, 0), 0);
 	expect_resume(mark, B, A, PSN_B, 1);
 	run();
 	assert_int_equal(A->eng.cnt.mig_resume_forged, forged);
@@ -1268,7 +1268,7 @@ static void test_keyed_resume_new_address(void **state)
 	memcpy(B->eng.env.mac, new_mac, 6);
 	B->eng.env.ipv4 = IP_C;
 	mark = wire_n;
-	assert_int_equal(rocev2_resume_context(&B->eng), 0);
+	assert_int_equal(rocev2_resume_context(&B->eng, 0), 0);
 	expect_resume(mark, B, A, PSN_B, 1);
 	run();
 	assert_int_equal(A->eng.cnt.mig_resume_forged, 0);
@@ -1298,7 +1298,7 @@ static void test_mig_lifecycle(void **state)
 	post_send(A, 1, DATA + 0x1000, 100);
 	run();
 	stop(A);
-	assert_int_equal(rocev2_resume_context(&A->eng), 0);
+	assert_int_equal(rocev2_resume_context(&A->eng, 0), 0);
 	assert_true(timer_armed(&A->qp->mig.pause_timer));
 	assert_true(timer_armed(&A->qp->mig.resume_timer));
 	a.qp_state = ROCEV2_QPS_ERR;
@@ -1327,7 +1327,7 @@ static void test_mig_lifecycle(void **state)
 	run();
 	assert_int_equal(A->qp->paused, 1);
 	stop(A);
-	assert_int_equal(rocev2_resume_context(&A->eng), 0);
+	assert_int_equal(rocev2_resume_context(&A->eng, 0), 0);
 	assert_true(timer_armed(&A->qp->mig.resume_timer));
 	assert_true(timer_armed(&A->qp->mig.pause_timer));
 	qpn = A->qpn;
@@ -1360,11 +1360,11 @@ static void test_mig_lifecycle(void **state)
 		assert_ptr_equal(A->qp->mig.resume_timer.fn, mig_resume_timeout);
 	}
 	/* Abort undoes a stop once; without one it does nothing. */
-	assert_int_equal(rocev2_abort_dump(&B->eng), 0);
+	assert_int_equal(rocev2_abort_dump(&B->eng, 0), 0);
 	assert_int_equal(B->eng.cnt.mig_aborts, 1);
 	assert_int_equal(B->eng.cnt.mig_resumes_sent, 1);
 	assert_int_equal(B->qp->stopped, 0);
-	assert_int_equal(rocev2_abort_dump(&B->eng), 0);
+	assert_int_equal(rocev2_abort_dump(&B->eng, 0), 0);
 	assert_int_equal(B->eng.cnt.mig_aborts, 1);
 	assert_int_equal(B->eng.cnt.mig_resumes_sent, 1);
 }
@@ -1383,7 +1383,7 @@ static void test_resume_restarts_waits(void **state)
 	timer_cancel(&A->eng.timers, &A->qp->comp.rnr_timer);    /* as restored */
 	timer_cancel(&A->eng.timers, &A->qp->comp.retrans_timer);
 	post_recv(B, 0xb1, DATA, 256);
-	assert_int_equal(rocev2_resume_context(&A->eng), 0);
+	assert_int_equal(rocev2_resume_context(&A->eng, 0), 0);
 	assert_int_equal(A->qp->comp.rnr_wait, 0);
 	assert_true(timer_armed(&A->qp->comp.retrans_timer));
 	run();
@@ -1411,24 +1411,24 @@ static void test_resume_sqd(void **state)
 	post_send(A, 2, DATA + 0x1000, 10);     /* not started in SQD */
 	stop(A);
 	mark = wire_n;
-	assert_int_equal(rocev2_resume_context(&A->eng), 0);
+	assert_int_equal(rocev2_resume_context(&A->eng, 0), 0);
 	expect_resume(mark, A, B, PSN_A, 0);
 	run();                                  /* B, stopped, answers A's RESUME */
 	assert_int_equal(A->qp->mig.resume_pending, 0);
 	assert_int_equal(A->qp->paused, 1);
 	/* A's RESUME timer works in SQD too. */
 	stop(A);
-	assert_int_equal(rocev2_resume_context(&A->eng), 0);
+	assert_int_equal(rocev2_resume_context(&A->eng, 0), 0);
 	wire_rd = wire_n;                       /* that RESUME is lost */
 	advance(T_RETRANS);
 	assert_int_equal(A->eng.cnt.mig_resume_retransmits, 1);
 	run();
 	assert_int_equal(A->qp->mig.resume_pending, 0);
-	assert_int_equal(rocev2_abort_dump(&B->eng), 0);
+	assert_int_equal(rocev2_abort_dump(&B->eng, 0), 0);
 	run();
 	expect_cqe(A, 1, MNIC_WC_SUCCESS, MNIC_WC_SEND, 100);
 	assert_null(cqe_of(A, 2));
-	assert_int_equal(rocev2_get_event(&A->eng, &ev), 0);
+	assert_int_equal(rocev2_get_event(&A->eng, 0, &ev), 0);
 	assert_int_equal(ev.type, ROCEV2_EVENT_SQ_DRAINED);
 	assert_int_equal(A->qp->state, ROCEV2_QPS_SQD);
 }
@@ -1472,7 +1472,7 @@ static void test_resume_schedules_responders(void **state)
 	B->qp->scheduled = 0;
 	B->qp->sched_next = NULL;
 	mark = wire_n;
-	assert_int_equal(rocev2_resume_context(&B->eng), 0);
+	assert_int_equal(rocev2_resume_context(&B->eng, 0), 0);
 	assert_int_equal(count_from(B, mark, OP_RESUME), 0);  /* RTR: no send queue */
 	assert_true(rocev2_has_work(&B->eng));
 	run();                                  /* no timer */
@@ -1618,7 +1618,7 @@ static void stop_and_abort(struct node *victim, unsigned k, uint64_t stopped_for
 	assert_int_equal(count_from(victim, mark, ANY_REQUEST), 0);
 	assert_int_equal(count_from(victim, mark, OP_RESUME), 0);
 	assert_int_equal(peer->eng.cnt.comp_retry_timeouts, 0);
-	assert_int_equal(rocev2_abort_dump(&victim->eng), 0);
+	assert_int_equal(rocev2_abort_dump(&victim->eng, 0), 0);
 	advance_until(2000000000ull, both_done);
 	if (!both_done())
 		fail_msg("stop %s at frame %u for %llu ns: A %u/%u B %u/%u", victim->name, k,
@@ -1682,11 +1682,11 @@ static void test_both_stopped_every_frame(void **state)
 		stop(A);
 		stop(B);
 		advance(2 * T_RETRANS);
-		assert_int_equal(rocev2_abort_dump(&first->eng), 0);
+		assert_int_equal(rocev2_abort_dump(&first->eng, 0), 0);
 		advance(3 * T_RETRANS);
 		assert_int_equal(first->qp->mig.resume_pending, 0);
 		assert_int_equal(count_from(second, 0, OP_RESUME), 0);
-		assert_int_equal(rocev2_abort_dump(&second->eng), 0);
+		assert_int_equal(rocev2_abort_dump(&second->eng, 0), 0);
 		advance_until(2000000000ull, both_done);
 		traffic_verify();
 		assert_int_equal(A->qp->paused + B->qp->paused, 0);
@@ -1724,7 +1724,7 @@ static void test_lossy_stop_abort(void **state)
 		run_limit(k);
 		stop(victim);
 		advance((seed % 5u) * T_RETRANS);
-		assert_int_equal(rocev2_abort_dump(&victim->eng), 0);
+		assert_int_equal(rocev2_abort_dump(&victim->eng, 0), 0);
 		advance_until(20000000000ull, both_done);
 		if (!both_done())
 			fail_msg("seed %u: A %u/%u B %u/%u", seed, A->qp->sq.ci, A->sq_pi, B->qp->sq.ci,
@@ -1756,8 +1756,8 @@ static void restore_on_c(unsigned k)
 	pair_init();
 	traffic_start();
 	run_limit(k);
-	assert_int_equal(rocev2_dump_context(&B->eng, image, sizeof(image), &len, &st), 0);
-	assert_int_equal(B->eng.ctx_stopped, 1);
+	assert_int_equal(rocev2_dump_context(&B->eng, NULL, image, sizeof(image), &len, &st), 0);
+	assert_int_equal(B->eng.owner_stopped[0], 1);
 	assert_int_equal(B->qp->stopped, 1);
 	advance(2 * T_RETRANS);
 	/* The checkpointed process moves with its memory, taken after the NIC
@@ -1775,7 +1775,7 @@ static void restore_on_c(unsigned k)
 	C->rq_pi = B->rq_pi;
 	B->up = 0;
 	mark = wire_n;
-	assert_int_equal(rocev2_resume_context(&C->eng), 0);
+	assert_int_equal(rocev2_resume_context(&C->eng, 0), 0);
 	expect_resume(mark, C, A, C->qp->comp.psn, 0);
 	advance_until(2000000000ull, NULL);
 	assert_int_equal(A->qp->attr.av.dip, IP_C);
@@ -1833,7 +1833,7 @@ static void test_restored_reply_the_peer_has(void **state)
 		deliver_one();
 	for (i = 0; i < 4; i++)
 		assert_true(B->qp->resp.res[i].sending && !B->qp->resp.res[i].replay);
-	assert_int_equal(rocev2_dump_context(&B->eng, image, sizeof(image), &len, NULL), 0);
+	assert_int_equal(rocev2_dump_context(&B->eng, NULL, image, sizeof(image), &len, NULL), 0);
 	/* The stopped B sends the replies after all; A completes the four and
 	 * sends the fifth, which B answers with NAK_STOPPED: A pauses. */
 	B->tx_busy = 0;
@@ -1854,7 +1854,7 @@ static void test_restored_reply_the_peer_has(void **state)
 	C->rkey = B->rkey;
 	B->up = 0;
 	mark = wire_n;
-	assert_int_equal(rocev2_resume_context(&C->eng), 0);
+	assert_int_equal(rocev2_resume_context(&C->eng, 0), 0);
 	expect_resume(mark, C, A, C->qp->comp.psn, 0);
 	C->tx_busy = 1000;                      /* C's TX ring full from here */
 	deliver_one();                          /* the RESUME: A rewinds, ACKs */
@@ -1959,7 +1959,7 @@ static void test_rtr_restored_resumes_at_rts(void **state)
 		skip();
 	rtr_pair_init();
 	post_recv(B, 0xb0, DATA + 0x1000, 256);
-	assert_int_equal(rocev2_dump_context(&B->eng, image, sizeof(image), &len, &st), 0);
+	assert_int_equal(rocev2_dump_context(&B->eng, NULL, image, sizeof(image), &len, &st), 0);
 	rtr_pause_a();
 	node_init(C, "C", MAC_C, IP_C, 0);
 	memcpy(C->mem, B->mem, WIN);
@@ -1975,7 +1975,7 @@ static void test_rtr_restored_resumes_at_rts(void **state)
 	C->cq_ci = B->cq_ci;
 	B->up = 0;
 	first = wire_n;
-	assert_int_equal(rocev2_resume_context(&C->eng), 0);
+	assert_int_equal(rocev2_resume_context(&C->eng, 0), 0);
 	assert_int_equal(C->qp->stopped, 0);
 	assert_int_equal(C->qp->mig.resume_at_rts, 1);
 	assert_int_equal(C->qp->mig.resume_pending, 0);
@@ -2024,7 +2024,7 @@ static void test_rtr_aborted_resumes_at_rts(void **state)
 	stop(B);
 	rtr_pause_a();
 	first = wire_n;
-	assert_int_equal(rocev2_abort_dump(&B->eng), 0);
+	assert_int_equal(rocev2_abort_dump(&B->eng, 0), 0);
 	assert_int_equal(B->qp->stopped, 0);
 	assert_int_equal(B->qp->mig.resume_at_rts, 1);
 	advance(2 * T_RETRANS);

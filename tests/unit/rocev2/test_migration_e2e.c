@@ -9,9 +9,11 @@
  * executed exactly once (the final counter equals the sum of the adds).
  *
  * Variants: both ends at once (A -> D and B -> C, with peer-address
- * overrides), abort instead of migrate (B continues in place), and a
+ * overrides), abort instead of migrate (B continues in place), a
  * restore that never happens (A's QPs must error out after the pause
- * timeout). */
+ * timeout), and tenancy: an unrelated application pair X (on B) <-> Y (on
+ * C) in other contexts keeps its traffic through B's dump and the restore
+ * onto C, its QPs never Stopped, Paused or resuming. */
 #include "cmocka_main.h"
 
 #include <stdlib.h>
@@ -21,23 +23,25 @@
 
 #define NQP       4u
 #define MSGS      400u         /* per QP per direction */
-#define WIN       (2u << 20)
+#define APPWIN    (2u << 20)  /* host memory of one application */
+#define WIN       (2u * APPWIN)  /* two applications per node (tenancy) */
 #define SSLOTS    16u          /* send buffers per QP (< 8 in flight) */
 #define RSLOTS    32u          /* receive buffers per QP (RING / 2 posted) */
 #define RING      64u
 #define MAXLEN    3000u
 #define DROP_PPM  20000u       /* 2 % */
 
-/* Host memory layout (same on every engine; C inherits B's by copy). */
-#define CQ_RING   0x00000u
-#define CQ_DB     0x08000u
-#define SQ_RING(q) (0x10000u + (q) * 0x10000u)
-#define RQ_RING(q) (0x10000u + (q) * 0x10000u + 0x8000u)
-#define SQ_DB(q)  (0x08100u + (q) * 16u)
-#define RQ_DB(q)  (0x08108u + (q) * 16u)
-#define BUF(q, i) (0x60000u + ((q) * SSLOTS + (i) % SSLOTS) * 4096u)
-#define RBUF(q, i) (0xa0000u + ((q) * RSLOTS + (i) % RSLOTS) * 4096u)
-#define WORD(q)   (0x08200u + (q) * 8u)
+/* Host memory layout of an application from its base (the same on every
+ * engine; C inherits B's by copy). */
+#define CQ_RING(a)   ((a)->base + 0x00000u)
+#define CQ_DB(a)     ((a)->base + 0x08000u)
+#define SQ_RING(a, q) ((a)->base + 0x10000u + (q) * 0x10000u)
+#define RQ_RING(a, q) ((a)->base + 0x10000u + (q) * 0x10000u + 0x8000u)
+#define SQ_DB(a, q)  ((a)->base + 0x08100u + (q) * 16u)
+#define RQ_DB(a, q)  ((a)->base + 0x08108u + (q) * 16u)
+#define BUF(a, q, i) ((a)->base + 0x60000u + ((q) * SSLOTS + (i) % SSLOTS) * 4096u)
+#define RBUF(a, q, i) ((a)->base + 0xa0000u + ((q) * RSLOTS + (i) % RSLOTS) * 4096u)
+#define WORD(a, q)   ((a)->base + 0x08200u + (q) * 8u)
 
 #define INBOX 512u
 
@@ -56,6 +60,7 @@ struct node {
  * is kept per side (A, or B-then-C), not per engine. */
 struct app {
 	struct node *n;
+	uint32_t base;                  /* of its host memory in the node's window */
 	uint32_t pd, cq, lkey, qpn[NQP];
 	uint32_t sq_pi[NQP], rq_pi[NQP], cq_ci;
 	uint32_t sent[NQP], done[NQP], recvd[NQP];
@@ -65,6 +70,9 @@ struct app {
 
 static struct node A, B, C, D;
 static struct app appA, appB;
+static struct app appX, appY;   /* tenancy: the unrelated pair, when with_xy */
+static int with_xy;
+static uint32_t xy_disturbed;   /* rounds where a QP of X or Y was not running freely */
 static uint64_t now = 1000000;
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
@@ -144,17 +152,17 @@ static void node_init(struct node *n, uint8_t last)
 
 static void app_setup(struct app *a, struct node *n)
 {
-	struct rocev2_queue_attr cq = { CQ_RING, CQ_DB, 1024 };
+	struct rocev2_queue_attr cq = { CQ_RING(a), CQ_DB(a), 1024 };
 	uint32_t rkey, q;
 
 	a->n = n;
 	assert_int_equal(rocev2_alloc_pd(&n->e, &a->pd), 0);
-	assert_int_equal(rocev2_reg_mr(&n->e, a->pd, 0, WIN, 15, &a->lkey, &rkey), 0);
+	assert_int_equal(rocev2_reg_mr(&n->e, a->pd, a->base, APPWIN, 15, &a->lkey, &rkey), 0);
 	assert_int_equal(rocev2_create_cq(&n->e, &cq, &a->cq), 0);
 	for (q = 0; q < NQP; q++) {
 		struct rocev2_qp_init_attr ia = {
 			.pd = a->pd, .send_cq = a->cq, .recv_cq = a->cq, .srq = ROCEV2_NO_SRQ,
-			.sq = { SQ_RING(q), SQ_DB(q), RING }, .rq = { RQ_RING(q), RQ_DB(q), RING },
+			.sq = { SQ_RING(a, q), SQ_DB(a, q), RING }, .rq = { RQ_RING(a, q), RQ_DB(a, q), RING },
 			.max_send_sge = 1, .max_recv_sge = 1,
 		};
 		assert_int_equal(rocev2_create_qp(&n->e, &ia, &a->qpn[q]), 0);
@@ -224,20 +232,20 @@ static void app_post(struct app *a, uint32_t side, struct app *peer)
 
 	for (q = 0; q < NQP; q++) {
 		while (a->rq_pi[q] - a->recvd[q] < RING / 2) {
-			struct mnic_recv_wqe *w = (void *)(a->n->mem + RQ_RING(q) +
+			struct mnic_recv_wqe *w = (void *)(a->n->mem + RQ_RING(a, q) +
 							   (a->rq_pi[q] % RING) * MNIC_WQE_SIZE);
 
 			memset(w, 0, sizeof(*w));
 			w->wr_id = a->rq_pi[q];
 			w->num_sge = 1;
-			w->sge[0] = (struct mnic_sge){ RBUF(q, a->rq_pi[q]), 4096, a->lkey };
+			w->sge[0] = (struct mnic_sge){ RBUF(a, q, a->rq_pi[q]), 4096, a->lkey };
 			a->rq_pi[q]++;
 		}
-		put32(a, RQ_DB(q), a->rq_pi[q]);
+		put32(a, RQ_DB(a, q), a->rq_pi[q]);
 		rocev2_rq_doorbell(&a->n->e, a->qpn[q]);
 		while (a->sent[q] < MSGS && a->sent[q] - a->done[q] < 8) {
 			uint32_t seq = a->sent[q], len = msg_len(side, q, seq), i;
-			struct mnic_send_wqe *w = (void *)(a->n->mem + SQ_RING(q) +
+			struct mnic_send_wqe *w = (void *)(a->n->mem + SQ_RING(a, q) +
 							   (a->sq_pi[q] % RING) * MNIC_WQE_SIZE);
 
 			memset(w, 0, sizeof(*w));
@@ -246,20 +254,20 @@ static void app_post(struct app *a, uint32_t side, struct app *peer)
 			w->num_sge = 1;
 			if (side == 0 && seq % 4 == 3) {
 				w->opcode = MNIC_WR_ATOMIC_FETCH_AND_ADD;
-				w->remote_addr = WORD(q);
+				w->remote_addr = WORD(peer, q);
 				w->rkey = peer->lkey;
 				w->compare_add = seq;
-				w->sge[0] = (struct mnic_sge){ BUF(q, seq), 8, a->lkey };
+				w->sge[0] = (struct mnic_sge){ BUF(a, q, seq), 8, a->lkey };
 			} else {
 				w->opcode = MNIC_WR_SEND;
 				for (i = 0; i < len; i++)
-					a->n->mem[BUF(q, seq) + i] = pat(side, q, seq, i);
-				w->sge[0] = (struct mnic_sge){ BUF(q, seq), len, a->lkey };
+					a->n->mem[BUF(a, q, seq) + i] = pat(side, q, seq, i);
+				w->sge[0] = (struct mnic_sge){ BUF(a, q, seq), len, a->lkey };
 			}
 			a->sq_pi[q]++;
 			a->sent[q]++;
 		}
-		put32(a, SQ_DB(q), a->sq_pi[q]);
+		put32(a, SQ_DB(a, q), a->sq_pi[q]);
 		rocev2_sq_doorbell(&a->n->e, a->qpn[q]);
 	}
 }
@@ -274,13 +282,13 @@ static void app_poll(struct app *a, uint32_t side)
 {
 	for (;;) {
 		struct mnic_cqe c;
-		uint32_t at = CQ_RING + (a->cq_ci % 1024) * MNIC_CQE_SIZE, q;
+		uint32_t at = CQ_RING(a) + (a->cq_ci % 1024) * MNIC_CQE_SIZE, q;
 
 		memcpy(&c, a->n->mem + at, sizeof(c));
 		if (c.owner != MNIC_CQE_OWNER(a->cq_ci, 1024))
 			break;
 		a->cq_ci++;
-		put32(a, CQ_DB, a->cq_ci);
+		put32(a, CQ_DB(a), a->cq_ci);
 		for (q = 0; q < NQP && a->qpn[q] != c.qp_num; q++)
 			;
 		if (q == NQP || c.status != MNIC_WC_SUCCESS) {
@@ -300,7 +308,7 @@ static void app_poll(struct app *a, uint32_t side)
 			if (c.byte_len != len)
 				a->errors++;
 			for (i = 0; i < len; i++)
-				if (a->n->mem[RBUF(q, c.wr_id) + i] != pat(1 - side, q, seq, i)) {
+				if (a->n->mem[RBUF(a, q, c.wr_id) + i] != pat(1 - side, q, seq, i)) {
 					a->errors++;
 					break;
 				}
@@ -311,7 +319,7 @@ static void app_poll(struct app *a, uint32_t side)
 			if (c.opcode == MNIC_WC_FETCH_ADD) {
 				uint64_t orig;
 
-				memcpy(&orig, a->n->mem + BUF(q, c.wr_id), 8);
+				memcpy(&orig, a->n->mem + BUF(a, q, c.wr_id), 8);
 				if (orig != a->fadd_expect[q])
 					a->errors++;
 				a->fadd_expect[q] += c.wr_id;
@@ -339,14 +347,38 @@ static int app_finished(const struct app *a, uint32_t side)
 	return 1;
 }
 
-/* Run the world until `until` or both apps finish. */
+static int all_finished(void)
+{
+	return app_finished(&appA, 0) && app_finished(&appB, 1) &&
+	       (!with_xy || (app_finished(&appX, 0) && app_finished(&appY, 1)));
+}
+
+/* 1 when one of the app's QPs is Stopped, Paused or sending RESUME. */
+static int app_disturbed(struct app *a)
+{
+	uint32_t q;
+
+	for (q = 0; q < NQP; q++) {
+		const struct rocev2_qp *qp = rocev2_qp_lookup(&a->n->e, a->qpn[q]);
+
+		if (!qp || qp->stopped || qp->paused || qp->mig.resume_pending)
+			return 1;
+	}
+	return 0;
+}
+
+/* Run the world until `until` or every app finishes. */
 static void run(uint64_t until)
 {
-	while (now < until && !(app_finished(&appA, 0) && app_finished(&appB, 1))) {
+	while (now < until && !all_finished()) {
 		unsigned i;
 
 		app_post(&appA, 0, &appB);
 		app_post(&appB, 1, &appA);
+		if (with_xy) {
+			app_post(&appX, 0, &appY);
+			app_post(&appY, 1, &appX);
+		}
 		for (i = 0; i < NNODES; i++) {
 			unsigned rounds;
 
@@ -359,6 +391,11 @@ static void run(uint64_t until)
 			deliver(nodes[i]);
 		app_poll(&appA, 0);
 		app_poll(&appB, 1);
+		if (with_xy) {
+			app_poll(&appX, 0);
+			app_poll(&appY, 1);
+			xy_disturbed += app_disturbed(&appX) | app_disturbed(&appY);
+		}
 		for (i = 0; i < NNODES; i++)
 			rocev2_run_timers(&nodes[i]->e, now);
 		now += 20000;   /* 20 us per round */
@@ -376,6 +413,7 @@ static int setup(void **state)
 	D.alive = 0;
 	memset(&appA, 0, sizeof(appA));
 	memset(&appB, 0, sizeof(appB));
+	with_xy = 0;
 	app_setup(&appA, &A);
 	app_setup(&appB, &B);
 	qp_connect(&appA, &B, &appB);
@@ -394,7 +432,7 @@ static void check_all_delivered(void)
 	assert_int_equal(appB.errors, 0);
 	/* Every FETCH_ADD executed exactly once: B's words hold the sums. */
 	for (q = 0; q < NQP; q++) {
-		memcpy(&word, appB.n->mem + WORD(q), 8);
+		memcpy(&word, appB.n->mem + WORD(&appB, q), 8);
 		assert_int_equal(word, appA.fadd_total[q]);
 	}
 }
@@ -409,7 +447,7 @@ static void test_migrate_mid_stream(void **state)
 	(void)state;
 	run(now + 1000000);   /* part of the traffic */
 	assert_false(app_finished(&appA, 0));
-	assert_int_equal(rocev2_dump_context(&B.e, img, sizeof(img), &len, &st), 0);
+	assert_int_equal(rocev2_dump_context(&B.e, NULL, img, sizeof(img), &len, &st), 0);
 	assert_true(len > 0);
 	run(now + 2000000);   /* A gets NAK_STOPPED and pauses; B sends nothing */
 	/* Checkpoint tool: the host memory of B's application moves to C. */
@@ -418,7 +456,7 @@ static void test_migrate_mid_stream(void **state)
 	C.alive = 1;
 	assert_int_equal(rocev2_restore_image(&C.e, img, len, NULL), 0);
 	appB.n = &C;
-	assert_int_equal(rocev2_resume_context(&C.e), 0);
+	assert_int_equal(rocev2_resume_context(&C.e, 0), 0);
 	run(now + 400000000);
 	check_all_delivered();
 	/* A now talks to C's address. */
@@ -437,8 +475,8 @@ static void test_both_ends_at_once(void **state)
 	(void)state;
 	run(now + 1000000);
 	assert_false(app_finished(&appA, 0));
-	assert_int_equal(rocev2_dump_context(&A.e, imgA, sizeof(imgA), &la, NULL), 0);
-	assert_int_equal(rocev2_dump_context(&B.e, imgB, sizeof(imgB), &lb, NULL), 0);
+	assert_int_equal(rocev2_dump_context(&A.e, NULL, imgA, sizeof(imgA), &la, NULL), 0);
+	assert_int_equal(rocev2_dump_context(&B.e, NULL, imgB, sizeof(imgB), &lb, NULL), 0);
 	run(now + 2000000);
 	memcpy(D.mem, A.mem, WIN);
 	memcpy(C.mem, B.mem, WIN);
@@ -456,8 +494,8 @@ static void test_both_ends_at_once(void **state)
 	assert_int_equal(rocev2_restore_image(&C.e, imgB, lb, &ob), 0);
 	appA.n = &D;
 	appB.n = &C;
-	assert_int_equal(rocev2_resume_context(&D.e), 0);
-	assert_int_equal(rocev2_resume_context(&C.e), 0);
+	assert_int_equal(rocev2_resume_context(&D.e, 0), 0);
+	assert_int_equal(rocev2_resume_context(&C.e, 0), 0);
 	run(now + 400000000);
 	check_all_delivered();
 	assert_int_equal(rocev2_qp_lookup(&D.e, appA.qpn[0])->attr.av.dip, C.ip);
@@ -473,9 +511,9 @@ static void test_abort_continues_in_place(void **state)
 	(void)state;
 	run(now + 1000000);
 	assert_false(app_finished(&appA, 0));
-	assert_int_equal(rocev2_dump_context(&B.e, img, sizeof(img), &len, NULL), 0);
+	assert_int_equal(rocev2_dump_context(&B.e, NULL, img, sizeof(img), &len, NULL), 0);
 	run(now + 2000000);
-	assert_int_equal(rocev2_abort_dump(&B.e), 0);
+	assert_int_equal(rocev2_abort_dump(&B.e, 0), 0);
 	run(now + 400000000);
 	check_all_delivered();
 }
@@ -491,7 +529,7 @@ static void test_no_restore_pause_timeout(void **state)
 	rocev2_set_pause_timeout(&A.e, 50000000);   /* 50 ms */
 	run(now + 1000000);
 	assert_false(app_finished(&appA, 0));
-	assert_int_equal(rocev2_dump_context(&B.e, img, sizeof(img), &len, NULL), 0);
+	assert_int_equal(rocev2_dump_context(&B.e, NULL, img, sizeof(img), &len, NULL), 0);
 	run(now + 200000000);
 	for (q = 0; q < NQP; q++)
 		assert_int_equal(rocev2_qp_lookup(&A.e, appA.qpn[q])->state, ROCEV2_QPS_ERR);
@@ -502,6 +540,85 @@ static void test_no_restore_pause_timeout(void **state)
 		assert_int_equal(appA.done[q] + appA.errs[q], appA.sent[q]);
 }
 
+/* Tenancy (issue 13): B's application is context 1 of B, X context 2 of B
+ * talking to Y, context 3 of C.  Dumping context 1 stops only it; the
+ * restore onto C (as context 1 there) and its RESUME leave Y alone: X and
+ * Y carry traffic through the whole migration, their QPs never Stopped,
+ * Paused or resuming (a resume of every QP would make Y send RESUMEs that
+ * a peer without the extension never answers). */
+static void test_tenancy_unrelated_pair_never_pauses(void **state)
+{
+	static uint8_t img[256 * 1024];
+	struct app hold;
+	size_t len = 0;
+	uint32_t q, x_done = 0, x_done_stopped = 0;
+
+	(void)state;
+	/* setup() made A <-> B in context 0 of each; start over with B's
+	 * application in context 1, and X, Y in the other half of the memory. */
+	node_init(&A, 1);
+	node_init(&B, 2);
+	node_init(&C, 3);
+	memset(&appA, 0, sizeof(appA));
+	memset(&appB, 0, sizeof(appB));
+	app_setup(&appA, &A);
+	assert_int_equal(rocev2_create_as(&B.e, 1), 0);
+	app_setup(&appB, &B);
+	assert_int_equal(rocev2_create_as(&B.e, 2), 0);
+	memset(&appX, 0, sizeof(appX));
+	appX.base = APPWIN;
+	app_setup(&appX, &B);
+	/* On C, Y must not take the slots B's image names (a restore keeps
+	 * handles): hold them while Y is made, then give them back. */
+	memset(&hold, 0, sizeof(hold));
+	app_setup(&hold, &C);
+	assert_int_equal(rocev2_create_as(&C.e, 3), 0);
+	memset(&appY, 0, sizeof(appY));
+	appY.base = APPWIN;
+	app_setup(&appY, &C);
+	assert_int_equal(rocev2_destroy_owned(&C.e, 0), 0);
+	qp_connect(&appA, &B, &appB);
+	qp_connect(&appB, &A, &appA);
+	qp_connect(&appX, &C, &appY);
+	qp_connect(&appY, &B, &appX);
+	with_xy = 1;
+	xy_disturbed = 0;
+
+	run(now + 1000000);
+	assert_false(app_finished(&appA, 0));
+	assert_int_equal(rocev2_dump_context(&B.e, &(struct rocev2_dump_scope){ 1, 0, APPWIN }, img,
+					     sizeof(img), &len, NULL), 0);
+	assert_false(rocev2_context_stopped(&B.e, 2));
+	for (q = 0; q < NQP; q++)
+		x_done += appX.done[q];
+	run(now + 2000000);    /* A pauses; X keeps going on the same NIC */
+	for (q = 0; q < NQP; q++)
+		x_done_stopped += appX.done[q];
+	assert_true(x_done_stopped > x_done);
+	/* Only context 1's memory moves; Y's on C stays where it is. */
+	memcpy(C.mem, B.mem, APPWIN);
+	assert_int_equal(rocev2_create_as(&C.e, 1), 0);
+	assert_int_equal(rocev2_restore_image(&C.e, img, len, NULL), 0);
+	appB.n = &C;
+	/* B keeps serving X's traffic: only its context-1 QPs go quiet.  The
+	 * wire delivers by MAC, so B's old application simply stops existing
+	 * there once its context is gone. */
+	assert_int_equal(rocev2_destroy_owned(&B.e, 1), 0);
+	assert_int_equal(rocev2_resume_context(&C.e, 1), 0);
+	/* Only the restored QPs resume: Y's send no RESUME, now or later. */
+	assert_int_equal(app_disturbed(&appY), 0);
+	run(now + 400000000);
+	assert_int_equal(C.e.cnt.mig_resumes_sent, NQP);
+	assert_int_equal(B.e.cnt.mig_pauses, 0);        /* X never paused */
+	assert_int_equal(C.e.cnt.mig_pauses, 0);        /* nor Y */
+	check_all_delivered();
+	assert_true(app_finished(&appX, 0));
+	assert_true(app_finished(&appY, 1));
+	assert_int_equal(appX.errors, 0);
+	assert_int_equal(appY.errors, 0);
+	assert_int_equal(xy_disturbed, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -509,6 +626,7 @@ int main(void)
 		cmocka_unit_test_setup(test_both_ends_at_once, setup),
 		cmocka_unit_test_setup(test_abort_continues_in_place, setup),
 		cmocka_unit_test_setup(test_no_restore_pause_timeout, setup),
+		cmocka_unit_test_setup(test_tenancy_unrelated_pair_never_pauses, setup),
 	};
 	return cmocka_run_group_tests_name("rocev2/migration end to end", tests, NULL, NULL);
 }

@@ -56,7 +56,7 @@ static int setup(void **state)
 
 static int next_event(struct rocev2_event *ev)
 {
-	return rocev2_get_event(e, ev);
+	return rocev2_get_event(e, 0, ev);
 }
 
 static void set_dbrec(uint64_t addr, uint32_t index)
@@ -703,8 +703,7 @@ static void test_obj_live_and_next_follow_the_pools(void **state)
 	assert_int_equal(info.objects[ROCEV2_OBJ_QP], 0);
 	assert_int_equal(info.ipv4, 0x0a000001);
 	assert_int_equal(info.pause_timeout_ns, ROCEV2_PAUSE_TIMEOUT_DEFAULT_NS);
-	assert_false(info.stopped);
-	assert_false(rocev2_context_stopped(e));
+	assert_false(rocev2_context_stopped(e, 0));
 	/* A moved doorbell: the engine re-reads every live queue it has. */
 	set_dbrec(SRQ_DB, 3);
 	assert_int_equal(rocev2_doorbells_changed(e), 1);

@@ -179,7 +179,7 @@ static void assert_modify_refused(uint32_t qpn, const struct rocev2_qp_attr *a, 
 	assert_int_equal(rocev2_modify_qp(e, qpn, a, mask), -HAL_EINVAL);
 	assert_memory_equal(&before, qp, sizeof(before));
 	DBL_EQ(dbl_hook_calls(), hooks);
-	assert_int_equal(rocev2_get_event(e, &ev), -HAL_EAGAIN);
+	assert_int_equal(rocev2_get_event(e, 0, &ev), -HAL_EAGAIN);
 }
 
 /* ---- create / QPN / pool ------------------------------------------------ */
@@ -771,7 +771,7 @@ static void test_modify_to_error_flushes_without_event(void **state)
 		DBL_EQ(dbl_flush_state, ROCEV2_QPS_ERR);
 		assert_false(timer_armed(&qp->comp.retrans_timer));
 		assert_false(timer_armed(&qp->comp.rnr_timer));
-		assert_int_equal(rocev2_get_event(e, &ev), -HAL_EAGAIN);
+		assert_int_equal(rocev2_get_event(e, 0, &ev), -HAL_EAGAIN);
 		finish(qpn);
 	}
 	assert_int_equal(e->timers.n, 0);
@@ -790,25 +790,25 @@ static void test_qp_to_error_posts_event_once(void **state)
 	assert_int_equal(state_of(qpn), ROCEV2_QPS_ERR);
 	DBL_EQ(dbl_req_flush, 1);
 	DBL_EQ(dbl_resp_flush, 1);
-	assert_int_equal(rocev2_get_event(e, &ev), 0);
+	assert_int_equal(rocev2_get_event(e, 0, &ev), 0);
 	assert_int_equal(ev.type, ROCEV2_EVENT_QP_FATAL);
 	assert_int_equal(ev.handle, qpn);
-	assert_int_equal(rocev2_get_event(e, &ev), -HAL_EAGAIN);
+	assert_int_equal(rocev2_get_event(e, 0, &ev), -HAL_EAGAIN);
 
 	/* Already in error: flushed again, no second event. */
 	rocev2_qp_to_error(e, qp, ROCEV2_EVENT_QP_ACCESS_ERR);
 	DBL_EQ(dbl_req_flush, 2);
 	DBL_EQ(dbl_resp_flush, 2);
-	assert_int_equal(rocev2_get_event(e, &ev), -HAL_EAGAIN);
+	assert_int_equal(rocev2_get_event(e, 0, &ev), -HAL_EAGAIN);
 
 	/* event < 0: none. */
 	qpn = qp_in_state(ROCEV2_QPS_RTR);
 	rocev2_qp_to_error(e, qp_of(qpn), -1);
 	assert_int_equal(state_of(qpn), ROCEV2_QPS_ERR);
-	assert_int_equal(rocev2_get_event(e, &ev), -HAL_EAGAIN);
+	assert_int_equal(rocev2_get_event(e, 0, &ev), -HAL_EAGAIN);
 	qpn = qp_in_state(ROCEV2_QPS_RTR);
 	rocev2_qp_to_error(e, qp_of(qpn), ROCEV2_EVENT_QP_REQ_ERR);
-	assert_int_equal(rocev2_get_event(e, &ev), 0);
+	assert_int_equal(rocev2_get_event(e, 0, &ev), 0);
 	assert_int_equal(ev.type, ROCEV2_EVENT_QP_REQ_ERR);
 	assert_int_equal(ev.handle, qpn);
 }

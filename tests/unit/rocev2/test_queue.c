@@ -344,7 +344,7 @@ static unsigned count_srq_events(void)
 	struct rocev2_event ev;
 	unsigned n = 0;
 
-	while (rocev2_get_event(e, &ev) == 0) {
+	while (rocev2_get_event(e, 0, &ev) == 0) {
 		assert_int_equal(ev.type, ROCEV2_EVENT_SRQ_LIMIT_REACHED);
 		assert_int_equal(ev.handle, srq);
 		n++;

@@ -355,7 +355,7 @@ static void test_rd_atomic_zero_invalid(void **state)
 	expect_no_cqe();
 	assert_int_equal(qp->state, ROCEV2_QPS_ERR);
 	assert_int_equal(e->cnt.req_bad_wqe, 1);
-	assert_int_equal(rocev2_get_event(e, &ev), -HAL_EAGAIN);
+	assert_int_equal(rocev2_get_event(e, 0, &ev), -HAL_EAGAIN);
 }
 
 /* IBA 10.8.3.3: a fenced WR waits for earlier READs/atomics; unfenced
@@ -432,7 +432,7 @@ static void test_invalid_wqes(void **state)
 		assert_int_equal(qp->state, ROCEV2_QPS_ERR);
 		assert_int_equal(e->cnt.req_bad_wqe, 1);
 		assert_int_equal(e->cnt.flushed_wqes, 1);
-		assert_int_equal(rocev2_get_event(e, &ev), -HAL_EAGAIN);
+		assert_int_equal(rocev2_get_event(e, 0, &ev), -HAL_EAGAIN);
 		/* IBA 10.8.3.1: WRs posted in Error complete flushed at once. */
 		post_op(MNIC_WR_SEND, 0x300 + i, SRC, 8, 0);
 		expect_cqe(0x300 + i, MNIC_WC_WR_FLUSH_ERR, 0, 0);
@@ -532,13 +532,13 @@ static void test_sqd(void **state)
 	rocev2_sched(e, qp);
 	assert_int_equal(pump(), 2);    /* the rest of message 1 only */
 	check_msg(0, K_SEND, 3 * 256, 256, 0, 0);
-	assert_int_equal(rocev2_get_event(e, &ev), -HAL_EAGAIN);
+	assert_int_equal(rocev2_get_event(e, 0, &ev), -HAL_EAGAIN);
 	ack(2);
 	pump();
-	assert_int_equal(rocev2_get_event(e, &ev), 0);
+	assert_int_equal(rocev2_get_event(e, 0, &ev), 0);
 	assert_int_equal(ev.type, ROCEV2_EVENT_SQ_DRAINED);
 	assert_int_equal(ev.handle, qpn);
-	assert_int_equal(rocev2_get_event(e, &ev), -HAL_EAGAIN);
+	assert_int_equal(rocev2_get_event(e, 0, &ev), -HAL_EAGAIN);
 	set_state(ROCEV2_QPS_RTS);
 	assert_int_equal(pump(), 1);
 	frame_pkt(3, &p);

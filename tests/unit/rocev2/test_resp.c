@@ -295,7 +295,7 @@ static uint64_t get_mem64(uint64_t a)
 
 static int next_event(struct rocev2_event *ev)
 {
-	return rocev2_get_event(e, ev);
+	return rocev2_get_event(e, 0, ev);
 }
 
 /* ---- fixture --------------------------------------------------------------- */
