@@ -1,6 +1,7 @@
 # Host side: libmnic, mnicctl and the small apps (included by the Makefile).
 #   make hostdrv   build/host/hostdrv/{libmnic.a,mnicctl,mnic-pingpong,mnic-traffic,mnicctl-static}
-#                  and the ASan+UBSan build in build/host-asan/hostdrv/
+#                  and the ASan+UBSan build in build/host-asan/hostdrv/ (with
+#                  the test tool mnic-tenant)
 # Plain C11 for a Linux host, whatever BOARD is.
 
 # Include folders per module (INC_libmnic, INC_tools, ...: the Makefile's
@@ -20,7 +21,7 @@ HOSTDRV_ASAN := build/host-asan/hostdrv
 
 .PHONY: hostdrv
 hostdrv: $(addprefix $(HOSTDRV_OUT)/,libmnic.a $(HOSTDRV_TOOLS) mnicctl-static) \
-	$(addprefix $(HOSTDRV_ASAN)/,libmnic.a $(HOSTDRV_TOOLS))
+	$(addprefix $(HOSTDRV_ASAN)/,libmnic.a $(HOSTDRV_TOOLS) mnic-tenant)
 
 $(HOSTDRV_OUT)/obj/%.o: hostdrv/%.c $(HOSTDRV_HDRS)
 	@mkdir -p $(dir $@)
@@ -39,6 +40,9 @@ $(1)/libmnic.a: $$(patsubst hostdrv/%.c,$(1)/obj/%.o,$$(HOSTDRV_LIB_SRCS)) \
 $(1)/%: $(1)/obj/tools/%.o $(1)/libmnic.a
 	$$(if $$(Q),@echo "  LD  $$@")
 	$$(Q)gcc $$(HOSTDRV_CFLAGS) $(2) $$(filter %.o,$$^) $(1)/libmnic.a -pthread $$(HOSTDRV_LIBS) -o $$@
+# a test tool of the tenancy tests (tests/integration/tenancy_posix.sh)
+$(1)/mnic-tenant: tests/tools/mnic-tenant.c $(1)/libmnic.a
+	$$(Q)gcc $$(HOSTDRV_CFLAGS) $$(INC_tools) $(2) $$< $(1)/libmnic.a -pthread -o $$@
 $(1)/mnicctl: $(1)/obj/tools/mnicctl_args.o $(1)/obj/tools/mnicctl_fw.o \
 	$$(patsubst %.c,$(1)/obj/%.o,$$(HOSTDRV_BOOT_SRCS))
 $(1)/obj/abi/cmd_names.o: abi/cmd_names.c abi/include/mnic/cmd_names.h abi/include/mnic/cmd.h

@@ -21,6 +21,7 @@
 #endif
 #include <errno.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
@@ -314,8 +315,8 @@ static int cmdq_resync(struct mnic_dev *dev, const char *why)
  * it while it holds the lock) and the reset that followed found the entry
  * never served; the caller may issue it again.  An entry the reset found
  * answered stands. */
-static int cmdq_issue(struct mnic_dev *dev, const void *in, uint32_t in_len, void *out,
-		      uint32_t out_len, uint8_t *delivery)
+static int cmdq_issue(struct mnic_dev *dev, uint16_t issuer, const void *in, uint32_t in_len,
+		      void *out, uint32_t out_len, uint8_t *delivery)
 {
 	volatile struct mnic_init_seg *s = iseg(dev);
 	uint8_t *drv = dev->bar + MNIC_DMA_WINDOW_OFFSET;
@@ -331,6 +332,9 @@ static int cmdq_issue(struct mnic_dev *dev, const void *in, uint32_t in_len, voi
 	err = mnic_cmdq_build(drv, MNIC_DRIVER_AREA_SIZE, &e, in, in_len, out_len, dev->token);
 	if (err < 0)
 		return err;
+	/* the issuing context: the header is always inline (in_len >= 8) */
+	e.in_inline[offsetof(struct mnic_cmd_in_hdr, ctx)] = (uint8_t)issuer;
+	e.in_inline[offsetof(struct mnic_cmd_in_hdr, ctx) + 1] = (uint8_t)(issuer >> 8);
 	pi = s->cmdq_pi;
 	slot = (volatile struct mnic_cmdq_entry *)(drv + (uint64_t)(pi & (MNIC_CMDQ_MAX_ENTRIES - 1u)) *
 							 MNIC_CMDQ_ENTRY_SIZE);
@@ -373,8 +377,8 @@ static int cmdq_issue(struct mnic_dev *dev, const void *in, uint32_t in_len, voi
 	return mnic_cmdq_collect(drv, MNIC_DRIVER_AREA_SIZE, &e, in_len, out, out_len);
 }
 
-int mnic_cmdq_exec(struct mnic_dev *dev, const void *in, uint32_t in_len, void *out,
-		   uint32_t out_len, uint8_t *delivery)
+int mnic_cmdq_exec(struct mnic_dev *dev, uint16_t issuer, const void *in, uint32_t in_len,
+		   void *out, uint32_t out_len, uint8_t *delivery)
 {
 	volatile struct mnic_init_seg *s = iseg(dev);
 	uint64_t deadline = now_ns() + (uint64_t)dev->timeout_ms * 1000000ull;
@@ -400,12 +404,12 @@ int mnic_cmdq_exec(struct mnic_dev *dev, const void *in, uint32_t in_len, void *
 	}
 	if (err < 0)
 		goto out;
-	err = cmdq_issue(dev, in, in_len, out, out_len, delivery);
+	err = cmdq_issue(dev, issuer, in, in_len, out, out_len, delivery);
 	if (err == -EPIPE) {
 		/* never served: once more on a queue realigned by the reset */
 		err = cmdq_enable(dev);
 		if (err == 0)
-			err = cmdq_issue(dev, in, in_len, out, out_len, delivery);
+			err = cmdq_issue(dev, issuer, in, in_len, out, out_len, delivery);
 		if (err == -EPIPE) {
 			fprintf(stderr, "libmnic: %s: the command queue went out of step again "
 					"under the retried command: giving up\n", dev->path);

@@ -107,6 +107,10 @@ static int open_bar(struct mnic_dev *dev, const char *path, int need_ready)
 	dev->user_off = MNIC_USER_AREA_OFFSET;
 	dev->user_size = dev->window_size - MNIC_USER_AREA_OFFSET;
 	dev->user = dev->bar + MNIC_DMA_WINDOW_OFFSET + MNIC_USER_AREA_OFFSET;
+	dev->area = dev->user;
+	dev->area_off = dev->user_off;
+	dev->area_size = dev->user_size;
+	dev->ua_base = dev->user_off;
 	return check_identity(path, dev->iseg->magic, dev->iseg->cmdif_rev, dev->iseg->state,
 			      need_ready);
 }
@@ -177,6 +181,7 @@ static int open_kernel(struct mnic_dev *dev, const char *path, int need_ready)
 	}
 	dev->user_off = ctx.ua_offset;
 	dev->user_size = ctx.ua_size;
+	dev->ctx = (uint16_t)ctx.ctx;   /* for QUERY_CONTEXT of itself; the module stamps */
 
 	map = mmap(NULL, (size_t)dev->user_size, PROT_READ | PROT_WRITE, MAP_SHARED, dev->fd,
 		   (off_t)MNIC_MMAP_USER);
@@ -188,6 +193,11 @@ static int open_kernel(struct mnic_dev *dev, const char *path, int need_ready)
 	}
 	dev->user_map = map;
 	dev->user = map;
+	/* the module maps the file's range only: that is all this handle sees */
+	dev->area = map;
+	dev->area_off = dev->user_off;
+	dev->area_size = dev->user_size;
+	dev->ua_base = info.user_area_offset;
 	/* Read-only: the module refuses a writable mapping of the init segment. */
 	map = mmap(NULL, (size_t)page, PROT_READ, MAP_SHARED, dev->fd, (off_t)MNIC_MMAP_INITSEG);
 	if (map == MAP_FAILED) {
@@ -263,7 +273,8 @@ static int open_into(struct mnic_dev *dev, const char *path, int need_ready)
 	return err;
 }
 
-static int open_common(const char *path, struct mnic_dev **out, int need_ready)
+static int open_common(const char *path, struct mnic_dev **out, int need_ready,
+		       enum mnic_role role)
 {
 	struct mnic_dev *dev;
 	int err;
@@ -283,24 +294,31 @@ static int open_common(const char *path, struct mnic_dev **out, int need_ready)
 	}
 	pthread_mutex_init(&dev->lock, NULL);
 	dev->timeout_ms = MNIC_DEFAULT_TIMEOUT_MS;
+	dev->role = role;
 	*out = dev;
 	return 0;
 }
 
 int mnic_open(const char *path, struct mnic_dev **out)
 {
-	return open_common(path, out, 1);
+	return open_common(path, out, 1, MNIC_ROLE_TENANT);
 }
 
 int mnic_open_raw(const char *path, struct mnic_dev **out)
 {
-	return open_common(path, out, 0);
+	return open_common(path, out, 0, MNIC_ROLE_MGMT);
+}
+
+int mnic_open_mgmt(const char *path, struct mnic_dev **out)
+{
+	return open_common(path, out, 1, MNIC_ROLE_MGMT);
 }
 
 void mnic_close(struct mnic_dev *dev)
 {
 	if (!dev)
 		return;
+	mnic_ctx_release(dev);
 	unmap_dev(dev);
 	pthread_mutex_destroy(&dev->lock);
 	free(dev->qps);
@@ -333,10 +351,21 @@ int mnic_reopen(struct mnic_dev *dev, const char *path)
 	dev->user = tmp.user;
 	dev->user_off = tmp.user_off;
 	dev->user_size = tmp.user_size;
+	dev->area = tmp.area;
+	dev->area_off = tmp.area_off;
+	dev->area_size = tmp.area_size;
+	dev->ua_base = tmp.ua_base;
 	dev->user_map = tmp.user_map;
 	dev->window_size = tmp.window_size;
 	dev->kinfo = tmp.kinfo;
 	dev->cmdq_ready = 0;
+	/* A tenant's context moved with it (a migration): the next command
+	 * finds it on this device by its owner tag.  A management handle goes
+	 * back to MNIC_CTX_MGMT. */
+	if (dev->ctx && dev->role == MNIC_ROLE_TENANT)
+		dev->ctx_lost = 1;
+	else
+		dev->ctx = MNIC_CTX_MGMT;
 	pthread_mutex_unlock(&dev->lock);
 	return 0;
 }
@@ -395,6 +424,10 @@ int mnic_reopen_inplace(struct mnic_dev *dev, const char *path)
 	for (size_t i = 0; i <= n; i++)
 		dev->path[i] = path[i];
 	dev->cmdq_ready = 0;
+	/* same BAR address, same user-area offsets: the host pointers hold;
+	 * the context id on this device is found by the next command */
+	if (dev->ctx && dev->role == MNIC_ROLE_TENANT)
+		dev->ctx_lost = 1;
 	return 0;
 }
 
@@ -481,6 +514,22 @@ static int exec_kernel(struct mnic_dev *dev, const void *in, uint32_t in_len, vo
 int mnic_cmd(struct mnic_dev *dev, const void *in, uint32_t in_len, void *out, uint32_t out_len,
 	     struct mnic_cmd_result *res)
 {
+	int err;
+
+	if (!dev)
+		return -EINVAL;
+	err = mnic_ctx_ensure(dev);
+	if (err < 0) {
+		if (res)
+			*res = dev->last;
+		return err;
+	}
+	return mnic_cmd_as(dev, dev->ctx, in, in_len, out, out_len, res);
+}
+
+int mnic_cmd_as(struct mnic_dev *dev, uint16_t issuer, const void *in, uint32_t in_len,
+		void *out, uint32_t out_len, struct mnic_cmd_result *res)
+{
 	struct mnic_cmd_in_hdr ih;
 	struct mnic_cmd_out_hdr oh;
 	struct mnic_cmd_result r;
@@ -504,7 +553,7 @@ int mnic_cmd(struct mnic_dev *dev, const void *in, uint32_t in_len, void *out, u
 	if (dev->backend == MNIC_BACKEND_KERNEL)
 		err = exec_kernel(dev, in, in_len, out, out_len, &delivery);
 	else
-		err = mnic_cmdq_exec(dev, in, in_len, out, out_len, &delivery);
+		err = mnic_cmdq_exec(dev, issuer, in, in_len, out, out_len, &delivery);
 	pthread_mutex_unlock(&dev->lock);
 	if (err < 0) {
 		r.layer = MNIC_ERR_TRANSPORT;
@@ -548,7 +597,7 @@ int mnic_query_device(struct mnic_dev *dev, struct mnic_cmd_query_device_out *ou
 
 	if (err < 0)
 		return err;
-	if (out->user_area_offset != dev->user_off || out->window_size < dev->user_off ||
+	if (out->user_area_offset != dev->ua_base || out->window_size < dev->ua_base ||
 	    out->window_size > dev->window_size)
 		return reply_err(dev);
 	return 0;

@@ -25,10 +25,21 @@ struct mnic_dev {
 	 * kernel: mmap MNIC_MMAP_DOORBELL) */
 	volatile struct mnic_db_page *db;
 	void *db_map;
-	/* the user area: host pointer of window address user_off */
+	/* the user area this handle works in: host pointer of window address
+	 * user_off.  A tenant handle: its context's range; a management
+	 * handle: the whole user area (area_*), or an adopted context's. */
 	uint8_t *user;
 	uint64_t user_off;
 	uint64_t user_size;
+	uint8_t *area;                    /* the whole user area (BAR backend) */
+	uint64_t area_off, area_size;
+	uint64_t ua_base;                 /* window address of the whole user area */
+	/* contexts (ctx.c, docs/libmnic.md "Contexts") */
+	enum mnic_role role;
+	uint16_t ctx;                     /* issuing context; MNIC_CTX_MGMT = 0 */
+	uint8_t ctx_owned;                /* ours: DEALLOC_CONTEXT on close */
+	volatile int ctx_lost;            /* rebound to another NIC: find it again */
+	uint64_t ctx_size;                /* tenant: range size to ask for (0: default) */
 	void *user_map;                   /* kernel backend: the mmap */
 	uint64_t window_size;
 	struct mnic_ioc_info_copy {
@@ -62,11 +73,27 @@ int mnic_cmdq_build(uint8_t *drv, uint64_t drv_size, struct mnic_cmdq_entry *e,
 int mnic_cmdq_collect(const uint8_t *drv, uint64_t drv_size, const struct mnic_cmdq_entry *e,
 		      uint32_t in_len, void *out, uint32_t out_len);
 uint32_t mnic_cmdq_blocks(uint32_t len);
-/* Execute on the BAR backend (caller holds dev->lock). */
-int mnic_cmdq_exec(struct mnic_dev *dev, const void *in, uint32_t in_len, void *out,
-		   uint32_t out_len, uint8_t *delivery);
+/* Execute on the BAR backend (caller holds dev->lock), as context
+ * `issuer` (written into the entry's inline header: the queue's owner sets
+ * it, never the caller's input). */
+int mnic_cmdq_exec(struct mnic_dev *dev, uint16_t issuer, const void *in, uint32_t in_len,
+		   void *out, uint32_t out_len, uint8_t *delivery);
 
 /* ---- dev.c --------------------------------------------------------------- */
+/* mnic_cmd as context `issuer`, without making sure the handle has its
+ * context first (ctx.c uses it for the commands that make contexts). */
+int mnic_cmd_as(struct mnic_dev *dev, uint16_t issuer, const void *in, uint32_t in_len,
+		void *out, uint32_t out_len, struct mnic_cmd_result *res);
+
+/* ---- ctx.c ---------------------------------------------------------------- */
+/* A tenant handle without its context (first use, or rebound to another
+ * NIC by a migration): allocate it, or find it again by owner tag.  0 for
+ * a management handle.  Caller does not hold dev->lock. */
+int mnic_ctx_ensure(struct mnic_dev *dev);
+/* Point the handle's user view at [off, off + size) of the user area. */
+int mnic_ctx_set_range(struct mnic_dev *dev, uint64_t off, uint64_t size);
+/* mnic_close: free the handle's own context (every object in it). */
+void mnic_ctx_release(struct mnic_dev *dev);
 int mnic_set_err(struct mnic_dev *dev, enum mnic_err_layer layer, int err);
 void mnic_track_qp(struct mnic_dev *dev, struct mnic_qp *qp, int add);
 int mnic_errno_of_status(uint8_t status, uint32_t syndrome);

@@ -102,6 +102,9 @@ int mnic_alloc(struct mnic_dev *dev, uint64_t size, uint64_t align, struct mnic_
 
 	if (!dev || !buf)
 		return -EINVAL;
+	err = mnic_ctx_ensure(dev);   /* a tenant's memory is its context's range */
+	if (err < 0)
+		return err;
 	err = mnic_umem_alloc(dev->user, dev->user_off, dev->user_size, size, align, &addr);
 	if (err < 0)
 		return mnic_set_err(dev, MNIC_ERR_ARG, err);
@@ -121,16 +124,21 @@ void *mnic_window_ptr(struct mnic_dev *dev, uint64_t addr, uint64_t len)
 
 int mnic_mem_reset(struct mnic_dev *dev)
 {
-	return mnic_umem_reset(dev->user, dev->user_off, dev->user_size);
+	int err = mnic_ctx_ensure(dev);
+
+	return err < 0 ? err : mnic_umem_reset(dev->user, dev->user_off, dev->user_size);
 }
 
 int mnic_mem_usage(struct mnic_dev *dev, uint64_t *used, uint64_t *size)
 {
-	struct mnic_user_hdr *h = hdr_of(dev->user);
-	int err = hdr_init(dev->user, dev->user_off, dev->user_size);
+	struct mnic_user_hdr *h;
+	int err = mnic_ctx_ensure(dev);
 
+	if (err == 0)
+		err = hdr_init(dev->user, dev->user_off, dev->user_size);
 	if (err < 0)
 		return err;
+	h = hdr_of(dev->user);
 	if (used)
 		*used = __atomic_load_n(&h->next, __ATOMIC_ACQUIRE) - dev->user_off;
 	if (size)
@@ -140,7 +148,10 @@ int mnic_mem_usage(struct mnic_dev *dev, uint64_t *used, uint64_t *size)
 
 int mnic_mem_set_root(struct mnic_dev *dev, uint64_t addr)
 {
-	int err = hdr_init(dev->user, dev->user_off, dev->user_size);
+	int err = mnic_ctx_ensure(dev);
+
+	if (err == 0)
+		err = hdr_init(dev->user, dev->user_off, dev->user_size);
 
 	if (err < 0)
 		return err;
@@ -152,7 +163,10 @@ int mnic_mem_set_root(struct mnic_dev *dev, uint64_t addr)
 
 int mnic_mem_get_root(struct mnic_dev *dev, uint64_t *addr)
 {
-	int err = hdr_init(dev->user, dev->user_off, dev->user_size);
+	int err = mnic_ctx_ensure(dev);
+
+	if (err == 0)
+		err = hdr_init(dev->user, dev->user_off, dev->user_size);
 
 	if (err < 0)
 		return err;

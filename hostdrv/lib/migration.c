@@ -151,6 +151,14 @@ int mnic_mig_add_pair(struct mnic_mig *m, struct mnic_dev *src, struct mnic_dev 
 	err = mnic_query_device(dst, &p->dst_info);
 	if (err < 0)
 		return fail(m, MNIC_MIG_STEP_ADD_PAIR, i, dst, "QUERY_DEVICE", err);
+	err = mnic_context(src, &p->src_ctx);
+	if (err < 0)
+		return fail(m, MNIC_MIG_STEP_ADD_PAIR, i, src, "QUERY_CONTEXT", err);
+	/* a context moves into a context of its own on the target, made by
+	 * the management handle there */
+	if (p->src_ctx.ctx && (mnic_dev_role(dst) != MNIC_ROLE_MGMT ||
+			       mnic_dev_backend(dst) != MNIC_BACKEND_BAR))
+		return -EINVAL;
 	p->src = src;
 	p->dst = dst;
 	m->n_pairs++;
@@ -192,6 +200,21 @@ int mnic_mig_transfer(struct mnic_mig *m)
 
 		progress(m, i, MNIC_MIG_STEP_TRANSFER);
 		t0 = now_ms();
+		if (p->src_ctx.ctx && !p->dst_allocated) {
+			const struct mnic_ctx_info *s = &p->src_ctx;
+			int err = mnic_alloc_context(p->dst, s->ua_offset, s->ua_size, s->owner_tag,
+						     &p->dst_ctx);
+
+			if (err == 0) {
+				p->dst_allocated = 1;
+				err = mnic_adopt_context(p->dst, p->dst_ctx.ctx);
+			}
+			if (err < 0) {
+				p->transfer_ms = now_ms() - t0;
+				return fail(m, MNIC_MIG_STEP_TRANSFER, i, p->dst, "ALLOC_CONTEXT",
+					    err);
+			}
+		}
 		if (m->opts.copy_user_area) {
 			int64_t n = mnic_copy_user_area(p->src, p->dst);
 
@@ -274,6 +297,10 @@ int mnic_mig_resume(struct mnic_mig *m)
 		if (err < 0)
 			return fail(m, MNIC_MIG_STEP_RESUME, i, p->dst, "RESUME_CONTEXT", err);
 		p->resumed = 1;
+		/* the context lives on the target now; its stopped copy on the
+		 * source goes (a failure leaves it stopped, never running) */
+		if (p->src_ctx.ctx && mnic_dealloc_context(p->src, p->src_ctx.ctx) == 0)
+			p->src_freed = 1;
 	}
 	memset(&m->err, 0, sizeof(m->err));
 	m->err.pair = -1;
@@ -283,6 +310,7 @@ int mnic_mig_resume(struct mnic_mig *m)
 
 int mnic_mig_abort(struct mnic_mig *m)
 {
+	struct mnic_dev *bad_dev = NULL;
 	int first = 0;
 	int32_t bad = -1;
 
@@ -292,21 +320,30 @@ int mnic_mig_abort(struct mnic_mig *m)
 		return -EBUSY;   /* the context runs on a target now */
 	for (uint32_t i = 0; i < m->n_pairs; i++) {
 		struct mnic_mig_pair *p = &m->pair[i];
-		int err;
+		struct mnic_dev *on = p->src;
+		int err = 0;
 
-		if (!p->dumped || p->aborted)
-			continue;
-		err = mnic_abort_dump(p->src);
-		if (err == 0) {
-			p->aborted = 1;
-		} else if (!first) {
+		if (p->dumped && !p->aborted) {
+			err = mnic_abort_dump(p->src);
+			if (err == 0)
+				p->aborted = 1;
+		}
+		if (err == 0 && p->dst_allocated) {
+			/* what the target restored goes with its context */
+			on = p->dst;
+			err = mnic_dealloc_context(p->dst, p->dst_ctx.ctx);
+			if (err == 0)
+				p->dst_allocated = 0;
+		}
+		if (err < 0 && !first) {
 			first = err;
 			bad = (int32_t)i;
+			bad_dev = on;
 		}
 	}
 	if (first)
-		return fail(m, MNIC_MIG_STEP_ABORT, (uint32_t)bad, m->pair[bad].src, "ABORT_DUMP",
-			    first);
+		return fail(m, MNIC_MIG_STEP_ABORT, (uint32_t)bad, bad_dev,
+			    bad_dev == m->pair[bad].src ? "ABORT_DUMP" : "DEALLOC_CONTEXT", first);
 	m->state = MNIC_MIG_ABORTED;
 	return 0;
 }

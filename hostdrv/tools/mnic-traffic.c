@@ -734,19 +734,34 @@ static int setup(int fd)
 	uint32_t nq = (uint32_t)cfg.qps, cqe;
 	int err;
 
-	if ((err = mnic_query_device(g.dev, &qd)) < 0) {
-		fail("QUERY_DEVICE: %s", mnic_strerror_last(g.dev));
-		return err;
-	}
-	if (cfg.pause_timeout_ms && (err = mnic_mig_config(g.dev, cfg.pause_timeout_ms)) < 0) {
-		fail("MIG_CONFIG pause timeout %u ms: %s", cfg.pause_timeout_ms,
-		     mnic_strerror_last(g.dev));
-		return err;
-	}
 	/* one region, one MR: per QP the send slots, receive slots, the write
 	 * area, the read area and two atomic words (8-aligned, IBA 9.4.5) */
 	per_qp = align_up((uint64_t)SQ_DEPTH * cfg.max_size + (uint64_t)RQ_DEPTH * cfg.max_size +
 				  (uint64_t)WSLOTS * cfg.max_size + RD_LEN + 64, 4096);
+	/* our context's share of the user area: the region, plus rings and
+	 * doorbell records (64-byte WQEs/CQEs, 4 KiB-aligned rings: a page
+	 * per ring is plenty at these depths) and the allocator header */
+	mnic_set_context_size(g.dev, per_qp * nq + (uint64_t)nq * 3u * 8192u + 65536u);
+	if ((err = mnic_query_device(g.dev, &qd)) < 0) {
+		fail("QUERY_DEVICE: %s", mnic_strerror_last(g.dev));
+		return err;
+	}
+	if (cfg.pause_timeout_ms) {
+		/* an operator's setting: the management handle (MNIC_CTX_MGMT) */
+		struct mnic_dev *mg;
+
+		if ((err = mnic_open_mgmt(cfg.dev, &mg)) < 0) {
+			fail("MIG_CONFIG: %s", mnic_open_error());
+			return err;
+		}
+		err = mnic_mig_config(mg, cfg.pause_timeout_ms);
+		if (err < 0)
+			fail("MIG_CONFIG pause timeout %u ms: %s", cfg.pause_timeout_ms,
+			     mnic_strerror_last(mg));
+		mnic_close(mg);
+		if (err < 0)
+			return err;
+	}
 	if ((err = mnic_alloc(g.dev, per_qp * nq, 4096, &buf)) < 0) {
 		fail("mnic_alloc of %llu bytes: %s (a bigger BAR, fewer --qps or a smaller "
 		     "--size)", (unsigned long long)(per_qp * nq), strerror(-err));

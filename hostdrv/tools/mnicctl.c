@@ -136,7 +136,10 @@ static int open_dev(const char *path, int raw, struct mnic_dev **dev)
 
 	if (!path)
 		return mnicctl_usage("no device: give -d DEV (a BAR file or /dev/mnicN)");
-	err = raw ? mnic_open_raw(path, dev) : mnic_open(path, dev);
+	/* mnicctl is the operator's tool: the management handle (contexts:
+	 * MNIC_CTX_MGMT; through /dev/mnicN it needs CAP_NET_ADMIN for the
+	 * privileged commands) */
+	err = raw ? mnic_open_raw(path, dev) : mnic_open_mgmt(path, dev);
 	if (err < 0) {
 		fprintf(stderr, "mnicctl: %s\n", mnic_open_error());
 		return MNICCTL_DEVICE;
@@ -533,6 +536,157 @@ static void print_dump_stats(const struct mnic_cmd_dump_out *s, uint32_t len)
 			       s->bytes[t]);
 }
 
+/* ---- contexts (mnic/cmd.h "contexts") ---------------------------------------- */
+
+/* `--ctx ID` or `--pid PID` at argv[*i]: act as that context (its commands,
+ * its user-area range).  Returns 1 when consumed (and *i moved past it), 0
+ * when argv[*i] is not one of them, or an MNICCTL_* error code < 0. */
+static int take_ctx_opt(struct mnic_dev *dev, int *i, int argc, const char **argv)
+{
+	struct mnic_ctx_info ci;
+	uint32_t v;
+	int err;
+
+	if (strcmp(argv[*i], "--ctx") && strcmp(argv[*i], "--pid"))
+		return 0;
+	if (*i + 1 >= argc || mnicctl_parse_u32(argv[*i + 1], &v) || v == 0)
+		return -mnicctl_usage("%s needs a number > 0", argv[*i]);
+	if (!strcmp(argv[*i], "--pid")) {
+		err = mnic_find_context(dev, v, &ci);
+		if (err == -ESRCH) {
+			fprintf(stderr, "mnicctl: %s: no context belongs to pid %u (`mnicctl ctx "
+				"list` shows the owners)\n", mnic_dev_path(dev), v);
+			return -MNICCTL_FAILED;
+		}
+		if (err < 0)
+			return -dev_fail(dev, "QUERY_CONTEXT", err);
+		v = ci.ctx;
+	}
+	err = mnic_adopt_context(dev, v);
+	if (err == -EPERM) {
+		fprintf(stderr, "mnicctl: %s: acting for a context needs the BAR backend (through "
+			"/dev/mnicN the process checkpoints itself)\n", mnic_dev_path(dev));
+		return -MNICCTL_USAGE;
+	}
+	if (err < 0)
+		return -dev_fail(dev, "QUERY_CONTEXT", err);
+	*i += 1;
+	return 1;
+}
+
+static void print_ctx(const struct mnic_ctx_info *c)
+{
+	int gone = c->owner_tag > 1 && kill((pid_t)c->owner_tag, 0) < 0 && errno == ESRCH;
+
+	if (opt.json) {
+		jopen(NULL, '{');
+		jnum("ctx", c->ctx);
+		jnum("owner", c->owner_tag);
+		jstr("owner_state", c->owner_tag ? (gone ? "gone" : "alive") : "none");
+		jnum("ua_offset", c->ua_offset);
+		jnum("ua_size", c->ua_size);
+		jnum("pd", c->n_pd);
+		jnum("mr", c->n_mr);
+		jnum("cq", c->n_cq);
+		jnum("srq", c->n_srq);
+		jnum("qp", c->n_qp);
+		jstr("state", c->flags & MNIC_CTX_F_STOPPED ? "stopped" : "running");
+		jclose('}');
+	} else {
+		printf("ctx %-3u owner %-8u%-6s ua 0x%08llx+0x%llx  pd %u mr %u cq %u srq %u qp %u%s\n",
+		       c->ctx, c->owner_tag, c->owner_tag ? (gone ? " gone" : "") : "",
+		       (unsigned long long)c->ua_offset, (unsigned long long)c->ua_size, c->n_pd,
+		       c->n_mr, c->n_cq, c->n_srq, c->n_qp,
+		       c->flags & MNIC_CTX_F_STOPPED ? "  stopped" : "");
+	}
+}
+
+static int cmd_ctx(struct mnic_dev *dev, int argc, const char **argv)
+{
+	static const char use[] = "ctx list | ctx show ID | ctx alloc --size BYTES [--at OFFSET] "
+				  "[--owner TAG] | ctx free ID | ctx reap";
+	struct mnic_ctx_info ci;
+	uint32_t id;
+	int err, n = 0;
+
+	if (argc == 2 && !strcmp(argv[1], "list")) {
+		if (opt.json)
+			jopen(NULL, '[');
+		for (uint32_t next = 1; next <= MNIC_CTX_MAX; next = ci.ctx + 1) {
+			err = mnic_query_context(dev, next, 1, &ci);
+			if (err == -ENXIO)
+				break;
+			if (err < 0)
+				return dev_fail(dev, "QUERY_CONTEXT", err);
+			print_ctx(&ci);
+			n++;
+		}
+		if (opt.json)
+			jclose(']');
+		else if (n == 0)
+			printf("no contexts\n");
+		return MNICCTL_OK;
+	}
+	if (argc == 3 && !strcmp(argv[1], "show")) {
+		if (mnicctl_parse_u32(argv[2], &id) || id == 0 || id > MNIC_CTX_MAX)
+			return mnicctl_usage("ctx show ID (1..%u)", MNIC_CTX_MAX);
+		err = mnic_query_context(dev, id, 0, &ci);
+		if (err < 0)
+			return dev_fail(dev, "QUERY_CONTEXT", err);
+		print_ctx(&ci);
+		return MNICCTL_OK;
+	}
+	if (argc == 3 && !strcmp(argv[1], "free")) {
+		if (mnicctl_parse_u32(argv[2], &id) || id == 0 || id > MNIC_CTX_MAX)
+			return mnicctl_usage("ctx free ID (1..%u)", MNIC_CTX_MAX);
+		err = mnic_dealloc_context(dev, id);
+		if (err < 0)
+			return dev_fail(dev, "DEALLOC_CONTEXT", err);
+		printf("ctx %u freed\n", id);
+		return MNICCTL_OK;
+	}
+	if (argc == 2 && !strcmp(argv[1], "reap")) {
+		err = mnic_reap_contexts(dev);
+		if (err < 0)
+			return dev_fail(dev, "reap contexts", err);
+		printf("reaped %d context%s of processes that are gone\n", err, err == 1 ? "" : "s");
+		return MNICCTL_OK;
+	}
+	if (argc >= 2 && !strcmp(argv[1], "alloc")) {
+		uint64_t at = 0, size = 0;
+		uint32_t owner = 0;
+
+		for (int i = 2; i < argc; i++) {
+			char *end;
+
+			if (i + 1 >= argc)
+				return mnicctl_usage("%s", use);
+			if (!strcmp(argv[i], "--size") || !strcmp(argv[i], "--at")) {
+				unsigned long long v = strtoull(argv[i + 1], &end, 0);
+
+				if (*end || !*argv[i + 1])
+					return mnicctl_usage("%s needs a number", argv[i]);
+				*(!strcmp(argv[i], "--size") ? &size : &at) = v;
+			} else if (!strcmp(argv[i], "--owner")) {
+				if (mnicctl_parse_u32(argv[i + 1], &owner))
+					return mnicctl_usage("--owner needs a number");
+			} else {
+				return mnicctl_usage("%s", use);
+			}
+			i++;
+		}
+		if (!size)
+			return mnicctl_usage("ctx alloc needs --size BYTES (a multiple of 0x%x)",
+					     MNIC_CTX_UA_ALIGN);
+		err = mnic_alloc_context(dev, at, size, owner, &ci);
+		if (err < 0)
+			return dev_fail(dev, "ALLOC_CONTEXT", err);
+		print_ctx(&ci);
+		return MNICCTL_OK;
+	}
+	return mnicctl_usage("%s", use);
+}
+
 static int cmd_dump(struct mnic_dev *dev, int argc, const char **argv)
 {
 	struct mnic_cmd_query_device_out q;
@@ -545,10 +699,14 @@ static int cmd_dump(struct mnic_dev *dev, int argc, const char **argv)
 	int err, rc;
 
 	for (int i = 1; i < argc; i++) {
+		if ((rc = take_ctx_opt(dev, &i, argc, argv)) < 0)
+			return -rc;
+		if (rc)
+			continue;
 		if (!strcmp(argv[i], "-o") && i + 1 < argc)
 			out = argv[++i];
 		else
-			return mnicctl_usage("dump -o IMG");
+			return mnicctl_usage("dump -o IMG [--ctx ID | --pid PID]");
 	}
 	if (!out)
 		return mnicctl_usage("dump needs -o IMG");
@@ -560,7 +718,7 @@ static int cmd_dump(struct mnic_dev *dev, int argc, const char **argv)
 	if ((rc = out_open(&of, out)) != MNICCTL_OK)
 		return rc;   /* nothing stopped */
 	if (!opt.json)
-		fprintf(stderr, "dump: stopping every QP and dumping the context of %s ...\n",
+		fprintf(stderr, "dump: stopping the QPs of the context and dumping it (%s) ...\n",
 			mnic_dev_path(dev));
 	t0 = now_ms();
 	err = mnic_dump_context(dev, 0, &img, &len, &st);
@@ -622,6 +780,10 @@ static int cmd_restore(struct mnic_dev *dev, int argc, const char **argv)
 
 	memset(&ov, 0, sizeof(ov));
 	for (int i = 1; i < argc; i++) {
+		if ((rc = take_ctx_opt(dev, &i, argc, argv)) < 0)
+			return -rc;
+		if (rc)
+			continue;
 		if (!strcmp(argv[i], "-i") && i + 1 < argc)
 			in = argv[++i];
 		else if (!strcmp(argv[i], "--peer-override") && i + 1 < argc) {
@@ -630,7 +792,8 @@ static int cmd_restore(struct mnic_dev *dev, int argc, const char **argv)
 						 "10.0.0.2=10.0.0.4,52:54:00:00:00:04)");
 			have_ov = 1;
 		} else
-			return mnicctl_usage("restore -i IMG [--peer-override OLDIP=NEWIP,MAC]");
+			return mnicctl_usage("restore -i IMG [--peer-override OLDIP=NEWIP,MAC] "
+					     "[--ctx ID]");
 	}
 	if (!in)
 		return mnicctl_usage("restore needs -i IMG");
@@ -662,10 +825,14 @@ static int cmd_restore(struct mnic_dev *dev, int argc, const char **argv)
 
 static int cmd_simple(struct mnic_dev *dev, int argc, const char **argv)
 {
-	int err;
+	int err, rc;
 
-	if (argc != 1)
-		return mnicctl_usage("%s takes no arguments", argv[0]);
+	for (int i = 1; i < argc; i++) {
+		if ((rc = take_ctx_opt(dev, &i, argc, argv)) < 0)
+			return -rc;
+		if (!rc)
+			return mnicctl_usage("%s [--ctx ID | --pid PID]", argv[0]);
+	}
 	err = !strcmp(argv[0], "resume") ? mnic_resume_context(dev) : mnic_abort_dump(dev);
 	if (err < 0)
 		return dev_fail(dev, !strcmp(argv[0], "resume") ? "RESUME_CONTEXT" : "ABORT_DUMP",
@@ -706,6 +873,7 @@ static int cmd_simple(struct mnic_dev *dev, int argc, const char **argv)
 struct mig_proc {
 	const char *from, *to, *notify;
 	long pid;
+	uint32_t ctx;                  /* --ctx, or the context --pid owns on `from` */
 	struct mnic_dev *a, *b;
 	int frozen;
 };
@@ -880,10 +1048,36 @@ static void print_migration(const struct mig_proc *pr, const struct mnic_mig *m,
 	       "(epoch ms)\n", t->freeze, t->dumped, t->restored, t->resumed, t->thawed);
 }
 
+/* The context a pair moves: --ctx, else the one --pid owns on the source
+ * (its owner tag), else the management context's objects. */
+static int mig_select_ctx(struct mig_proc *p)
+{
+	struct mnic_ctx_info ci;
+	int err;
+
+	if (!p->ctx && p->pid) {
+		err = mnic_find_context(p->a, (uint32_t)p->pid, &ci);
+		if (err == -ESRCH) {
+			fprintf(stderr, "mnicctl: %s: pid %ld has no context there (`mnicctl -d %s "
+				"ctx list` shows the owners)\n", p->from, p->pid, p->from);
+			return MNICCTL_FAILED;
+		}
+		if (err < 0)
+			return dev_fail(p->a, "QUERY_CONTEXT", err);
+		p->ctx = ci.ctx;
+	}
+	if (!p->ctx)
+		return MNICCTL_OK;
+	err = mnic_adopt_context(p->a, p->ctx);
+	if (err < 0)
+		return dev_fail(p->a, "QUERY_CONTEXT", err);
+	return MNICCTL_OK;
+}
+
 static int cmd_migrate(struct mnic_dev *unused, int argc, const char **argv)
 {
 	static const char use[] =
-		"migrate --from DEV_A --to DEV_B [--copy-user-area] [--pid PID [--notify FILE]] "
+		"migrate --from DEV_A --to DEV_B [--copy-user-area] [--ctx ID] [--pid PID [--notify FILE]] "
 		"[--peer-override OLDIP=NEWIP,MAC] [--after-dump CMD] (repeat --from.. for a second "
 		"pair)";
 	struct mig_proc pr[MNIC_MIG_MAX_PAIRS];
@@ -913,6 +1107,10 @@ static int cmd_migrate(struct mnic_dev *unused, int argc, const char **argv)
 			if (mnicctl_parse_u32(argv[++i], &v) || v < 2)
 				return mnicctl_usage("--pid PID (the process to freeze, > 1)");
 			p->pid = (long)v;
+		} else if (!strcmp(argv[i], "--ctx") && i + 1 < argc && p && !p->ctx) {
+			if (mnicctl_parse_u32(argv[++i], &v) || v == 0 || v > MNIC_CTX_MAX)
+				return mnicctl_usage("--ctx ID (1..%u)", MNIC_CTX_MAX);
+			p->ctx = v;
 		} else if (!strcmp(argv[i], "--notify") && i + 1 < argc && p && !p->notify) {
 			p->notify = argv[++i];
 		} else if (!strcmp(argv[i], "--copy-user-area")) {
@@ -955,6 +1153,9 @@ static int cmd_migrate(struct mnic_dev *unused, int argc, const char **argv)
 		if (rc == MNICCTL_OK) {
 			mnic_set_cmd_timeout(pr[i].a, opt.timeout_ms ? opt.timeout_ms : 60000);
 			mnic_set_cmd_timeout(pr[i].b, opt.timeout_ms ? opt.timeout_ms : 60000);
+			rc = mig_select_ctx(&pr[i]);
+		}
+		if (rc == MNICCTL_OK) {
 			err = mnic_mig_add_pair(&mig, pr[i].a, pr[i].b);
 			if (err < 0)
 				rc = mig_fail(&mig, pr, err);
@@ -1302,13 +1503,19 @@ static const struct subcmd {
 	{"health", DEV_RAW, cmd_health,
 	 "health                     state and health buffer (works on a failed NIC)"},
 	{"qp", DEV_READY, cmd_qp, "qp list | qp show QPN      queue pairs"},
+	{"ctx", DEV_READY, cmd_ctx,
+	 "ctx list | show ID | alloc --size B [--at OFF] [--owner TAG] | free ID | reap\n"
+	 "                             firmware contexts (tenants): owners, ranges, objects"},
 	{"dump", DEV_READY, cmd_dump,
-	 "dump -o IMG                stop every QP, write the context image"},
+	 "dump -o IMG [--ctx ID | --pid PID]   stop a context's QPs, write its image\n"
+	 "                             (no --ctx/--pid: the management context's objects)"},
 	{"restore", DEV_READY, cmd_restore,
-	 "restore -i IMG [--peer-override OLDIP=NEWIP,MAC]   recreate a context (stopped)"},
-	{"resume", DEV_READY, cmd_simple, "resume                     resume a restored context"},
+	 "restore -i IMG [--peer-override OLDIP=NEWIP,MAC] [--ctx ID]   recreate a context\n"
+	 "                             (stopped) in context ID (ctx alloc --at makes one)"},
+	{"resume", DEV_READY, cmd_simple,
+	 "resume [--ctx ID | --pid PID]   resume a restored context"},
 	{"abort", DEV_READY, cmd_simple,
-	 "abort                      cancel a dump: QPs resume in place"},
+	 "abort [--ctx ID | --pid PID]    cancel a dump: its QPs resume in place"},
 	{"create", DEV_READY, cmd_create,
 	 "create pd | cq ENTRIES | mr PD LEN | qp PD CQ   make an object, print its handle"},
 	{"destroy", DEV_READY, cmd_destroy,

@@ -878,7 +878,7 @@ static int wait_back(const struct mnicctl_opts *o, const struct mnic_fwimg_hdr *
 
 	usleep(300000);   /* the firmware resets ~100 ms after its reply */
 	while (now_s() < deadline) {
-		if (mnic_open(o->dev, &d) == 0) {
+		if (mnic_open_mgmt(o->dev, &d) == 0) {
 			if (query_slots(d, &s) == 0 && (s.flags & MNIC_FW_F_CONFIRMED)) {
 				mnic_close(d);
 				memcpy(&v, s.running_version, sizeof(v));

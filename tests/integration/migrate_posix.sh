@@ -8,7 +8,12 @@
 # mid-stream (docs/migration-howto.md).  Scenarios, one PASS/FAIL line each:
 #   single      B -> C: nothing lost, duplicated or reordered on any QP, no
 #               error completion, atomics exactly once (both sides judge),
-#               A's QPs now address C, C sent RESUMEs and had them ACKed
+#               A's QPs now address C, C sent RESUMEs and had them ACKed;
+#               meanwhile a second application (X on NIC B, Y on NIC C, each
+#               a context of its own) carries traffic through the whole
+#               migration: between dump and restore its context runs and its
+#               QPs are neither stopped nor paused, its longest gap during
+#               the migration is shorter than A's, and it PASSes
 #   both_ends   A -> D and B -> C in the same window (peer-address
 #               overrides derived by mnicctl): the same checks
 #   forged      a shared migration key; while A is paused RESUMEs with a
@@ -131,14 +136,50 @@ result() {   # name rc
 
 # ---- 1. single end: B -> C ------------------------------------------------------------
 sc_single() {
-  local d=$out/single
+  local d=$out/single tb_range rsv x_ctx bport
   start_nics "$d" a b c
   start_traffic "$d" -D "$DUR" -g "$d/gaps-a.csv" -- -D "$DUR" -N "$d/notify" || return 1
+  # B's context keeps its user-area range on C: keep that range free there
+  # while the bystander Y allocates its own (ranges are not translated yet)
+  tb_range=$("$M" -d "$d/b.bar" --json ctx list |
+    json "' '.join('%d %d' % (c['ua_offset'], c['ua_size']) for c in d if c['owner'] == $TB)")
+  rsv=$("$M" -d "$d/c.bar" --json ctx alloc --at "${tb_range% *}" --size "${tb_range#* }" |
+    json "d['ctx']") || { echo "cannot reserve B's range ($tb_range) on C"; return 1; }
+  bport=$((PORT + 1))
+  "$T" -d "$d/b.bar" -p $bport -q 2 -t 40 -D $((DUR + 2)) -g "$d/gaps-x.csv" >"$d/traffic-x.log" 2>&1 &
+  TX=$!; mnic_track $TX
+  "$T" -d "$d/c.bar" -p $bport -q 2 -t 40 -D $((DUR + 2)) 127.0.0.1 >"$d/traffic-y.log" 2>&1 &
+  TY=$!; mnic_track $TY
+  mnic_wait_line "$d/traffic-x.log" "connected" 20 $TX && mnic_wait_line "$d/traffic-y.log" "connected" 20 $TY ||
+    { cat "$d"/traffic-[xy].log; return 1; }
+  "$M" -d "$d/c.bar" ctx free "$rsv" >/dev/null || return 1
+  x_ctx=$("$M" -d "$d/b.bar" --json ctx list | json "[c['ctx'] for c in d if c['owner'] == $TX][0]")
+  # between B's dump and the restore on C: the bystander runs on both NICs
+  {
+    echo "set -e"
+    echo "'$M' -d '$d/b.bar' --json ctx show $x_ctx | python3 -c \"import json,sys; sys.exit(json.load(sys.stdin)['state'] != 'running')\""
+    echo "'$M' -d '$d/b.bar' --json ctx list | python3 -c \"import json,sys; sys.exit(not any(c['owner'] == $TB and c['state'] == 'stopped' for c in json.load(sys.stdin)))\""
+    echo "'$M' -d '$d/c.bar' --json qp list | python3 -c \"import json,sys; d=json.load(sys.stdin); sys.exit(len(d) != 2 or any(q['paused'] or q['stopped'] or q['state'] != 'RTS' for q in d))\""
+    echo "echo 'bystander: running on B and C while the migrating context is stopped'"
+  } >"$d/bystander.sh"
   sleep 2
-  "$M" migrate --from "$d/b.bar" --to "$d/c.bar" --pid $TB --notify "$d/notify" >"$d/migrate.log" 2>&1 ||
+  "$M" migrate --from "$d/b.bar" --to "$d/c.bar" --pid $TB --notify "$d/notify" \
+    --after-dump "bash $d/bystander.sh" >"$d/migrate.log" 2>&1 ||
     { cat "$d/migrate.log"; return 1; }
   cat "$d/migrate.log"
+  grep -q "^bystander: running" "$d/migrate.log" || { echo "bystander check did not run"; return 1; }
   wait_traffic "$d" || return 1
+  mnic_wait_pid $TX 60; local rx=$MNIC_RC; mnic_wait_pid $TY 60; local ry=$MNIC_RC
+  grep -h "^TRAFFIC" "$d"/traffic-[xy].log || true
+  [ "$rx" = 0 ] && [ "$ry" = 0 ] &&
+    grep -q "^TRAFFIC PASS .* lost=0 dup=0 ooo=0 bad=0 errors=0 " "$d/traffic-x.log" ||
+    { echo "bystander: not a clean PASS (exit $rx/$ry)"; return 1; }
+  local gx ga
+  gx=$("$MNIC_ROOT/tests/tools/mig-downtime.py" "$d/migrate.log" "$d/gaps-x.csv")
+  ga=$("$MNIC_ROOT/tests/tools/mig-downtime.py" "$d/migrate.log" "$d/gaps-a.csv")
+  echo "longest gap during the migration: bystander X $gx ms, migrating connection (A) $ga ms"
+  python3 -c "import sys; sys.exit(not ($gx < $ga))" ||
+    { echo "the bystander stalled as long as the migrating connection"; return 1; }
   # The gap A saw across the freeze..thaw window (bench: downtime_ms).
   echo "migration downtime seen by A: $("$MNIC_ROOT/tests/tools/mig-downtime.py" "$d/migrate.log" \
     "$d/gaps-a.csv") ms"

@@ -59,6 +59,20 @@ enum mnic_backend {
 	MNIC_BACKEND_KERNEL = 2,   /* /dev/mnicN */
 };
 
+/* Contexts (mnic/cmd.h "contexts", docs/libmnic.md "Contexts").  A handle
+ * from mnic_open is a *tenant*: on first use it gets a firmware context of
+ * its own (a range of the user area and every object it creates; the BAR
+ * backend allocates it, owner tag = the process id, and frees it at
+ * mnic_close; the kernel driver does the same per open file).  A handle
+ * from mnic_open_mgmt is the *management* handle: it issues as
+ * MNIC_CTX_MGMT (the privileged context; through /dev/mnicN only for a
+ * CAP_NET_ADMIN caller), sees the whole user area and may act for another
+ * context (mnic_adopt_context). */
+enum mnic_role {
+	MNIC_ROLE_TENANT = 0,
+	MNIC_ROLE_MGMT = 1,
+};
+
 /* Open a device: "/dev/mnic..." (kernel) or the path of a BAR file.
  * Checks the init-segment magic, the command-interface revision (a
  * mismatch is -EPROTO, with a message from mnic_open_error()) and that the
@@ -68,6 +82,8 @@ int mnic_open(const char *dev, struct mnic_dev **out);
  * failed or booting NIC: identity and health only; commands still need a
  * READY device). */
 int mnic_open_raw(const char *dev, struct mnic_dev **out);
+/* A management handle (see "Contexts"): for tools such as mnicctl. */
+int mnic_open_mgmt(const char *dev, struct mnic_dev **out);
 void mnic_close(struct mnic_dev *dev);
 /* Point an open handle at another device (live migration: the
  * application's objects and memory now live on `path`).  On failure the
@@ -198,10 +214,47 @@ int mnic_mem_usage(struct mnic_dev *dev, uint64_t *used, uint64_t *size);
  * block) that survives a copy of the user area. */
 int mnic_mem_set_root(struct mnic_dev *dev, uint64_t addr);
 int mnic_mem_get_root(struct mnic_dev *dev, uint64_t *addr);
-/* Copy the whole user area of `from` to `to` (what a checkpoint tool does
- * with process memory).  Both devices must have user areas of the same
- * size.  Returns bytes copied or a negative errno. */
+/* Copy the user area of `from` to `to` (what a checkpoint tool does with
+ * process memory): each handle's view, i.e. a context's range for tenant
+ * and adopted handles.  Both views must be the same window range.
+ * Returns bytes copied or a negative errno. */
 int64_t mnic_copy_user_area(struct mnic_dev *from, struct mnic_dev *to);
+
+/* ---- contexts ------------------------------------------------------------ */
+
+/* Tenant handle, before its context exists: the size of user area to ask
+ * for (rounded up to MNIC_CTX_UA_ALIGN).  Default: $MNIC_CTX_MEM bytes if
+ * set, else half the user area.  -EBUSY once the context exists. */
+int mnic_set_context_size(struct mnic_dev *dev, uint64_t bytes);
+/* The handle's context (allocated now if it has none yet): id and range. */
+struct mnic_ctx_info {
+	uint32_t ctx;
+	uint32_t owner_tag;            /* BAR backend: the owner's process id */
+	uint64_t ua_offset, ua_size;
+	uint32_t n_pd, n_mr, n_cq, n_srq, n_qp;
+	uint32_t flags;                /* MNIC_CTX_F_* */
+};
+int mnic_context(struct mnic_dev *dev, struct mnic_ctx_info *info);
+/* QUERY_CONTEXT: `ctx` itself (next = 0) or the first context >= ctx
+ * (next = 1; -ENXIO when none is left).  Management handle. */
+int mnic_query_context(struct mnic_dev *dev, uint32_t ctx, int next, struct mnic_ctx_info *info);
+/* Management handle: allocate a context with [ua_offset, +ua_size) (ua_offset
+ * 0: the firmware picks) for owner `owner_tag`; DEALLOC_CONTEXT one
+ * (destroys every object in it). */
+int mnic_alloc_context(struct mnic_dev *dev, uint64_t ua_offset, uint64_t ua_size,
+		       uint32_t owner_tag, struct mnic_ctx_info *info);
+int mnic_dealloc_context(struct mnic_dev *dev, uint32_t ctx);
+/* Management handle, BAR backend: act as context `ctx` from now on (its
+ * commands, its user-area range), e.g. to dump or restore it.  ctx 0 goes
+ * back to MNIC_CTX_MGMT and the whole user area. */
+int mnic_adopt_context(struct mnic_dev *dev, uint32_t ctx);
+/* The context whose owner tag is `owner_tag` (a process id), or -ESRCH. */
+int mnic_find_context(struct mnic_dev *dev, uint32_t owner_tag, struct mnic_ctx_info *info);
+/* BAR backend: free the contexts whose owner process is gone (a tenant
+ * killed before mnic_close).  Returns how many were freed.  Run by every
+ * tenant before it allocates its own context. */
+int mnic_reap_contexts(struct mnic_dev *dev);
+enum mnic_role mnic_dev_role(const struct mnic_dev *dev);
 
 /* ---- objects ------------------------------------------------------------ */
 
@@ -411,7 +464,9 @@ int mnic_query_counters(struct mnic_dev *dev, uint32_t group, struct mnic_counte
 
 /* ---- migration (MigrOS: ibv_dump_context / ibv_restore_object) ---------- */
 
-/* DUMP_CONTEXT: stops every QP, returns the image in a malloc'd buffer
+/* DUMP_CONTEXT of the handle's context (a tenant's own, a management
+ * handle's adopted one, or MNIC_CTX_MGMT's objects): stops its QPs, and
+ * only those, returns the image in a malloc'd buffer
  * (*img, *len; free() it) and the per-type statistics (may be NULL).  The
  * buffer starts at `hint` bytes (0: 64 KiB) and grows on BAD_OUTPUT_LEN
  * (the device rolled the dump back and told the size). */
@@ -428,6 +483,7 @@ struct mnic_peer_override {
 };
 int mnic_restore_image(struct mnic_dev *dev, const void *img, uint32_t len,
 		       const struct mnic_peer_override *override);
+/* RESUME_CONTEXT / ABORT_DUMP of the handle's context (MNIC_CTX_SELF). */
 int mnic_resume_context(struct mnic_dev *dev);
 int mnic_abort_dump(struct mnic_dev *dev);
 int mnic_mig_config(struct mnic_dev *dev, uint32_t pause_timeout_ms);
@@ -446,19 +502,27 @@ int mnic_mig_config(struct mnic_dev *dev, uint32_t pause_timeout_ms);
  *
  *   mnic_mig_begin      -> SETUP        options; nothing on any device
  *   mnic_mig_add_pair   -> SETUP        QUERY_DEVICE of source and target
- *                                       (their addresses); 1..MNIC_MIG_MAX_PAIRS
+ *                                       (their addresses); 1..MNIC_MIG_MAX_PAIRS.
+ *                                       The context that moves is the one src
+ *                                       acts as (mnic_adopt_context); dst is a
+ *                                       management handle
  *      ... the caller freezes the process(es) ...
  *   mnic_mig_dump       -> DUMPED       DUMP_CONTEXT on every source: its QPs
  *                                       stop (peers pause); the images are
  *                                       held in m (pair[i].img) until mnic_mig_end
  *      ... the caller may inspect or save the images ...
- *   mnic_mig_transfer   -> TRANSFERRED  each source's user area copied to its
- *                                       target (if opts.copy_user_area)
+ *   mnic_mig_transfer   -> TRANSFERRED  a context at the source's range on
+ *                                       each target (ALLOC_CONTEXT UA_AT, same
+ *                                       owner tag; dst adopts it), and the
+ *                                       source's range copied there (if
+ *                                       opts.copy_user_area)
  *   mnic_mig_restore    -> RESTORED     RESTORE_OBJECT(IMAGE) on every target
  *                                       (its objects stay stopped), with the
  *                                       peer-address overrides (mnic_mig_override)
  *   mnic_mig_resume     -> RESUMED      RESUME_CONTEXT on every target: RESUME
- *                                       to every peer QP; the point of no return
+ *                                       to every peer QP; the point of no return.
+ *                                       The source context is freed (its
+ *                                       stopped objects with it)
  *      ... the caller rebinds and thaws the process(es) on the target ...
  *   mnic_mig_end                        frees the images (never closes a device)
  *
@@ -468,8 +532,10 @@ int mnic_mig_config(struct mnic_dev *dev, uint32_t pause_timeout_ms);
  * the device and what to do next (m->err.action):
  *   MNIC_MIG_ACT_ABORT    add_pair .. restore, or abort itself, failed: call
  *                         mnic_mig_abort (ABORT_DUMP: every dumped source not
- *                         yet aborted resumes in place; a target keeps what it
- *                         restored, stopped: the caller tears it down), then
+ *                         yet aborted resumes in place; a target context that
+ *                         transfer allocated is freed with what it restored;
+ *                         MNIC_CTX_MGMT's restored objects stay, stopped: the
+ *                         caller tears them down), then
  *                         thaw the process on the source;
  *   MNIC_MIG_ACT_TARGET   resume failed: the context lives on the targets;
  *                         mnic_mig_resume again resumes the targets not yet
@@ -530,9 +596,14 @@ struct mnic_mig_pair {
 	uint32_t img_len;
 	struct mnic_cmd_dump_out stats;   /* DUMP_CONTEXT's per-type statistics */
 	uint64_t user_area_bytes;     /* copied by transfer (0: not copied) */
+	/* the context that moves: src's (ctx 0: MNIC_CTX_MGMT's objects), and
+	 * on the target the one transfer allocated for it at the same range */
+	struct mnic_ctx_info src_ctx, dst_ctx;
 	/* step times, ms (CLOCK_MONOTONIC) */
 	double checkpoint_ms, transfer_ms, restore_ms, resume_ms;
 	uint8_t dumped, transferred, restored, resumed, aborted;
+	uint8_t dst_allocated;        /* transfer allocated dst_ctx (abort frees it) */
+	uint8_t src_freed;            /* resume freed the source context */
 };
 
 struct mnic_mig_error {
