@@ -354,6 +354,8 @@ static int probe(const char *path, const char *file)
 		check(mnic_query_qp(dev, qp->qp_num, &q) == 0 && !(q.mig_flags & MNIC_QP_F_STOPPED),
 		      "our QP runs again", dev);
 	}
+	if (mnic_destroy_qp(qp) || mnic_dereg_mr(mr) || mnic_destroy_cq(cq) || mnic_dealloc_pd(pd))
+		return die("destroying objects", dev);
 	mnic_close(dev);
 	printf("%d check(s) failed\n", failures);
 	return failures ? 1 : 0;
@@ -361,6 +363,7 @@ static int probe(const char *path, const char *file)
 
 int main(int argc, char **argv)
 {
+	setvbuf(stdout, NULL, _IOLBF, 0);   /* every line in the log, whatever ends us */
 	if (argc == 4 && !strcmp(argv[1], "hold"))
 		return hold(argv[2], argv[3]);
 	if (argc == 4 && !strcmp(argv[1], "probe"))
