@@ -220,6 +220,54 @@ int mnic_ctx_ensure(struct mnic_dev *dev)
 	return ensure_bar(dev);
 }
 
+static int find_mgmt_mem(struct mnic_dev *dev, struct mnic_ctx_info *ci)
+{
+	return mnic_find_context(dev, MNIC_OWNER_MGMT_MEM, ci);
+}
+
+int mnic_mem_ensure(struct mnic_dev *dev)
+{
+	struct mnic_ctx_info ci;
+	int err;
+
+	if (dev->role != MNIC_ROLE_MGMT)
+		return mnic_ctx_ensure(dev);
+	if (dev->backend != MNIC_BACKEND_BAR || dev->ctx != MNIC_CTX_MGMT || dev->mem_ready)
+		return 0;   /* the module's range, or an adopted context's */
+	err = find_mgmt_mem(dev, &ci);
+	if (err == -ESRCH) {
+		err = alloc_as_mgmt(dev, MNIC_CTX_UA_ANY, 0, tenant_size(dev) / 2, MNIC_OWNER_MGMT_MEM,
+				    &ci);
+		if (err == 0 && (err = mnic_ctx_set_range(dev, ci.ua_offset, ci.ua_size)) == 0)
+			err = mnic_umem_reset(dev->user, dev->user_off, dev->user_size);
+	} else if (err == 0) {
+		err = mnic_ctx_set_range(dev, ci.ua_offset, ci.ua_size);
+	}
+	if (err < 0)
+		return err;
+	dev->mem_ready = 1;
+	return 0;
+}
+
+int mnic_mgmt_mem_at(struct mnic_dev *dev, uint64_t off, uint64_t size)
+{
+	struct mnic_ctx_info ci;
+	int err;
+
+	if (dev->role != MNIC_ROLE_MGMT || dev->backend != MNIC_BACKEND_BAR)
+		return -EINVAL;
+	err = find_mgmt_mem(dev, &ci);
+	if (err == 0 && (ci.ua_offset != off || ci.ua_size != size))
+		return mnic_set_err(dev, MNIC_ERR_ARG, -EEXIST);   /* another range here */
+	if (err == -ESRCH)
+		err = alloc_as_mgmt(dev, MNIC_CTX_UA_AT, off, size, MNIC_OWNER_MGMT_MEM, &ci);
+	if (err == 0)
+		err = mnic_ctx_set_range(dev, off, size);
+	if (err == 0)
+		dev->mem_ready = 1;
+	return err;
+}
+
 void mnic_ctx_release(struct mnic_dev *dev)
 {
 	if (dev->backend != MNIC_BACKEND_BAR || !dev->ctx_owned || !dev->ctx)
@@ -304,6 +352,7 @@ int mnic_adopt_context(struct mnic_dev *dev, uint32_t ctx)
 		return mnic_set_err(dev, MNIC_ERR_ARG, -EPERM);
 	if (ctx == MNIC_CTX_MGMT) {
 		dev->ctx = MNIC_CTX_MGMT;
+		dev->mem_ready = 0;
 		return mnic_ctx_set_range(dev, dev->area_off, dev->area_size);
 	}
 	err = query_as(dev, MNIC_CTX_MGMT, ctx, 0, &ci);

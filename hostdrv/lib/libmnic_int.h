@@ -40,6 +40,7 @@ struct mnic_dev {
 	uint8_t ctx_owned;                /* ours: DEALLOC_CONTEXT on close */
 	volatile int ctx_lost;            /* rebound to another NIC: find it again */
 	uint64_t ctx_size;                /* tenant: range size to ask for (0: default) */
+	uint8_t mem_ready;                /* management: its memory range is set up */
 	void *user_map;                   /* kernel backend: the mmap */
 	uint64_t window_size;
 	struct mnic_ioc_info_copy {
@@ -90,6 +91,13 @@ int mnic_cmd_as(struct mnic_dev *dev, uint16_t issuer, const void *in, uint32_t 
  * NIC by a migration): allocate it, or find it again by owner tag.  0 for
  * a management handle.  Caller does not hold dev->lock. */
 int mnic_ctx_ensure(struct mnic_dev *dev);
+/* Before an allocation: a tenant's context, or the management handle's
+ * memory range (a context of owner tag MNIC_OWNER_MGMT_MEM, so that its
+ * allocator never overlaps a tenant's). */
+int mnic_mem_ensure(struct mnic_dev *dev);
+/* Management handle: view the management memory range [off, +size) of
+ * this device, allocating it there if it is not (a migration's target). */
+int mnic_mgmt_mem_at(struct mnic_dev *dev, uint64_t off, uint64_t size);
 /* Point the handle's user view at [off, off + size) of the user area. */
 int mnic_ctx_set_range(struct mnic_dev *dev, uint64_t off, uint64_t size);
 /* mnic_close: free the handle's own context (every object in it). */

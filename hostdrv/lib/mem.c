@@ -102,7 +102,7 @@ int mnic_alloc(struct mnic_dev *dev, uint64_t size, uint64_t align, struct mnic_
 
 	if (!dev || !buf)
 		return -EINVAL;
-	err = mnic_ctx_ensure(dev);   /* a tenant's memory is its context's range */
+	err = mnic_mem_ensure(dev);   /* a tenant's memory is its context's range */
 	if (err < 0)
 		return err;
 	err = mnic_umem_alloc(dev->user, dev->user_off, dev->user_size, size, align, &addr);
@@ -124,7 +124,7 @@ void *mnic_window_ptr(struct mnic_dev *dev, uint64_t addr, uint64_t len)
 
 int mnic_mem_reset(struct mnic_dev *dev)
 {
-	int err = mnic_ctx_ensure(dev);
+	int err = mnic_mem_ensure(dev);
 
 	return err < 0 ? err : mnic_umem_reset(dev->user, dev->user_off, dev->user_size);
 }
@@ -132,7 +132,7 @@ int mnic_mem_reset(struct mnic_dev *dev)
 int mnic_mem_usage(struct mnic_dev *dev, uint64_t *used, uint64_t *size)
 {
 	struct mnic_user_hdr *h;
-	int err = mnic_ctx_ensure(dev);
+	int err = mnic_mem_ensure(dev);
 
 	if (err == 0)
 		err = hdr_init(dev->user, dev->user_off, dev->user_size);
@@ -148,7 +148,7 @@ int mnic_mem_usage(struct mnic_dev *dev, uint64_t *used, uint64_t *size)
 
 int mnic_mem_set_root(struct mnic_dev *dev, uint64_t addr)
 {
-	int err = mnic_ctx_ensure(dev);
+	int err = mnic_mem_ensure(dev);
 
 	if (err == 0)
 		err = hdr_init(dev->user, dev->user_off, dev->user_size);
@@ -163,7 +163,7 @@ int mnic_mem_set_root(struct mnic_dev *dev, uint64_t addr)
 
 int mnic_mem_get_root(struct mnic_dev *dev, uint64_t *addr)
 {
-	int err = mnic_ctx_ensure(dev);
+	int err = mnic_mem_ensure(dev);
 
 	if (err == 0)
 		err = hdr_init(dev->user, dev->user_off, dev->user_size);

@@ -215,6 +215,25 @@ int mnic_mig_transfer(struct mnic_mig *m)
 					    err);
 			}
 		}
+		if (!p->src_ctx.ctx && m->opts.copy_user_area &&
+		    mnic_dev_backend(p->src) == MNIC_BACKEND_BAR &&
+		    mnic_dev_backend(p->dst) == MNIC_BACKEND_BAR) {
+			/* MNIC_CTX_MGMT's objects: their memory is the management
+			 * range, which the target gets at the same place */
+			uint64_t off, size;
+			int err = mnic_mem_ensure(p->src);
+
+			if (err == 0) {
+				off = p->src->user_off;
+				size = p->src->user_size;
+				err = mnic_mgmt_mem_at(p->dst, off, size);
+			}
+			if (err < 0) {
+				p->transfer_ms = now_ms() - t0;
+				return fail(m, MNIC_MIG_STEP_TRANSFER, i, p->dst,
+					    "management memory on the target", err);
+			}
+		}
 		if (m->opts.copy_user_area) {
 			int64_t n = mnic_copy_user_area(p->src, p->dst);
 

@@ -738,10 +738,13 @@ static int setup(int fd)
 	 * area, the read area and two atomic words (8-aligned, IBA 9.4.5) */
 	per_qp = align_up((uint64_t)SQ_DEPTH * cfg.max_size + (uint64_t)RQ_DEPTH * cfg.max_size +
 				  (uint64_t)WSLOTS * cfg.max_size + RD_LEN + 64, 4096);
-	/* our context's share of the user area: the region, plus rings and
-	 * doorbell records (64-byte WQEs/CQEs, 4 KiB-aligned rings: a page
-	 * per ring is plenty at these depths) and the allocator header */
-	mnic_set_context_size(g.dev, per_qp * nq + (uint64_t)nq * 3u * 8192u + 65536u);
+	/* our context's share of the user area: the region, plus per QP its SQ
+	 * and RQ rings and its share of the two CQs (each ring 4 KiB-aligned,
+	 * a doorbell record of its own), and the allocator header */
+	mnic_set_context_size(g.dev, per_qp * nq +
+				     (uint64_t)nq * ((SQ_DEPTH + RQ_DEPTH) * MNIC_WQE_SIZE +
+						     2u * SQ_DEPTH * MNIC_CQE_SIZE + 4u * 8192u) +
+				     65536u);
 	if ((err = mnic_query_device(g.dev, &qd)) < 0) {
 		fail("QUERY_DEVICE: %s", mnic_strerror_last(g.dev));
 		return err;

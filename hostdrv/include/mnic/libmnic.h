@@ -72,6 +72,12 @@ enum mnic_role {
 	MNIC_ROLE_TENANT = 0,
 	MNIC_ROLE_MGMT = 1,
 };
+/* The management handle's memory (the rings and MRs of MNIC_CTX_MGMT's own
+ * objects, e.g. `mnicctl create`) is a range of its own, a context of this
+ * owner tag that holds no objects: so its allocator never shares memory
+ * with a tenant's.  Made on the first allocation, kept across processes,
+ * never reaped (tenants' tags are process ids > 1). */
+#define MNIC_OWNER_MGMT_MEM 1u
 
 /* Open a device: "/dev/mnic..." (kernel) or the path of a BAR file.
  * Checks the init-segment magic, the command-interface revision (a
