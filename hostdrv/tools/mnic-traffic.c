@@ -48,6 +48,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -72,7 +73,7 @@ static const unsigned op_weight[OP_NUM] = {35, 35, 14, 8, 8};
 
 struct cfg {
 	const char *dev, *server, *timeline, *notify, *gaps;
-	int port, qps, mtu, expect_flush, has_key, verbose;
+	int port, qps, mtu, expect_flush, has_key, verbose;   /* has_key: enum key_mode */
 	uint32_t max_size, pause_timeout_ms, interval_ms;
 	uint64_t msgs;
 	double duration, timeout;
@@ -113,6 +114,7 @@ static struct {
 	struct mnic_dev *dev;
 	struct mnic_pd *pd;
 	struct mnic_mr *mr;
+	uint32_t peer_rkey;        /* the peer's MR (kept across a migration: same key) */
 	struct mnic_cq *scq, *rcq;
 	struct qpst q[MAX_QPS];
 	int role;                  /* 0 server, 1 client: the direction a message belongs to */
@@ -395,7 +397,7 @@ static int post_one(uint32_t q)
 			wr.opcode = MNIC_WR_RDMA_WRITE_WITH_IMM;
 			wr.imm_data = (uint32_t)sl->seq;
 			wr.remote_addr = s->peer_warea + (sl->seq % WSLOTS) * cfg.max_size;
-			wr.rkey = g.mr->rkey;   /* both sides register alike: see setup */
+			wr.rkey = g.peer_rkey;
 		}
 		break;
 	case OP_READ: {
@@ -407,7 +409,7 @@ static int post_one(uint32_t q)
 		sge.length = len;
 		wr.opcode = MNIC_WR_RDMA_READ;
 		wr.remote_addr = s->peer_rarea + off;
-		wr.rkey = g.mr->rkey;
+		wr.rkey = g.peer_rkey;
 		break;
 	}
 	case OP_FADD: {
@@ -417,7 +419,7 @@ static int post_one(uint32_t q)
 		sge.length = 8;
 		wr.opcode = MNIC_WR_ATOMIC_FETCH_AND_ADD;
 		wr.remote_addr = s->peer_atom;
-		wr.rkey = g.mr->rkey;
+		wr.rkey = g.peer_rkey;
 		wr.compare_add = add;
 		sl->expect = s->fa_sum;
 		break;
@@ -427,7 +429,7 @@ static int post_one(uint32_t q)
 		sge.length = 8;
 		wr.opcode = MNIC_WR_ATOMIC_CMP_AND_SWP;
 		wr.remote_addr = s->peer_atom + 8;
-		wr.rkey = g.mr->rkey;
+		wr.rkey = g.peer_rkey;
 		wr.compare_add = s->cas_cur;
 		wr.swap = s->cas_cur + 1;
 		sl->expect = s->cas_cur;
@@ -648,10 +650,19 @@ struct oob_qp {
 	uint32_t qpn, psn;
 	uint64_t warea, rarea, atom;
 };
+/* Migration keys (issue 13: the tools default to a key): KEY_OFFER, the
+ * default, has the server draw a fresh random key and hand it to the
+ * client over this channel (the application's own control plane, as a
+ * real one would exchange it); KEY_GIVEN both sides got -k (the CRC32C of
+ * the key is compared, the key itself never sent); KEY_NONE (--no-mig-key)
+ * unkeyed migration, which a NIC accepts only where its operator allowed
+ * it (MIG_CONFIG MNIC_MIG_CFG_UNKEYED). */
+enum key_mode { KEY_OFFER = 0, KEY_GIVEN = 1, KEY_NONE = 2 };
 struct oob_setup {
 	uint32_t magic, qps, ipv4, rkey, max_size, mtu;
-	uint8_t mac[6], has_key, reserved;
+	uint8_t mac[6], has_key, reserved;   /* has_key: enum key_mode */
 	uint8_t key_check[8];
+	uint8_t key[16];                     /* KEY_OFFER from the server */
 	struct oob_qp q[MAX_QPS];
 };
 struct oob_done {          /* phase 1: what I sent; phase 2: the peer's words */
@@ -794,10 +805,16 @@ static int setup(int fd)
 	me.mtu = (uint32_t)cfg.mtu;
 	memcpy(me.mac, qd.mac, 6);
 	me.has_key = (uint8_t)cfg.has_key;
-	if (cfg.has_key) {
+	if (cfg.has_key == KEY_GIVEN) {
 		uint32_t c = crc32c(0, cfg.key, 16);
 
 		memcpy(me.key_check, &c, 4);
+	} else if (cfg.has_key == KEY_OFFER && cfg.server) {
+		if (getrandom(cfg.key, sizeof(cfg.key), 0) != (ssize_t)sizeof(cfg.key)) {
+			fail("getrandom for the migration key: %s", strerror(errno));
+			return -EIO;
+		}
+		memcpy(me.key, cfg.key, sizeof(me.key));
 	}
 	for (uint32_t q = 0; q < nq; q++) {
 		struct qpst *s = &g.q[q];
@@ -829,10 +846,6 @@ static int setup(int fd)
 			fail("CREATE_QP %u: %s", q, mnic_strerror_last(g.dev));
 			return err;
 		}
-		if (cfg.has_key && (err = mnic_set_qp_mig_key(s->qp, cfg.key)) < 0) {
-			fail("SET_QP_MIG_KEY %u: %s", q, mnic_strerror_last(g.dev));
-			return err;
-		}
 		me.q[q].qpn = s->qp->qp_num;
 		me.q[q].psn = (uint32_t)(rnd(&g.rng) & 0xffffff);
 		me.q[q].warea = s->warea;
@@ -849,15 +862,18 @@ static int setup(int fd)
 		fail("the peer runs another configuration (qps %u/%u, size %u/%u, mtu %u/%u, key "
 		     "%s): give both the same --qps --size --mtu --mig-key", peer.qps, nq,
 		     peer.max_size, cfg.max_size, peer.mtu, cfg.mtu,
-		     peer.has_key == me.has_key ? "differs" : "on one side only");
+		     peer.has_key == me.has_key ? "differs" : "given, offered or off: not alike");
 		return -EINVAL;
 	}
-	if (peer.rkey != g.mr->rkey) {
-		/* post_one uses our own rkey for the peer's region: both sides
-		 * make the same objects in the same order on fresh NICs */
-		fail("peer rkey 0x%x differs from ours 0x%x: start both on NICs without other "
-		     "objects", peer.rkey, g.mr->rkey);
-		return -EINVAL;
+	/* the peer's NIC may hold other tenants' MRs: its key, not ours */
+	g.peer_rkey = peer.rkey;
+	if (cfg.has_key == KEY_OFFER && !cfg.server)
+		memcpy(cfg.key, peer.key, sizeof(cfg.key));
+	for (uint32_t q = 0; cfg.has_key != KEY_NONE && q < nq; q++) {
+		if ((err = mnic_set_qp_mig_key(g.q[q].qp, cfg.key)) < 0) {
+			fail("SET_QP_MIG_KEY %u: %s", q, mnic_strerror_last(g.dev));
+			return err;
+		}
 	}
 	for (uint32_t q = 0; q < nq; q++) {
 		struct qpst *s = &g.q[q];
@@ -1156,7 +1172,9 @@ static void usage(void)
 	       "  -i, --interval MS        timeline period (default 100)\n"
 	       "  -g, --gaps CSV           every gap >= 1 ms between completions:\n"
 	       "                           start_epoch_ms,len_ms (downtime of a migration)\n"
-	       "  -k, --mig-key HEX32      migration key for RESUME authentication (both sides)\n"
+	       "  -k, --mig-key HEX32      migration key for RESUME authentication (both sides;\n"
+	       "                           default: a fresh random key from the server)\n"
+	       "      --no-mig-key         unkeyed migration (the NICs must allow it: MIG_CONFIG)\n"
 	       "  -P, --pause-timeout MS   MIG_CONFIG on this NIC: paused QPs give up after MS\n"
 	       "  -N, --notify FILE        migration: SIGUSR1 rebinds to the device named in FILE\n"
 	       "  -F, --expect-flush       the peer will never come back: pass when every QP\n"
@@ -1197,7 +1215,7 @@ static int parse_args(int argc, char **argv)
 		{"msgs", 1, NULL, 'n'}, {"duration", 1, NULL, 'D'}, {"size", 1, NULL, 's'},
 		{"mtu", 1, NULL, 'm'}, {"timeline", 1, NULL, 'T'}, {"interval", 1, NULL, 'i'},
 		{"gaps", 1, NULL, 'g'},
-		{"mig-key", 1, NULL, 'k'}, {"pause-timeout", 1, NULL, 'P'},
+		{"mig-key", 1, NULL, 'k'}, {"no-mig-key", 0, NULL, 'K'}, {"pause-timeout", 1, NULL, 'P'},
 		{"notify", 1, NULL, 'N'}, {"expect-flush", 0, NULL, 'F'},
 		{"timeout", 1, NULL, 't'}, {"seed", 1, NULL, 'S'}, {"help", 0, NULL, 'h'},
 		{NULL, 0, NULL, 0}};
@@ -1205,7 +1223,7 @@ static int parse_args(int argc, char **argv)
 	int c;
 
 	cfg.duration = 0;
-	while ((c = getopt_long(argc, argv, "d:p:q:n:D:s:m:T:i:g:k:P:N:Ft:S:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:p:q:n:D:s:m:T:i:g:k:KP:N:Ft:S:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd': cfg.dev = optarg; break;
 		case 'T': cfg.timeline = optarg; break;
@@ -1216,7 +1234,10 @@ static int parse_args(int argc, char **argv)
 		case 'k':
 			if (parse_key(optarg, cfg.key))
 				goto bad;
-			cfg.has_key = 1;
+			cfg.has_key = KEY_GIVEN;
+			break;
+		case 'K':
+			cfg.has_key = KEY_NONE;
 			break;
 		case 'D':
 		case 't': {

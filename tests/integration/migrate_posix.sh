@@ -27,6 +27,8 @@
 #               outstanding WQE completes with an error, the app ends
 #   abort       B dumped mid-stream, then ABORT_DUMP: B resumes in place,
 #               all traffic verified
+#   source_killed  B dumped, then NIC B killed: every one of A's QPs errors
+#               out within the pause bound or retry_cnt 7 (finite), no hang
 #   resume_replay  B -> C with every NIC captured (MNIC_PCAP); C's RESUMEs
 #               taken from its capture and injected again on the wire
 #               (mnic-inject.py --replay): as captured and with only their
@@ -136,23 +138,19 @@ result() {   # name rc
 
 # ---- 1. single end: B -> C ------------------------------------------------------------
 sc_single() {
-  local d=$out/single tb_range rsv x_ctx bport
+  local d=$out/single x_ctx bport
   start_nics "$d" a b c
-  start_traffic "$d" -D "$DUR" -g "$d/gaps-a.csv" -- -D "$DUR" -N "$d/notify" || return 1
-  # B's context keeps its user-area range on C: keep that range free there
-  # while the bystander Y allocates its own (ranges are not translated yet)
-  tb_range=$("$M" -d "$d/b.bar" --json ctx list |
-    json "' '.join('%d %d' % (c['ua_offset'], c['ua_size']) for c in d if c['owner'] == $TB)")
-  rsv=$("$M" -d "$d/c.bar" --json ctx alloc --at "${tb_range% *}" --size "${tb_range#* }" |
-    json "d['ctx']") || { echo "cannot reserve B's range ($tb_range) on C"; return 1; }
-  bport=$((PORT + 1))
-  "$T" -d "$d/b.bar" -p $bport -q 2 -t 40 -D $((DUR + 2)) -g "$d/gaps-x.csv" >"$d/traffic-x.log" 2>&1 &
+  # The bystander first: X takes the lowest range on B, Y the same range on
+  # C, so B's migrating context (above X's on B) finds its range free on C
+  # (ranges keep their window addresses: not translated yet)
+  bport=$((21000 + RANDOM % 5000))
+  "$T" -d "$d/b.bar" -p $bport -q 2 -t 60 -D $((DUR + 12)) -g "$d/gaps-x.csv" >"$d/traffic-x.log" 2>&1 &
   TX=$!; mnic_track $TX
-  "$T" -d "$d/c.bar" -p $bport -q 2 -t 40 -D $((DUR + 2)) 127.0.0.1 >"$d/traffic-y.log" 2>&1 &
+  "$T" -d "$d/c.bar" -p $bport -q 2 -t 60 -D $((DUR + 12)) 127.0.0.1 >"$d/traffic-y.log" 2>&1 &
   TY=$!; mnic_track $TY
   mnic_wait_line "$d/traffic-x.log" "connected" 20 $TX && mnic_wait_line "$d/traffic-y.log" "connected" 20 $TY ||
     { cat "$d"/traffic-[xy].log; return 1; }
-  "$M" -d "$d/c.bar" ctx free "$rsv" >/dev/null || return 1
+  start_traffic "$d" -D "$DUR" -g "$d/gaps-a.csv" -- -D "$DUR" -N "$d/notify" || return 1
   x_ctx=$("$M" -d "$d/b.bar" --json ctx list | json "[c['ctx'] for c in d if c['owner'] == $TX][0]")
   # between B's dump and the restore on C: the bystander runs on both NICs
   {
@@ -291,7 +289,7 @@ sc_no_restore() {
   start_traffic "$d" -D 30 -P 1500 -F -- -D 30 || return 1
   sleep 1.5
   kill -STOP $TB
-  "$M" -d "$d/b.bar" dump -o "$d/b.img" >"$d/dump.log" 2>&1 || { cat "$d/dump.log"; return 1; }
+  "$M" -d "$d/b.bar" dump --pid $TB -o "$d/b.img" >"$d/dump.log" 2>&1 || { cat "$d/dump.log"; return 1; }
   local ra
   mnic_wait_pid $TA 30; ra=$MNIC_RC
   kill -CONT $TB 2>/dev/null || true; kill $TB 2>/dev/null || true
@@ -312,9 +310,9 @@ sc_abort() {
   start_nics "$d" a b
   start_traffic "$d" -D 4 -- -D 4 || return 1
   sleep 1.5
-  "$M" -d "$d/b.bar" dump -o "$d/b.img" >"$d/dump.log" 2>&1 || { cat "$d/dump.log"; return 1; }
+  "$M" -d "$d/b.bar" dump --pid $TB -o "$d/b.img" >"$d/dump.log" 2>&1 || { cat "$d/dump.log"; return 1; }
   sleep 0.3     # A pauses on NAK_STOPPED meanwhile
-  "$M" -d "$d/b.bar" abort >"$d/abort.log" 2>&1 || { cat "$d/abort.log"; return 1; }
+  "$M" -d "$d/b.bar" abort --pid $TB >"$d/abort.log" 2>&1 || { cat "$d/abort.log"; return 1; }
   wait_traffic "$d" || return 1
   qps_address "$d/a.bar" "$(ip_of 2)" || return 1
   local stopped
@@ -354,7 +352,35 @@ sc_resume_replay() {
   stop_nics
 }
 
-only=${MIG_SCENARIOS:-single both_ends forged no_restore abort resume_replay}
+# ---- 7. source NIC gone right after its dump ------------------------------------------
+# B's process is frozen and its context dumped, then NIC B dies: A's QPs
+# that got NAK_STOPPED are Paused (they give up at the pause bound), the
+# others see no answer at all (retry_cnt 7 is seven retries, IBA
+# 9.7.6.1.3): every one of A's QPs errors out within the bound, every
+# outstanding WQE completes, the application ends (no hang).
+sc_source_killed() {
+  local d=$out/source_killed ra to rx t0
+  start_nics "$d" a b
+  start_traffic "$d" -D 30 -P 1500 -F -- -D 30 || return 1
+  sleep 1.5
+  kill -STOP $TB
+  "$M" -d "$d/b.bar" dump --pid $TB -o "$d/b.img" >"$d/dump.log" 2>&1 || { cat "$d/dump.log"; return 1; }
+  t0=$(date +%s.%N)
+  kill -KILL "${NIC_PIDS[2]}"
+  mnic_wait_pid $TA 30; ra=$MNIC_RC
+  echo "A ended $(python3 -c "print(round($(date +%s.%N) - $t0, 2))") s after NIC B died"
+  kill -KILL $TB 2>/dev/null || true
+  grep -h "^TRAFFIC\|^flush" "$d/traffic-a.log" || true
+  [ "$ra" = 0 ] || { grep -v "^TRAFFIC\|^ops" "$d/traffic-a.log" | head; echo "A: exit $ra"; return 1; }
+  grep -q "^flush: every QP in ERR ($QPS), [1-9][0-9]* error completions .*: yes" "$d/traffic-a.log" ||
+    { echo "A did not see every WQE flushed"; return 1; }
+  to=$(counter "$d/a.bar" mig_pause_timeouts); rx=$(counter "$d/a.bar" comp_retry_exceeded)
+  echo "A: mig_pause_timeouts=$to comp_retry_exceeded=$rx"
+  [ $((to + rx)) -ge 1 ] || { echo "A's QPs ended by neither bound"; return 1; }
+  stop_nics
+}
+
+only=${MIG_SCENARIOS:-single both_ends forged no_restore abort resume_replay source_killed}
 for sc in $only; do
   rc=0; "sc_$sc" || rc=$?; result "$sc" $rc; stop_nics
 done
