@@ -216,6 +216,7 @@ int mnic_mig_transfer(struct mnic_mig *m)
 			}
 		}
 		if (!p->src_ctx.ctx && m->opts.copy_user_area &&
+		    mnic_dev_role(p->src) == MNIC_ROLE_MGMT && mnic_dev_role(p->dst) == MNIC_ROLE_MGMT &&
 		    mnic_dev_backend(p->src) == MNIC_BACKEND_BAR &&
 		    mnic_dev_backend(p->dst) == MNIC_BACKEND_BAR) {
 			/* MNIC_CTX_MGMT's objects: their memory is the management

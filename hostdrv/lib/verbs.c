@@ -462,7 +462,7 @@ int mnic_connect_rc(struct mnic_qp *qp, const struct mnic_rc_connect *c)
 	 * (IBA; the firmware spends one per recovery round without
 	 * progress): a peer that is gone ends in RETRY_EXC_ERR after about
 	 * 0.5 s.  rnr_retry 7 is infinite. */
-	a.timeout = 14;
+	a.timeout = c->timeout ? c->timeout : 14;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.sq_psn = c->sq_psn;

@@ -59,7 +59,7 @@ static struct {
 	const char *server;
 	int port;
 	uint32_t size, iters, rx_depth, mtu;
-	int chk, verify, timeout_s, have_dmac;
+	int chk, verify, timeout_s, have_dmac, ack_timeout;
 	uint8_t dmac[6];
 } cfg = {.port = 18515, .size = 4096, .iters = 1000, .rx_depth = 500, .mtu = 1024,
 	 .timeout_s = 60};
@@ -187,6 +187,7 @@ static int connect_qp(struct ctx *c, const struct dest *my, const struct dest *r
 	rc.sq_psn = my->psn;
 	rc.path_mtu = (uint32_t)mtu_enum(cfg.mtu);
 	rc.access = MNIC_ACCESS_LOCAL_WRITE;
+	rc.timeout = (uint8_t)cfg.ack_timeout;
 	err = mnic_connect_rc(c->qp, &rc);
 	if (err < 0) {
 		fprintf(stderr, "mnic-pingpong: failed to modify QP to RTS: %s\n",
@@ -348,6 +349,8 @@ static void usage(const char *argv0)
 	       "  -V, --verify           validate every byte (both ends mnic-pingpong)\n"
 	       "  -M, --dmac=<mac>       the peer's MAC (default: from its IPv4 by convention)\n"
 	       "  -T, --timeout=<s>      give up after <s> seconds without progress (default 60)\n"
+	       "  -A, --ack-timeout=<n>  local ACK timeout 4.096 us x 2^n (default 14; seven\n"
+	       "                         retries, so a peer silent for ~8 timeouts is an error)\n"
 	       "  -i, -g, -l, -e, -o, -P, -t  accepted for compatibility, ignored\n",
 	       argv0, argv0);
 }
@@ -360,15 +363,16 @@ static int parse_args(int argc, char **argv)
 		{"iters", 1, NULL, 'n'}, {"sl", 1, NULL, 'l'},      {"events", 0, NULL, 'e'},
 		{"gid-idx", 1, NULL, 'g'}, {"odp", 0, NULL, 'o'},   {"chk", 0, NULL, 'c'},
 		{"verify", 0, NULL, 'V'}, {"dmac", 1, NULL, 'M'},   {"timeout", 1, NULL, 'T'},
+		{"ack-timeout", 1, NULL, 'A'},
 		{"help", 0, NULL, 'h'},  {NULL, 0, NULL, 0},
 	};
 	char *end;
 	int ch;
 
-	while ((ch = getopt_long(argc, argv, "p:d:i:s:m:r:n:l:eg:ocVM:T:h", lo, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "p:d:i:s:m:r:n:l:eg:ocVM:T:A:h", lo, NULL)) != -1) {
 		unsigned long v = 0;
 
-		if (optarg && strchr("psmrnT", ch)) {
+		if (optarg && strchr("psmrnTA", ch)) {
 			errno = 0;
 			v = strtoul(optarg, &end, 0);
 			if (errno || *end || *optarg == '-' || v == 0 || v > 0x7fffffffUL) {
@@ -384,6 +388,13 @@ static int parse_args(int argc, char **argv)
 		case 'r': cfg.rx_depth = (uint32_t)v; break;
 		case 'n': cfg.iters = (uint32_t)v; break;
 		case 'T': cfg.timeout_s = (int)v; break;
+		case 'A':
+			if (v > 31) {
+				fprintf(stderr, "mnic-pingpong: --ack-timeout is an exponent, 1..31\n");
+				return -1;
+			}
+			cfg.ack_timeout = (int)v;
+			break;
 		case 'c': cfg.chk = 1; break;
 		case 'V': cfg.verify = 1; break;
 		case 'M': {

@@ -150,16 +150,28 @@ sc_single() {
   TY=$!; mnic_track $TY
   mnic_wait_line "$d/traffic-x.log" "connected" 20 $TX && mnic_wait_line "$d/traffic-y.log" "connected" 20 $TY ||
     { cat "$d"/traffic-[xy].log; return 1; }
-  start_traffic "$d" -D "$DUR" -g "$d/gaps-a.csv" -- -D "$DUR" -N "$d/notify" || return 1
+  # A waits up to 60 s in pause (MIG_CONFIG): the check between dump and
+  # restore runs mnicctl and python, seconds on a loaded machine
+  start_traffic "$d" -D "$DUR" -P 60000 -g "$d/gaps-a.csv" -- -D "$DUR" -N "$d/notify" || return 1
   x_ctx=$("$M" -d "$d/b.bar" --json ctx list | json "[c['ctx'] for c in d if c['owner'] == $TX][0]")
   # between B's dump and the restore on C: the bystander runs on both NICs
-  {
-    echo "set -e"
-    echo "'$M' -d '$d/b.bar' --json ctx show $x_ctx | python3 -c \"import json,sys; sys.exit(json.load(sys.stdin)['state'] != 'running')\""
-    echo "'$M' -d '$d/b.bar' --json ctx list | python3 -c \"import json,sys; sys.exit(not any(c['owner'] == $TB and c['state'] == 'stopped' for c in json.load(sys.stdin)))\""
-    echo "'$M' -d '$d/c.bar' --json qp list | python3 -c \"import json,sys; d=json.load(sys.stdin); sys.exit(len(d) != 2 or any(q['paused'] or q['stopped'] or q['state'] != 'RTS' for q in d))\""
-    echo "echo 'bystander: running on B and C while the migrating context is stopped'"
-  } >"$d/bystander.sh"
+  cat >"$d/bystander.sh" <<EOF
+set -e
+x=\$("$M" -d "$d/b.bar" --json ctx show $x_ctx)
+b=\$("$M" -d "$d/b.bar" --json ctx list)
+c=\$("$M" -d "$d/c.bar" --json qp list)
+python3 - "\$x" "\$b" "\$c" <<'PY'
+import json, sys
+x, b, c = (json.loads(a) for a in sys.argv[1:])
+if x['state'] != 'running':
+    sys.exit('bystander: X context on B is %s' % x['state'])
+if not any(k['owner'] == $TB and k['state'] == 'stopped' for k in b):
+    sys.exit('bystander: the migrating context is not stopped: %s' % b)
+if len(c) != 2 or any(q['paused'] or q['stopped'] or q['state'] != 'RTS' for q in c):
+    sys.exit('bystander: QPs on C: %s' % [(q['qpn'], q['state'], q['paused'], q['stopped']) for q in c])
+print('bystander: running on B and C while the migrating context is stopped')
+PY
+EOF
   sleep 2
   "$M" migrate --from "$d/b.bar" --to "$d/c.bar" --pid $TB --notify "$d/notify" \
     --after-dump "bash $d/bystander.sh" >"$d/migrate.log" 2>&1 ||

@@ -90,9 +90,15 @@ for board in $BOARDS; do
 
   # ---- 3. flash while traffic runs, activate ---------------------------------
   port=$((19300 + RANDOM % 400))
-  "$PP" -d "$out/b.bar" -p $port -s 1024 -n 3000 -V -T 60 >"$out/pp-srv.log" 2>&1 &
+  # Each FW_FLASH_DATA erases at most one sector, but QEMU's pflash erase
+  # can hold the NIC's event loop for a good part of a second on a loaded
+  # host; retry_cnt 7 is seven retries (IBA), so with the default 67 ms ACK
+  # timeout such a stall would end the connection (RETRY_EXC_ERR).  An
+  # application that must ride out pauses sets a longer timeout: 2^18 x
+  # 4.096 us = 1.07 s per try, ~8.6 s of silence before it gives up.
+  "$PP" -d "$out/b.bar" -p $port -s 1024 -n 3000 -V -T 60 -A 18 >"$out/pp-srv.log" 2>&1 &
   srv=$!; mnic_track $srv
-  "$PP" -d "$A" -p $port -s 1024 -n 3000 -V -T 60 127.0.0.1 >"$out/pp-cli.log" 2>&1 &
+  "$PP" -d "$A" -p $port -s 1024 -n 3000 -V -T 60 -A 18 127.0.0.1 >"$out/pp-cli.log" 2>&1 &
   cli=$!; mnic_track $cli
   # traffic is flowing once the NIC's receive counter moves
   rx0=$("$M" -d "$A" --json counters --port | json 'd["port"]["eth0_rx_frames"]')

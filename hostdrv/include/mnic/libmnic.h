@@ -409,6 +409,9 @@ struct mnic_rc_connect {
 	uint32_t path_mtu;           /* ibv_mtu 1..5 */
 	uint32_t access;             /* mnic_access */
 	uint8_t max_rd_atomic;       /* 0: 1 */
+	uint8_t timeout;             /* local ACK timeout, 4.096 us x 2^timeout (IBA
+					9.7.6.1.3); 0: 14 (67 ms; with retry_cnt 7 a
+					silent peer is given up after ~0.5 s) */
 };
 int mnic_connect_rc(struct mnic_qp *qp, const struct mnic_rc_connect *c);
 
