@@ -161,7 +161,7 @@ int main(void)
 		if (dst.qps[k].in_use)
 			must(rocev2_set_mig_key(&dst, dst.qps[k].qpn, key), "mig key");
 	}
-	must(rocev2_resume_context(&dst), "resume");
+	must(rocev2_resume_context(&dst, 0), "resume");
 	if (!resume_bytes) {
 		fprintf(stderr, "dump_bench: resume sent no RESUME\n");
 		return 1;
