@@ -74,6 +74,7 @@ static const unsigned op_weight[OP_NUM] = {35, 35, 14, 8, 8};
 struct cfg {
 	const char *dev, *server, *timeline, *notify, *gaps;
 	int port, qps, mtu, expect_flush, has_key, verbose;   /* has_key: enum key_mode */
+	int idle_qps;              /* --idle-qps: QPs of our context that carry nothing */
 	uint32_t max_size, pause_timeout_ms, interval_ms;
 	uint64_t msgs;
 	double duration, timeout;
@@ -755,7 +756,7 @@ static int setup(int fd)
 	mnic_set_context_size(g.dev, per_qp * nq +
 				     (uint64_t)nq * ((SQ_DEPTH + RQ_DEPTH) * MNIC_WQE_SIZE +
 						     2u * SQ_DEPTH * MNIC_CQE_SIZE + 4u * 8192u) +
-				     65536u);
+				     (uint64_t)cfg.idle_qps * 4u * 8192u + 65536u);
 	if ((err = mnic_query_device(g.dev, &qd)) < 0) {
 		fail("QUERY_DEVICE: %s", mnic_strerror_last(g.dev));
 		return err;
@@ -795,6 +796,23 @@ static int setup(int fd)
 	    (err = mnic_create_cq(g.dev, nq * RQ_DEPTH, &g.rcq)) < 0) {
 		fail("CQ: %s", mnic_strerror_last(g.dev));
 		return err;
+	}
+	/* QPs that stay in RESET: a context as large as a real application's,
+	 * of which only some connections are busy (the migration bench) */
+	for (int i = 0; i < cfg.idle_qps; i++) {
+		struct mnic_qp_init_attr qa;
+		struct mnic_qp *idle;
+
+		memset(&qa, 0, sizeof(qa));
+		qa.pd = g.pd;
+		qa.send_cq = g.scq;
+		qa.recv_cq = g.rcq;
+		qa.max_send_wr = qa.max_recv_wr = 1;
+		qa.max_send_sge = qa.max_recv_sge = 1;
+		if ((err = mnic_create_qp(&qa, &idle)) < 0) {
+			fail("CREATE_QP (idle %d): %s", i, mnic_strerror_last(g.dev));
+			return err;
+		}
 	}
 	memset(&me, 0, sizeof(me));
 	me.magic = OOB_MAGIC;
@@ -1176,6 +1194,7 @@ static void usage(void)
 	       "                           default: a fresh random key from the server)\n"
 	       "      --no-mig-key         unkeyed migration (the NICs must allow it: MIG_CONFIG)\n"
 	       "  -P, --pause-timeout MS   MIG_CONFIG on this NIC: paused QPs give up after MS\n"
+	       "  -I, --idle-qps N         N more QPs in our context that stay in RESET (<= 1024)\n"
 	       "  -N, --notify FILE        migration: SIGUSR1 rebinds to the device named in FILE\n"
 	       "  -F, --expect-flush       the peer will never come back: pass when every QP\n"
 	       "                           errors out and every outstanding WQE completes\n"
@@ -1215,6 +1234,7 @@ static int parse_args(int argc, char **argv)
 		{"msgs", 1, NULL, 'n'}, {"duration", 1, NULL, 'D'}, {"size", 1, NULL, 's'},
 		{"mtu", 1, NULL, 'm'}, {"timeline", 1, NULL, 'T'}, {"interval", 1, NULL, 'i'},
 		{"gaps", 1, NULL, 'g'},
+		{"idle-qps", 1, NULL, 'I'},
 		{"mig-key", 1, NULL, 'k'}, {"no-mig-key", 0, NULL, 'K'}, {"pause-timeout", 1, NULL, 'P'},
 		{"notify", 1, NULL, 'N'}, {"expect-flush", 0, NULL, 'F'},
 		{"timeout", 1, NULL, 't'}, {"seed", 1, NULL, 'S'}, {"help", 0, NULL, 'h'},
@@ -1223,7 +1243,7 @@ static int parse_args(int argc, char **argv)
 	int c;
 
 	cfg.duration = 0;
-	while ((c = getopt_long(argc, argv, "d:p:q:n:D:s:m:T:i:g:k:KP:N:Ft:S:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:p:q:n:D:s:m:T:i:g:k:KP:N:Ft:S:I:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd': cfg.dev = optarg; break;
 		case 'T': cfg.timeline = optarg; break;
@@ -1268,6 +1288,11 @@ static int parse_args(int argc, char **argv)
 			if (c == 'i') cfg.interval_ms = (uint32_t)v;
 			if (c == 'P') cfg.pause_timeout_ms = (uint32_t)v;
 			if (c == 'S') cfg.seed = v ? v : 1;
+			if (c == 'I') {
+				if (v > 1024)
+					goto bad;
+				cfg.idle_qps = (int)v;
+			}
 			break;
 		}
 	}
