@@ -75,13 +75,18 @@ struct cfg {
 	const char *dev, *server, *timeline, *notify, *gaps;
 	int port, qps, mtu, expect_flush, has_key, verbose;   /* has_key: enum key_mode */
 	int idle_qps;              /* --idle-qps: QPs of our context that carry nothing */
+	int ack_timeout;           /* --ack-timeout: local ACK timeout exponent */
 	uint32_t max_size, pause_timeout_ms, interval_ms;
 	uint64_t msgs;
 	double duration, timeout;
 	uint8_t key[16];
 	uint64_t seed;
 };
-static struct cfg cfg = {.port = 18600, .qps = 8, .mtu = 3, .max_size = 2048, .interval_ms = 100,
+/* ACK timeout 16 (268 ms per try, ~2.1 s of silence with retry_cnt 7): the
+ * emulated NICs of the tests and the demo share a loaded 2-core machine,
+ * where libmnic's 14 (67 ms, ~0.5 s) ends connections on scheduling
+ * stalls alone. */
+static struct cfg cfg = {.ack_timeout = 16, .port = 18600, .qps = 8, .mtu = 3, .max_size = 2048, .interval_ms = 100,
 			 .timeout = 120, .seed = 1};
 
 /* Per-QP bookkeeping (process memory: it moves with the process). */
@@ -912,6 +917,7 @@ static int setup(int fd)
 		c.access = MNIC_ACCESS_REMOTE_WRITE | MNIC_ACCESS_REMOTE_READ |
 			   MNIC_ACCESS_REMOTE_ATOMIC | MNIC_ACCESS_LOCAL_WRITE;
 		c.max_rd_atomic = (uint8_t)(qd.max_rd_atomic < 4 ? (qd.max_rd_atomic ? qd.max_rd_atomic : 1) : 4);
+		c.timeout = (uint8_t)cfg.ack_timeout;
 		for (uint32_t k = 0; k < RQ_DEPTH; k++)
 			if ((err = post_recv(q)) < 0)
 				return err;
@@ -1195,6 +1201,8 @@ static void usage(void)
 	       "      --no-mig-key         unkeyed migration (the NICs must allow it: MIG_CONFIG)\n"
 	       "  -P, --pause-timeout MS   MIG_CONFIG on this NIC: paused QPs give up after MS\n"
 	       "  -I, --idle-qps N         N more QPs in our context that stay in RESET (<= 1024)\n"
+	       "  -A, --ack-timeout N      local ACK timeout 4.096 us x 2^N (default 16: ~2.1 s\n"
+	       "                           of silence before RETRY_EXC_ERR with retry_cnt 7)\n"
 	       "  -N, --notify FILE        migration: SIGUSR1 rebinds to the device named in FILE\n"
 	       "  -F, --expect-flush       the peer will never come back: pass when every QP\n"
 	       "                           errors out and every outstanding WQE completes\n"
@@ -1234,7 +1242,7 @@ static int parse_args(int argc, char **argv)
 		{"msgs", 1, NULL, 'n'}, {"duration", 1, NULL, 'D'}, {"size", 1, NULL, 's'},
 		{"mtu", 1, NULL, 'm'}, {"timeline", 1, NULL, 'T'}, {"interval", 1, NULL, 'i'},
 		{"gaps", 1, NULL, 'g'},
-		{"idle-qps", 1, NULL, 'I'},
+		{"idle-qps", 1, NULL, 'I'}, {"ack-timeout", 1, NULL, 'A'},
 		{"mig-key", 1, NULL, 'k'}, {"no-mig-key", 0, NULL, 'K'}, {"pause-timeout", 1, NULL, 'P'},
 		{"notify", 1, NULL, 'N'}, {"expect-flush", 0, NULL, 'F'},
 		{"timeout", 1, NULL, 't'}, {"seed", 1, NULL, 'S'}, {"help", 0, NULL, 'h'},
@@ -1243,7 +1251,7 @@ static int parse_args(int argc, char **argv)
 	int c;
 
 	cfg.duration = 0;
-	while ((c = getopt_long(argc, argv, "d:p:q:n:D:s:m:T:i:g:k:KP:N:Ft:S:I:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:p:q:n:D:s:m:T:i:g:k:KP:N:Ft:S:I:A:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd': cfg.dev = optarg; break;
 		case 'T': cfg.timeline = optarg; break;
@@ -1288,6 +1296,11 @@ static int parse_args(int argc, char **argv)
 			if (c == 'i') cfg.interval_ms = (uint32_t)v;
 			if (c == 'P') cfg.pause_timeout_ms = (uint32_t)v;
 			if (c == 'S') cfg.seed = v ? v : 1;
+			if (c == 'A') {
+				if (v < 1 || v > 31)
+					goto bad;
+				cfg.ack_timeout = (int)v;
+			}
 			if (c == 'I') {
 				if (v > 1024)
 					goto bad;
