@@ -151,7 +151,7 @@ fi
 # overall can be start-up or loss recovery: not the migration's.)
 samples=()
 for i in 1 2 3 4 5; do
-  MIG_SCENARIOS=single MIG_TOOLS="$MNIC_ROOT/build/host/hostdrv" \
+  MIG_SCENARIOS=single MIG_BYSTANDER=0 MIG_TOOLS="$MNIC_ROOT/build/host/hostdrv" \
     "$MNIC_ROOT/tests/integration/migrate_posix.sh" >"$out/migrate-$i.log" 2>&1 ||
     mnic_die "migration run $i failed (log: $out/migrate-$i.log)"
   samples+=("$(sed -n 's/^migration downtime seen by A: \([0-9.]*\) ms/\1/p' "$out/migrate-$i.log")")
