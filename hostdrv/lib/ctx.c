@@ -75,9 +75,7 @@ static int query_as(struct mnic_dev *dev, uint16_t issuer, uint32_t ctx, int nex
 		return err;
 	if (o.ctx == MNIC_CTX_MGMT || o.ctx > MNIC_CTX_MAX || (next && o.ctx < ctx) ||
 	    (!next && o.ctx != ctx)) {
-		dev->last.layer = MNIC_ERR_REPLY;
-		dev->last.err = -EBADMSG;
-		return -EBADMSG;
+		return mnic_reply_err(dev);
 	}
 	info_of(&o, info);
 	return 0;
@@ -101,9 +99,7 @@ static int alloc_as_mgmt(struct mnic_dev *dev, uint16_t op_mod, uint64_t ua_offs
 		return err;
 	if (o.ctx == MNIC_CTX_MGMT || o.ctx > MNIC_CTX_MAX || o.ua_size < in.ua_size ||
 	    (op_mod == MNIC_CTX_UA_AT && o.ua_offset != ua_offset)) {
-		dev->last.layer = MNIC_ERR_REPLY;
-		dev->last.err = -EBADMSG;
-		return -EBADMSG;
+		return mnic_reply_err(dev);
 	}
 	memset(info, 0, sizeof(*info));
 	info->ctx = o.ctx;

@@ -583,7 +583,7 @@ done:
 /* A reply that passed the transport but breaks the ABI (a count past the
  * buffer, a length that cannot be): the firmware is the judge of commands,
  * the library of replies. */
-static int reply_err(struct mnic_dev *dev)
+int mnic_reply_err(struct mnic_dev *dev)
 {
 	dev->last.layer = MNIC_ERR_REPLY;
 	dev->last.err = -EBADMSG;
@@ -599,7 +599,7 @@ int mnic_query_device(struct mnic_dev *dev, struct mnic_cmd_query_device_out *ou
 		return err;
 	if (out->user_area_offset != dev->ua_base || out->window_size < dev->ua_base ||
 	    out->window_size > dev->window_size)
-		return reply_err(dev);
+		return mnic_reply_err(dev);
 	return 0;
 }
 
@@ -638,7 +638,7 @@ int mnic_query_counters(struct mnic_dev *dev, uint32_t group, struct mnic_counte
 		goto out;
 	memcpy(&hdr, buf, sizeof(hdr));
 	if (hdr.count > cap || hdr.count > hdr.total) {
-		err = reply_err(dev);
+		err = mnic_reply_err(dev);
 		goto out;
 	}
 	for (uint32_t i = 0; i < hdr.count; i++) {

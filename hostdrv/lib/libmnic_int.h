@@ -103,6 +103,9 @@ int mnic_ctx_set_range(struct mnic_dev *dev, uint64_t off, uint64_t size);
 /* mnic_close: free the handle's own context (every object in it). */
 void mnic_ctx_release(struct mnic_dev *dev);
 int mnic_set_err(struct mnic_dev *dev, enum mnic_err_layer layer, int err);
+/* A reply that passed the transport but breaks the ABI: layer REPLY,
+ * -EBADMSG (returned). */
+int mnic_reply_err(struct mnic_dev *dev);
 void mnic_track_qp(struct mnic_dev *dev, struct mnic_qp *qp, int add);
 int mnic_errno_of_status(uint8_t status, uint32_t syndrome);
 

@@ -11,13 +11,6 @@
 
 #include "libmnic_int.h"
 
-static int bad_reply(struct mnic_dev *dev)
-{
-	dev->last.layer = MNIC_ERR_REPLY;
-	dev->last.err = -EBADMSG;
-	return -EBADMSG;
-}
-
 int mnic_dump_context(struct mnic_dev *dev, uint32_t hint, uint8_t **img, uint32_t *len,
 		      struct mnic_cmd_dump_out *stats)
 {
@@ -52,7 +45,7 @@ int mnic_dump_context(struct mnic_dev *dev, uint32_t hint, uint8_t **img, uint32
 			if (o.image_len <= cap || o.image_len > MNIC_CMD_MAX_LEN - fixed) {
 				/* says too small, yet it would have fitted; or more than
 				 * any command can carry */
-				err = o.image_len > MNIC_CMD_MAX_LEN - fixed ? -E2BIG : bad_reply(dev);
+				err = o.image_len > MNIC_CMD_MAX_LEN - fixed ? -E2BIG : mnic_reply_err(dev);
 				goto fail;
 			}
 			cap = o.image_len;
@@ -61,7 +54,7 @@ int mnic_dump_context(struct mnic_dev *dev, uint32_t hint, uint8_t **img, uint32
 		if (err < 0)
 			goto fail;
 		if (o.image_len > cap || o.image_len < MNIC_IMG_HDR_LEN) {
-			err = bad_reply(dev);
+			err = mnic_reply_err(dev);
 			goto fail;
 		}
 		memmove(buf, buf + fixed, o.image_len);
@@ -71,7 +64,7 @@ int mnic_dump_context(struct mnic_dev *dev, uint32_t hint, uint8_t **img, uint32
 			*stats = o;
 		return 0;
 	}
-	err = bad_reply(dev);
+	err = mnic_reply_err(dev);
 fail:
 	free(buf);
 	return err;

@@ -14,13 +14,6 @@
 
 #define RING_ALIGN 4096u
 
-static int bad_reply(struct mnic_dev *dev)
-{
-	dev->last.layer = MNIC_ERR_REPLY;
-	dev->last.err = -EBADMSG;
-	return -EBADMSG;
-}
-
 static uint32_t pow2_at_least(uint32_t n)
 {
 	uint32_t p = 1;
@@ -69,7 +62,7 @@ static int create_cmd(struct mnic_dev *dev, const void *in, uint32_t in_len, uin
 	if (err < 0)
 		return err;
 	if (out.handle == 0)
-		return bad_reply(dev);
+		return mnic_reply_err(dev);
 	*handle = out.handle;
 	return 0;
 }
@@ -131,7 +124,7 @@ int mnic_reg_mr(struct mnic_pd *pd, uint64_t addr, uint64_t length, uint32_t acc
 	if (err < 0)
 		return err;
 	if (o.lkey == 0 || o.rkey == 0)
-		return bad_reply(pd->dev);
+		return mnic_reply_err(pd->dev);
 	mr = calloc(1, sizeof(*mr));
 	if (!mr) {
 		handle_cmd(pd->dev, MNIC_CMD_DEREG_MR, o.lkey);
@@ -336,7 +329,7 @@ int mnic_create_qp(struct mnic_qp_init_attr *a, struct mnic_qp **out)
 	if (err < 0)
 		goto fail;
 	if (qp->qp_num > 0xffffffu) {
-		err = bad_reply(dev);
+		err = mnic_reply_err(dev);
 		goto fail;
 	}
 	qp->dev = dev;
@@ -382,7 +375,7 @@ int mnic_query_qp(struct mnic_dev *dev, uint32_t qpn, struct mnic_cmd_query_qp_o
 	if (err < 0)
 		return err;
 	if (out->attr.qp_state > MNIC_QPS_ERR || out->attr.path_mtu > 5)
-		return bad_reply(dev);
+		return mnic_reply_err(dev);
 	return 0;
 }
 
