@@ -2,7 +2,7 @@
 # Migration cost as MigrOS plots it (its Figures 9-11), run by bench/bench.sh
 # (or alone: bash bench/migrate.sh).  One "name: value unit" line each on
 # stdout, samples on stderr:
-#   migrate_ms_qps_{1,16,64}   POSIX NICs, median of 5: freeze to resumed
+#   migrate_ms_qps_{1,16,64,256} POSIX NICs, median of 5: freeze to resumed
 #                                  as `mnicctl migrate --pid` reports it
 #                                  (epoch_resumed_ms - epoch_freeze_ms: SIGSTOP,
 #                                  DUMP_CONTEXT, copy of the process's NIC
@@ -32,11 +32,7 @@ KEY=000102030405060708090a0b0c0d0e0f
 for f in "$M" "$T" "$MNIC_ROOT/build/posix/mnic-fw"; do
   [ -x "$f" ] || mnic_die "$f missing: run make BOARD=posix all hostdrv"
 done
-# 256 (64 busy + 192 idle QPs in the moving context) is left out until a
-# bug it found is fixed: with idle QPs in the same context, some of the
-# peer's QPs judge NAK_STOPPED and RESUME forged (mig_nak_stopped_forged,
-# mig_resume_forged) and run out of retries.  BENCH_MIG_QPS=256 shows it.
-SIZES=${BENCH_MIG_QPS:-"1 16 64"}
+SIZES=${BENCH_MIG_QPS:-"1 16 64 256"}
 RUNS=${BENCH_MIG_RUNS:-5}
 log() { echo "bench: $*" >&2; }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }

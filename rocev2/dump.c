@@ -109,8 +109,14 @@ int rocev2_dump_context(struct rocev2 *e, const struct rocev2_dump_scope *scope,
 	    scope->ua_offset > UINT64_MAX - scope->ua_size)
 		return -HAL_EINVAL;
 	*len = 0;
-	dump_stop(e, (uint16_t)scope->owner);
-	/* Size first: a buffer too small gets nothing written to it. */
+	/* Size first, before the stop: a buffer too small gets nothing written
+	 * to it and changes nothing.  It was stopped first, and the caller's
+	 * roll-back (an abort: a RESUME exchange in place) moved every QP to
+	 * a new epoch whose RESUME a full TX ring could hold back; the dump
+	 * that followed at once stopped them again, the target's RESUME came
+	 * two epochs ahead of the peer and was dropped (bench/migrate.sh, 256
+	 * QPs: an image above the host's first 64 KiB guess).  The engine runs
+	 * to completion, so nothing changes between this pass and the image. */
 	memset(&st, 0, sizeof(st));
 	rc = dump_records(e, (uint16_t)scope->owner, &o, &st, &count);
 	if (rc)
@@ -124,6 +130,7 @@ int rocev2_dump_context(struct rocev2 *e, const struct rocev2_dump_scope *scope,
 	if (total > cap)
 		return -HAL_ENOSPC;
 
+	dump_stop(e, (uint16_t)scope->owner);
 	o = (struct dump_out){ b, cap, ROCEV2_DUMP_HDR_LEN };
 	memset(&st, 0, sizeof(st));
 	rc = dump_records(e, (uint16_t)scope->owner, &o, &st, &count);

@@ -114,16 +114,18 @@
  * an aborted dump) it moves its tx epoch to n + 1 and its key to
  *     K(n + 1) = SipHash-2-4(K(n), "MNICMIGR" || n + 1 || 0)
  *             || SipHash-2-4(K(n), "MNICMIGR" || n + 1 || 1),
- * and MACs the RESUME under it.  The peer accepts exactly epoch rx + 1
- * (computing K(rx + 1) from its K(rx) and checking the MAC under it), then
- * moves its rx epoch and key there and forgets the old key.  Its ACK is
- * MACed under the new key.  The image carries both epochs and both keys
- * (docs/migration-image.md, QP record version 2).  NAK_STOPPED carries the
- * stopped side's current tx epoch, MACed under its current key: the peer
- * accepts it only at its rx epoch.
+ * and MACs the RESUME under it.  The peer accepts an epoch rx + d for
+ * 1 <= d <= MIG_EPOCH_WINDOW (computing K(rx + d) from its K(rx), d
+ * ratchet steps, and checking the MAC under it), then moves its rx epoch
+ * and key there and forgets the old key.  Its ACK is MACed under the new
+ * key.  The image carries both epochs and both keys (docs/migration-image.md,
+ * QP record version 2).  NAK_STOPPED carries the stopped side's current tx
+ * epoch, MACed under its current key: the peer accepts it at its rx epoch
+ * or up to MIG_EPOCH_WINDOW ahead (pausing moves no epoch).
  *
  *   What this gives.  A captured RESUME is worthless once it has been
- *   accepted: its epoch is then the peer's current one, and a RESUME of
+ *   accepted: its epoch is then the peer's current one (or a past one,
+ *   if a later epoch was accepted first), and a RESUME of
  *   the current epoch is only answered (its ACK, again) when it changes
  *   nothing (same address, QP not Paused); of a past epoch it is dropped
  *   without a look (mig_resume_replayed).  A NAK_STOPPED is good for one
@@ -140,26 +142,35 @@
  *   and a man in the middle can always drop frames (the bounds below then
  *   end the wait with error completions, never a hang).
  *
- *   Double faults.  The peer accepts exactly the next epoch.  A QP dumped
- *   again while its RESUME is unacknowledged starts the next exchange at
- *   the epoch after that one (the image does not say whether the peer had
- *   it); if the peer had missed it, the new RESUME is two ahead and
- *   dropped, and the QP errors out after its resume budget.
+ *   Double faults: why a window, not exactly the next epoch.  A QP
+ *   dumped again while its RESUME is unacknowledged (or not even sent:
+ *   a full TX ring holds it back) starts the next exchange at the epoch
+ *   after that one; the image cannot say whether the peer had the first.
+ *   If it had not, the new RESUME is two ahead, and NAK_STOPPEDs of the
+ *   second stop one ahead.  Accepting exactly rx + 1 dropped both: the
+ *   peer kept retrying the old address and ran out of retries.  Within
+ *   the window nothing is weaker: only a holder of K(rx) can MAC an epoch
+ *   ahead, accepted epochs only grow (a replay is always behind), and a
+ *   hostile frame costs at most MIG_EPOCH_WINDOW ratchet steps (two
+ *   SipHash-2-4 of 16 bytes each).  Beyond the window (more dumps in a
+ *   row than that, each without a RESUME reaching the peer) the QP errors
+ *   out after its resume budget.
  *
  * Who follows a RESUME (resp.c hands it to rocev2_mig_rx_resume):
  *   - its PSN must be one the responder has received already
  *     (psn_cmp(psn, resp.psn) < 0; the sender's comp.psn - 1), else
  *     mig_resume_refused;
- *   - keyed: a MAC for exactly the next epoch moves the QP to the new
+ *   - keyed: a MAC for a next epoch (within the window) moves the QP to the new
  *     address, Paused or not (a peer idle during the migration was never
  *     NAK'd, and the epoch MAC proves the migration); the current epoch
  *     is ACKed again only if it changes nothing;
  *   - unkeyed: only with MNIC_MIG_CFG_UNKEYED (mig_unkeyed_refused), the
- *     epoch still exactly the next, and only a Paused QP changes address
+ *     epoch still within the window, and only a Paused QP changes address
  *     (an unkeyed RESUME at a live QP from a foreign address is dropped,
  *     mig_resume_refused; one from the address it has is ACKed).
- *   NAK_STOPPED pauses only with a good MAC for the current rx epoch
- *   (mig_nak_stopped_forged), or unkeyed under MNIC_MIG_CFG_UNKEYED.
+ *   NAK_STOPPED pauses only with a good MAC for the current rx epoch or
+ *   one within the window ahead (mig_nak_stopped_forged), or unkeyed
+ *   under MNIC_MIG_CFG_UNKEYED.
  *
  * Bounds.  Paused ends only with a RESUME that completes a migration (the
  * next epoch): replays neither un-pause nor restart the pause timer, so a
@@ -190,6 +201,9 @@
 /* resume_psn before the RESUME is on the wire: matches no 24-bit PSN, so
  * no ACK can be taken for it. */
 #define MIG_NO_PSN UINT32_MAX
+/* How far ahead of its rx epoch a peer's RESUME or NAK_STOPPED may be
+ * (header comment, "Double faults"). */
+#define MIG_EPOCH_WINDOW 4u
 #define MIG_MAC_LEN 8u
 #define MIG_VERSION 1u
 #define MIG_F_MAC 0x01u
@@ -274,6 +288,14 @@ static void mig_ratchet(const uint8_t key[16], uint32_t epoch, uint8_t out[16])
 	put_le32(out + 4, (uint32_t)(h0 >> 32));
 	put_le32(out + 8, (uint32_t)h1);
 	put_le32(out + 12, (uint32_t)(h1 >> 32));
+}
+
+/* K(to) from K(from), from <= to: to - from ratchet steps. */
+static void mig_key_at(const uint8_t key[16], uint32_t from, uint32_t to, uint8_t out[16])
+{
+	memcpy(out, key, 16);
+	while (from != to)
+		mig_ratchet(out, ++from, out);
 }
 
 /* An unkeyed message is taken only where the operator allowed it. */
@@ -518,10 +540,10 @@ int rocev2_mig_check_nak_stopped(struct rocev2 *e, struct rocev2_qp *qp,
 	struct mig_msg msg = { MIG_KIND_NAK_STOPPED, 0, qp->attr.dest_qp_num, qp->qpn, pkt->psn,
 			       0, NULL };
 	const uint8_t *mac;
-	uint8_t kind;
+	uint8_t kind, key[16];
 
 	if (!mig_ext_parse(pkt, &kind, &msg.epoch, &mac) || kind != MIG_KIND_NAK_STOPPED ||
-	    msg.epoch != m->rx_epoch) {
+	    msg.epoch - m->rx_epoch > MIG_EPOCH_WINDOW) {
 		e->cnt.mig_nak_stopped_forged++;
 		return -HAL_EACCES;
 	}
@@ -532,7 +554,12 @@ int rocev2_mig_check_nak_stopped(struct rocev2 *e, struct rocev2_qp *qp,
 		}
 		return mig_unkeyed_ok(e) ? 0 : -HAL_EACCES;
 	}
-	if (!mac || mig_mac_check(m->rx_key, &msg, mac) < 0) {
+	if (!mac) {
+		e->cnt.mig_nak_stopped_forged++;
+		return -HAL_EACCES;
+	}
+	mig_key_at(m->rx_key, m->rx_epoch, msg.epoch, key);
+	if (mig_mac_check(key, &msg, mac) < 0) {
 		e->cnt.mig_nak_stopped_forged++;
 		return -HAL_EACCES;
 	}
@@ -619,7 +646,7 @@ static enum mig_resume_verdict mig_resume_verdict(struct rocev2 *e, const struct
 	const struct rocev2_mig *m = &qp->mig;
 	uint32_t ahead = msg->epoch - m->rx_epoch;
 
-	if (ahead != 0 && ahead != 1) {
+	if (ahead > MIG_EPOCH_WINDOW) {
 		if ((int32_t)ahead < 0)
 			e->cnt.mig_resume_replayed++;   /* past epoch: its key is gone */
 		else
@@ -639,9 +666,8 @@ static enum mig_resume_verdict mig_resume_verdict(struct rocev2 *e, const struct
 		e->cnt.mig_resume_forged++;
 		return MIG_RESUME_DROP;
 	}
-	if (ahead)
-		mig_ratchet(m->rx_key, msg->epoch, next_key);
-	if (mig_mac_check(ahead ? next_key : m->rx_key, msg, mac) < 0) {
+	mig_key_at(m->rx_key, m->rx_epoch, msg->epoch, next_key);
+	if (mig_mac_check(next_key, msg, mac) < 0) {
 		e->cnt.mig_resume_forged++;
 		return MIG_RESUME_DROP;
 	}

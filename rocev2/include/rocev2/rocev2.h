@@ -343,6 +343,9 @@ struct rocev2_dump_scope {
 	uint64_t ua_offset, ua_size;
 };
 
+/* -HAL_ENOSPC when the image does not fit cap (stats->total names its
+ * size): nothing is stopped or written then, so asking again with a bigger
+ * buffer is free. */
 int rocev2_dump_context(struct rocev2 *e, const struct rocev2_dump_scope *scope, void *buf,
 			size_t cap, size_t *len, struct rocev2_dump_stats *stats);
 /* Resume in place the Stopped QPs of owner (nothing stopped: 0, nothing done). */

@@ -1909,6 +1909,133 @@ static void test_dump_restore_resume(void **state)
 		restore_on_c(k);
 }
 
+/* A DUMP_CONTEXT whose buffer is too small only names the size: nothing
+ * is stopped (and nothing resumed by the caller's roll-back).  It stopped
+ * the context first, and the command's roll-back then started a RESUME
+ * exchange on every QP (bench/migrate.sh, 256 QPs: the image outgrew the
+ * host's first 64 KiB guess). */
+static void test_dump_too_small_changes_nothing(void **state)
+{
+	struct rocev2_dump_stats st;
+	size_t len = 0;
+	unsigned mark;
+
+	(void)state;
+	if (!rocev2_dump_context || !rocev2_restore_image)
+		skip();
+	pair_init();
+	pair_key();
+	traffic_start();
+	run_limit(20);
+	mark = wire_n;
+	memset(&st, 0, sizeof(st));
+	assert_int_equal(rocev2_dump_context(&B->eng, NULL, image, 16, &len, &st), -HAL_ENOSPC);
+	assert_int_equal(len, 0);
+	assert_true(st.total > 16);
+	assert_int_equal(B->qp->stopped, 0);
+	assert_int_equal(B->eng.owner_stopped[0], 0);
+	assert_int_equal(rocev2_context_stopped(&B->eng, 0), 0);
+	/* what mgmt's roll-back calls: nothing to undo, no exchange started */
+	assert_int_equal(rocev2_abort_dump(&B->eng, 0), 0);
+	assert_int_equal(B->eng.cnt.mig_aborts, 0);
+	assert_int_equal(B->qp->mig.tx_epoch, 0);
+	assert_int_equal(B->qp->mig.resume_pending, 0);
+	assert_int_equal(count_from(B, mark, OP_RESUME), 0);
+	/* asked again with the size it named: the image, and B stopped */
+	assert_int_equal(rocev2_dump_context(&B->eng, NULL, image, st.total, &len, &st), 0);
+	assert_int_equal(len, st.total);
+	assert_int_equal(B->qp->stopped, 1);
+	assert_int_equal(rocev2_abort_dump(&B->eng, 0), 0);
+	advance_until(2000000000ull, NULL);
+	traffic_verify();
+}
+
+/* Dumped twice in a row, the first roll-back's RESUME held back by a full
+ * TX ring: B's tx epoch is 1 although A never heard of it.  The second
+ * stop's NAK_STOPPED (epoch 1) still pauses A, and C's RESUME after the
+ * restore (epoch 2) still moves it: both within MIG_EPOCH_WINDOW of A's
+ * rx epoch 0.  Accepting exactly the next epoch, A judged both forged,
+ * kept retrying B's old address and ran out of retries. */
+static void test_dump_twice_first_resume_unsent(void **state)
+{
+	struct rocev2_dump_stats st;
+	size_t len = 0;
+	unsigned mark;
+
+	(void)state;
+	if (!rocev2_dump_context || !rocev2_restore_image)
+		skip();
+	pair_init();
+	pair_key();
+	rocev2_set_mig_flags(&A->eng, 0);       /* keyed only, the default */
+	post_recv(B, 0xb1, DATA, 256);
+	assert_int_equal(rocev2_dump_context(&B->eng, NULL, image, sizeof(image), &len, &st), 0);
+	mark = wire_n;
+	B->tx_busy = 1;
+	assert_int_equal(rocev2_abort_dump(&B->eng, 0), 0);
+	assert_int_equal(count_from(B, mark, OP_RESUME), 0);
+	assert_int_equal(B->qp->mig.tx_epoch, 1);
+	assert_int_equal(rocev2_dump_context(&B->eng, NULL, image, sizeof(image), &len, &st), 0);
+	post_send(A, 1, DATA + 0x1000, 100);
+	run();
+	assert_int_equal(A->eng.cnt.mig_nak_stopped_forged, 0);
+	assert_int_equal(A->qp->paused, 1);
+	assert_int_equal(A->qp->mig.rx_epoch, 0);
+	/* restored on C, B gone */
+	node_init(C, "C", MAC_C, IP_C, 0);
+	memcpy(C->mem, B->mem, WIN);
+	assert_int_equal(rocev2_restore_image(&C->eng, image, len, NULL), 0);
+	C->qpn = B->qpn;
+	C->qp = rocev2_qp_lookup(&C->eng, C->qpn);
+	assert_non_null(C->qp);
+	C->rq_pi = B->rq_pi;
+	B->up = 0;
+	mark = wire_n;
+	assert_int_equal(rocev2_resume_context(&C->eng, 0), 0);
+	assert_int_equal(C->qp->mig.tx_epoch, 2);
+	expect_resume(mark, C, A, C->qp->comp.psn, 1);
+	advance_until(2000000000ull, NULL);
+	assert_int_equal(A->eng.cnt.mig_resume_forged, 0);
+	assert_int_equal(A->qp->mig.rx_epoch, 2);
+	assert_int_equal(A->qp->attr.av.dip, IP_C);
+	assert_int_equal(A->qp->paused, 0);
+	assert_int_equal(C->qp->mig.resume_pending, 0);
+	expect_cqe(A, 1, MNIC_WC_SUCCESS, MNIC_WC_SEND, 100);
+	expect_cqe(C, 0xb1, MNIC_WC_SUCCESS, MNIC_WC_RECV, 100);
+}
+
+/* The window's edge: a RESUME MIG_EPOCH_WINDOW ahead of A's rx epoch
+ * (under the key ratcheted that far) is taken; one further ahead is
+ * dropped as forged, whatever its MAC, and A stays where it was. */
+static void resume_ahead(uint32_t ahead, int taken)
+{
+	struct rocev2_mig *m;
+	unsigned mark;
+
+	pair_init();
+	pair_key();
+	rocev2_set_mig_flags(&A->eng, 0);
+	m = &B->qp->mig;
+	m->tx_epoch = ahead - 1u;               /* its next exchange: ahead */
+	mig_key_at(key16, 0, m->tx_epoch, m->tx_key);
+	stop(B);
+	mark = wire_n;
+	assert_int_equal(rocev2_abort_dump(&B->eng, 0), 0);
+	expect_resume(mark, B, A, PSN_B, 1);
+	run();
+	assert_int_equal(A->qp->mig.rx_epoch, taken ? ahead : 0u);
+	assert_int_equal(A->eng.cnt.mig_resume_forged, taken ? 0u : 1u);
+	assert_int_equal(B->qp->mig.resume_pending, taken ? 0 : 1);
+}
+
+static void test_resume_epoch_window(void **state)
+{
+	(void)state;
+	resume_ahead(1, 1);
+	resume_ahead(MIG_EPOCH_WINDOW, 1);
+	resume_ahead(MIG_EPOCH_WINDOW + 1u, 0);
+}
+
 /* The image is taken while B's TX ring is full: the replies of all four
  * READs A has outstanding (its max_rd_atomic) are still to be sent, so the
  * image carries four resources "sending".  The stopped B then sends them
@@ -2565,6 +2692,9 @@ int main(void)
 		cmocka_unit_test(test_both_stopped_every_frame),
 		cmocka_unit_test(test_lossy_stop_abort),
 		cmocka_unit_test(test_dump_restore_resume),
+		cmocka_unit_test(test_dump_too_small_changes_nothing),
+		cmocka_unit_test(test_dump_twice_first_resume_unsent),
+		cmocka_unit_test(test_resume_epoch_window),
 		cmocka_unit_test(test_restored_reply_the_peer_has),
 		cmocka_unit_test(test_rtr_restored_resumes_at_rts),
 		cmocka_unit_test(test_rtr_aborted_resumes_at_rts),
