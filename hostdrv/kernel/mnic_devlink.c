@@ -183,7 +183,7 @@ static int mnic_dl_info_get(struct devlink *dl, struct devlink_info_req *req,
 	X(IMG_EMPTY, "image payload is empty")                                    \
 	X(IMG_OVERSIZED, "image larger than a firmware slot")                     \
 	X(IMG_ENTRY, "image entry point outside its payload")                     \
-	X(IMG_DIGEST, "image SHA-256 digest mismatch (corrupt image): not sent")  \
+	X(IMG_DIGEST, "image SHA-256 digest mismatch (corrupt image)")             \
 	X(IMG_TLV, "image TLV area malformed")                                    \
 	X(IMG_TRAILING, "bytes after the image")
 
