@@ -48,7 +48,7 @@ MODULE_PARM_DESC(health_poll_ms, "how often the devlink health reporter reads th
 
 static unsigned int health_stall_ms = 5000;
 module_param(health_stall_ms, uint, 0644);
-MODULE_PARM_DESC(health_stall_ms, "a heartbeat that does not move for this long is a firmware error (ms)");
+MODULE_PARM_DESC(health_stall_ms, "a heartbeat that does not move for this long is a firmware error (ms; 0: not judged)");
 
 struct mnic_dl_priv {
 	struct mnic_kdev *d;
@@ -455,13 +455,15 @@ static void health_read(struct mnic_kdev *d, struct mnic_health_snap *s)
 /* The firmware's condition, worst first. */
 static const char *health_cause(const struct mnic_health_snap *s)
 {
+	u32 stall_ms = READ_ONCE(health_stall_ms);
+
 	if (s->state == MNIC_STATE_FAILED)
 		return "firmware FAILED (fatal_reason in the health buffer)";
 	if (s->state != MNIC_STATE_READY)
 		return "firmware left READY (a reset or restart: rebind the driver)";
 	if (s->cmdq_status != MNIC_CMDQ_RUNNING)
 		return "command queue no longer running (the NIC restarted: rebind the driver)";
-	if (s->hb_idle_ms >= READ_ONCE(health_stall_ms))
+	if (stall_ms && s->hb_idle_ms >= stall_ms)
 		return "firmware heartbeat stalled";
 	return NULL;
 }
