@@ -67,6 +67,8 @@ fwdir=$out/firmware/mnic; mkdir -p "$fwdir"
 "$mnicctl_host" image build --board qemu-virt-a72 --version 9.0.0 -o "$fwdir/a72.img" \
   "$root/build/qemu-virt-a72/mnic-fw.elf" >/dev/null
 cp "$fwdir/good.img" "$fwdir/corrupt.img"
+head -c 4096 "$fwdir/good.img" > "$fwdir/truncated.img"
+{ cat "$fwdir/good.img"; printf 'junk'; } > "$fwdir/trailing.img"
 python3 - "$fwdir/corrupt.img" <<'PY'
 import sys
 with open(sys.argv[1], "r+b") as f:
@@ -188,14 +190,22 @@ dlinfo > /dev/null
 check devlink_flash_good_stored has "\$(group stored)" '"fw.slot_a":"1.0.0+1","fw.slot_b":"1.1.0+2","fw":"1.0.0+1"'
 check devlink_flash_good_running has "\$(group running)" '"fw":"1.0.0+1"'
 check devlink_flash_ok_counted eq "\$(cat \$C/flash_ok)" 1
-# A corrupt image: the driver's digest check refuses it, nothing is sent.
+# A corrupt image: the driver's digest check refuses it, nothing is sent
+# (as for the next two).
 c1=\$(cat \$C/cmds)
 devlink dev flash \$DL file mnic/corrupt.img > /tmp/fl.out 2>&1; rc=\$?
 sed 's/^/  /' /tmp/fl.out
 check devlink_flash_corrupt_refused test "\$rc" -ne 0
 check devlink_flash_corrupt_reason grep -q "SHA-256 digest mismatch (corrupt image)" /tmp/fl.out
-check devlink_flash_corrupt_not_sent eq "\$(cat \$C/cmds)" "\$c1"
-check devlink_flash_corrupt_counted eq "\$(cat \$C/flash_refused_image)" 1
+# Two more of the driver's checks: a file cut short, bytes after the image.
+refuse() {
+  devlink dev flash \$DL file mnic/\$1.img > /tmp/fl.out 2>&1 && { echo "  \$1.img accepted"; return 1; }
+  sed 's/^/  /' /tmp/fl.out; grep -q "\$2" /tmp/fl.out
+}
+check devlink_flash_truncated_refused refuse truncated "image truncated: shorter than its header says"
+check devlink_flash_trailing_refused refuse trailing "bytes after the image"
+check devlink_flash_refused_not_sent eq "\$(cat \$C/cmds)" "\$c1"
+check devlink_flash_refused_image_counted eq "\$(cat \$C/flash_refused_image)" 3
 # Another board's image passes the driver's checks; the NIC refuses it at
 # FW_FLASH_BEGIN, and the extack and the log say so with its status.
 devlink dev flash \$DL file mnic/a72.img > /tmp/fl.out 2>&1; rc=\$?
@@ -273,7 +283,7 @@ INIT
 
 "$root/tests/vm/mkinitramfs.sh" -o "$out/initrd.gz" --kver "$kver" --init "$out/init" \
   --modules "virtio_net virtio_pci" --bins "$pingpong $devlink" \
-  --files "$(for i in good corrupt a72; do printf '%s ' "$fwdir/$i.img:/lib/firmware/mnic/$i.img"; done)$ko:/lib/mnic.ko $mnicctl:/bin/mnicctl $ioctl_check:/bin/mnic-ioctl-check $tenancy_check:/bin/mnic-tenancy-check"
+  --files "$(for i in good corrupt truncated trailing a72; do printf '%s ' "$fwdir/$i.img:/lib/firmware/mnic/$i.img"; done)$ko:/lib/mnic.ko $mnicctl:/bin/mnicctl $ioctl_check:/bin/mnic-ioctl-check $tenancy_check:/bin/mnic-tenancy-check"
 
 # Two more ivshmem devices, probed before the NIC's: one with no init
 # segment (some other ivshmem user: left alone without a word) and one with
