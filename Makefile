@@ -3,6 +3,7 @@
 #   make [BOARD=qemu-virt-a15|qemu-virt-a72|posix] [SAN=1]   build the firmware
 #   make test     install deps, build everything, run the whole suite
 #   make demo     install deps, boot NICs on the switch and show them talking
+#   make install  the host tools and the man pages (PREFIX=/usr/local, DESTDIR=)
 #   make bench    figures, one "name: value unit" line each
 #   make fuzz     coverage-guided fuzzing of the input parsers (clang/libFuzzer)
 #   make clean

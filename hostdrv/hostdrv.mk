@@ -2,6 +2,9 @@
 #   make hostdrv   build/host/hostdrv/{libmnic.a,mnicctl,mnic-pingpong,mnic-traffic,mnicctl-static}
 #                  and the ASan+UBSan build in build/host-asan/hostdrv/ (with
 #                  the test tool mnic-tenant)
+#   make install [PREFIX=/usr/local] [DESTDIR=]   mnicctl (sbin), mnic-pingpong and
+#                  mnic-traffic (bin), the man pages mnicctl(8) and mnic(4)
+#                  (docs/man/)
 # Plain C11 for a Linux host, whatever BOARD is.
 
 # Include folders per module (INC_libmnic, INC_tools, ...: the Makefile's
@@ -65,3 +68,15 @@ $(HOSTDRV_OUT)/mnicctl-static: $(HOSTDRV_OUT)/obj/tools/mnicctl.o \
 	$(if $(Q),@echo "  LD  $@")
 	$(Q)gcc $(HOSTDRV_CFLAGS) -static $^ -pthread $(HOSTDRV_LIBS) -o $@
 .PRECIOUS: $(HOSTDRV_OUT)/obj/%.o $(HOSTDRV_ASAN)/obj/%.o
+
+# ---- install: the tools and their man pages ------------------------------
+PREFIX ?= /usr/local
+MAN_PAGES := docs/man/mnicctl.8 docs/man/mnic.4
+.PHONY: install
+install: $(addprefix $(HOSTDRV_OUT)/,$(HOSTDRV_TOOLS)) $(MAN_PAGES)
+	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin \
+		$(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(PREFIX)/share/man/man4
+	install -m 755 $(HOSTDRV_OUT)/mnicctl $(DESTDIR)$(PREFIX)/sbin/mnicctl
+	install -m 755 $(HOSTDRV_OUT)/mnic-pingpong $(HOSTDRV_OUT)/mnic-traffic $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 docs/man/mnicctl.8 $(DESTDIR)$(PREFIX)/share/man/man8/mnicctl.8
+	install -m 644 docs/man/mnic.4 $(DESTDIR)$(PREFIX)/share/man/man4/mnic.4

@@ -16,6 +16,7 @@ PKGS=(
   qemu-system-x86        # tests/vm/vm.sh: -nic none + explicit netdevs
   ibverbs-utils ibverbs-providers libibverbs-dev iproute2 kmod   # rxe peer VM (tests/interop/)
   libsodium-dev          # mnicctl image sign/verify (Ed25519, docs/firmware-images.md)
+  man-db groff-base bsdextrautils   # man -l of docs/man/ (tests/integration/man_pages.sh)
 )
 
 missing=()

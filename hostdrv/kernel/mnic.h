@@ -1,7 +1,8 @@
 /* mnic.ko private header: the device, its counters, the parts shared by
  * mnic_main.c (PCI, /dev/mnicN, ioctl, mmap), mnic_ctx.c (a firmware
- * context per open file, the privilege policy), mnic_cmd.c (command queue)
- * and mnic_sysfs.c (health and counters). */
+ * context per open file, the privilege policy), mnic_cmd.c (command queue),
+ * mnic_sysfs.c (health and counters) and mnic_devlink.c (devlink info,
+ * flash and the firmware health reporter). */
 #ifndef MNIC_KMOD_H
 #define MNIC_KMOD_H
 
@@ -12,6 +13,7 @@
 #include <linux/mutex.h>
 #include <linux/pci.h>
 #include <linux/rwsem.h>
+#include <linux/workqueue.h>
 
 #include "mnic/abi.h"
 #include "mnic/cmd.h"
@@ -48,7 +50,14 @@
 	X(ctx_alloc_failed)     /* ALLOC_CONTEXT failed */                    \
 	X(ctx_bad_reply)        /* ALLOC_CONTEXT answer outside the window */ \
 	X(ctx_dealloc)          /* contexts freed (DEALLOC_CONTEXT OK) */     \
-	X(ctx_dealloc_failed)   /* DEALLOC_CONTEXT failed: context leaked */
+	X(ctx_dealloc_failed)   /* DEALLOC_CONTEXT failed: context leaked */ \
+	X(flash_ok)             /* devlink flash: written and verified */     \
+	X(flash_refused_image)  /* ... image refused by the driver's checks */ \
+	X(flash_refused_fw)     /* ... refused by the NIC (status != OK) */   \
+	X(flash_aborted)        /* ... command lost, signal or removal */     \
+	X(flash_busy)           /* ... another flash in progress */           \
+	X(health_reports)       /* firmware errors reported to devlink */     \
+	X(health_recovered)     /* ... and back to healthy */
 
 #define MNIC_KCNT_ENUM_(name) MNIC_KCNT_##name,
 enum mnic_kcounter { MNIC_KCOUNTERS(MNIC_KCNT_ENUM_) MNIC_KCNT_NUM };
@@ -82,6 +91,16 @@ struct mnic_kdev {
 	 * contexts of files that outlive it. */
 	struct mutex files_lock;
 	struct list_head files;
+
+	/* devlink (mnic_devlink.c): registered last in probe, first out in
+	 * remove; the health poller reads the init segment. */
+	struct devlink *devlink;
+	struct devlink_health_reporter *fw_reporter;
+	struct mutex flash_lock;           /* one devlink flash at a time */
+	struct delayed_work health_work;
+	u64 hb_last;                       /* heartbeat the poller saw last */
+	unsigned long hb_moved;            /* jiffies when it last moved */
+	bool health_bad;                   /* an error is reported, not yet cleared */
 
 	atomic64_t cnt[MNIC_KCNT_NUM];
 };
@@ -135,6 +154,10 @@ void mnic_file_ctx_free(struct mnic_file *mf, u32 timeout_ms);
 void mnic_files_ctx_free(struct mnic_kdev *d);
 long mnic_ioctl_ctx(struct mnic_file *mf, struct mnic_ioc_ctx __user *uarg);
 int mnic_cmd_policy(struct mnic_file *mf, u8 *in, u32 in_len);
+
+/* mnic_devlink.c */
+int mnic_devlink_register(struct mnic_kdev *d);
+void mnic_devlink_unregister(struct mnic_kdev *d);
 
 /* mnic_sysfs.c */
 extern const struct attribute_group *mnic_attr_groups[];

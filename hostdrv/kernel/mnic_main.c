@@ -7,7 +7,8 @@
  * probe: enable, request and map BAR2, check the init-segment magic (not
  * ours: -ENODEV without a word, other ivshmem users keep their device),
  * check cmdif_rev, wait for READY, latch the command queue (mnic_cmd.c),
- * create /dev/mnicN with sysfs health and counters (mnic_sysfs.c).
+ * register the devlink instance (mnic_devlink.c), create /dev/mnicN with
+ * sysfs health and counters (mnic_sysfs.c).
  * /dev/mnicN: MNIC_IOC_INFO, MNIC_IOC_CTX, MNIC_IOC_CMD (mnic/ioctl.h),
  * mmap of the file's user-area range, of the init-segment page (read-only)
  * and of the doorbell page.  Each open file is a firmware context
@@ -350,9 +351,12 @@ static int mnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	d->misc.groups = mnic_attr_groups;
 	d->misc.mode = 0600;
 	pci_set_drvdata(pdev, d);
-	ret = misc_register(&d->misc);
+	ret = mnic_devlink_register(d);
 	if (ret)
 		goto err_ida;
+	ret = misc_register(&d->misc);
+	if (ret)
+		goto err_devlink;
 
 	fw = ioread32(&d->seg->fw_version);
 	memcpy_fromio(board, d->seg->board_name, sizeof(board) - 1);
@@ -363,6 +367,8 @@ static int mnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		 (unsigned long long)(d->bar_len - MNIC_DMA_WINDOW_OFFSET) >> 20);
 	return 0;
 
+err_devlink:
+	mnic_devlink_unregister(d);
 err_ida:
 	pci_set_drvdata(pdev, NULL);
 	ida_free(&mnic_ida, d->id);
@@ -387,6 +393,9 @@ static void mnic_remove(struct pci_dev *pdev)
 	 * command sees `removing` and gives up). */
 	misc_deregister(&d->misc);
 	WRITE_ONCE(d->removing, true);
+	/* devlink ops in progress end (a flash stops at its next command);
+	 * the health poller stops. */
+	mnic_devlink_unregister(d);
 	down_write(&d->remove_lock);
 	d->dead = true;
 	/* Files still open keep no context in the firmware: a rebind starts

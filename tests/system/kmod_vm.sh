@@ -18,8 +18,12 @@
 # delivery errors, every context freed); tenancy (mnic-tenancy-check:
 # EPERM for nobody on the privileged set, two tenants isolated, SIGKILL
 # leaves nothing); hostile ioctls and mmaps (mnic-ioctl-check: the init
-# segment read-only); PCI unbind under an open, mapped file and rebind (no
-# context left); rmmod; insmod + rmmod again.  Fails on a failed check or any kernel WARNING/BUG/Oops/Call Trace
+# segment read-only); devlink (iproute2's `devlink`: dev info, flash of a
+# good image, of a corrupt one the driver refuses and of another board's
+# the NIC refuses, the "fw" health reporter through a heartbeat stall: the
+# host SIGSTOPs the NIC's QEMU until the VM saw the error); PCI unbind
+# under an open, mapped file and rebind (no context left); rmmod; insmod +
+# rmmod again.  The A15 NIC boots as a board does (loader, slot A 1.0.0+1).  Fails on a failed check or any kernel WARNING/BUG/Oops/Call Trace
 # in the VM's dmesg (printed to the serial log at the end).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -38,17 +42,49 @@ mnicctl=$root/build/host/hostdrv/mnicctl-static
 ioctl_check=$root/build/kmod/mnic-ioctl-check
 tenancy_check=$root/build/kmod/mnic-tenancy-check
 pingpong=$root/build/host/hostdrv/mnic-pingpong
-for f in "$root/build/qemu-virt-a15/mnic-fw.elf" "$root/build/posix/mnic-fw" "$mnicctl" "$pingpong"; do
+mnicctl_host=$root/build/host/hostdrv/mnicctl
+devlink=$(command -v devlink || echo /usr/sbin/devlink)
+[ -x "$devlink" ] || mnic_die "iproute2's devlink missing: run scripts/deps.sh"
+for f in "$root/build/qemu-virt-a15/mnic-fw.elf" "$root/build/qemu-virt-a72/mnic-fw.elf" \
+         "$root/build/qemu-virt-a15/loader/flash0.bin" "$root/build/posix/mnic-fw" "$mnicctl" \
+         "$mnicctl_host" "$pingpong"; do
   [ -f "$f" ] || mnic_die "$f not built; run: make images"
 done
 kver=$("$root/tests/vm/kver.sh")
 rev=$(sed -n 's/^#define MNIC_CMDIF_REV *\([0-9]*\)u.*/\1/p' "$root/abi/include/mnic/abi.h")
 [ -n "$rev" ] || mnic_die "cannot read MNIC_CMDIF_REV from abi/include/mnic/abi.h"
 
+# ---- firmware images for devlink (/lib/firmware/mnic/ in the VM): slot A
+# boots 1.0.0+1; good.img (1.1.0+2) goes to slot B; corrupt.img is it with
+# one payload byte flipped (the driver's digest check refuses it);
+# a72.img is a good image for the other board (the NIC refuses it at
+# FW_FLASH_BEGIN: syndrome site 0x100 + FWIMG_E_BOARD, boot/fwimage.h)
+fwdir=$out/firmware/mnic; mkdir -p "$fwdir"
+"$mnicctl_host" image build --board qemu-virt-a15 --version 1.0.0+1 -o "$out/v1.img" \
+  "$root/build/qemu-virt-a15/mnic-fw.elf" >/dev/null
+"$mnicctl_host" image build --board qemu-virt-a15 --version 1.1.0+2 -o "$fwdir/good.img" \
+  "$root/build/qemu-virt-a15/mnic-fw.elf" >/dev/null
+"$mnicctl_host" image build --board qemu-virt-a72 --version 9.0.0 -o "$fwdir/a72.img" \
+  "$root/build/qemu-virt-a72/mnic-fw.elf" >/dev/null
+cp "$fwdir/good.img" "$fwdir/corrupt.img"
+head -c 4096 "$fwdir/good.img" > "$fwdir/truncated.img"
+{ cat "$fwdir/good.img"; printf 'junk'; } > "$fwdir/trailing.img"
+python3 - "$fwdir/corrupt.img" <<'PY'
+import sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(128 + 4096); b = f.read(1); f.seek(128 + 4096); f.write(bytes([b[0] ^ 0x01]))
+PY
+"$mnicctl_host" image verify "$fwdir/corrupt.img" >/dev/null 2>&1 && mnic_die "corrupt.img still verifies"
+"$mnicctl_host" image flash-file -o "$out/flash1.bin" --slot-a "$out/v1.img" >/dev/null
+board_check=$(awk '/X\(FWIMG_/ { if ($0 ~ /FWIMG_E_BOARD,/) { print n; exit } n++ }' \
+  "$root/boot/include/boot/fwimage.h")
+[ -n "$board_check" ] || mnic_die "cannot find FWIMG_E_BOARD in boot/include/boot/fwimage.h"
+board_site=$(printf '0x%x' $((0x100 + board_check)))
+
 # ---- the NICs
 mnic_switch_start "$out/sw"
 "$root/qemu-board/nic.sh" --board qemu-virt-a15 --name kmod-a15 --mac $MAC_A --switch "$out/sw" \
-  --bar "$out/a15.bar" -- run db_min_us=200 db_max_us=2000 >"$out/a15.log" 2>&1 &
+  --bar "$out/a15.bar" --flash "$out/flash1.bin" -- run db_min_us=200 db_max_us=2000 >"$out/a15.log" 2>&1 &
 a15=$!; mnic_track $a15
 "$root/qemu-board/nic.sh" --board posix --name kmod-posix --mac $MAC_P --switch "$out/sw" \
   --bar "$out/posix.bar" -- run db_min_us=100 db_max_us=1000 >"$out/posix.log" 2>&1 &
@@ -127,6 +163,84 @@ kill \$relay
 sed 's/^/  server: /' /tmp/pp.log
 check pingpong eq "\$rc" 0
 
+# devlink (hostdrv/kernel/mnic_devlink.c): the instance of the PCI function.
+BDF=\$(basename "\$(readlink /sys/class/misc/mnic0/device)"); DL=pci/\$BDF
+devlink dev show > /tmp/dl.list 2>&1
+check devlink_dev_listed grep -qx "\$DL" /tmp/dl.list
+# info: one JSON object; versions by group ({"fixed":{...},"running":{...},"stored":{...}})
+dlinfo() { devlink -j dev info \$DL > /tmp/dl.json 2>&1 || return 1; cat /tmp/dl.json; }
+group() { grep -o "\"\$1\":{[^}]*}" /tmp/dl.json; }
+has() { case "\$1" in *"\$2"*) return 0 ;; esac; echo "  '\$2' not in '\$1'"; return 1; }
+check devlink_info dlinfo
+sed 's/^/  /' /tmp/dl.json; echo
+check devlink_info_driver has "\$(cat /tmp/dl.json)" '"driver":"mnic"'
+check devlink_info_serial has "\$(cat /tmp/dl.json)" '"serial_number":"$(echo $MAC_A | tr -d :)"'
+check devlink_info_board has "\$(group fixed)" '"board.id":"1","board.name":"qemu-virt-a15"'
+check devlink_info_running has "\$(group running)" '"fw":"1.0.0+1"'
+check devlink_info_api has "\$(group running)" '"fw.mgmt.api":"$rev"'
+check devlink_info_stored has "\$(group stored)" '"fw.slot_a":"1.0.0+1","fw":"1.0.0+1"'
+check devlink_info_slot_b_empty eq "\$(group stored | grep -c slot_b)" 0
+# A good image: streamed into slot B and verified; the NIC runs on 1.0.0+1.
+devlink dev flash \$DL file mnic/good.img > /tmp/fl.out 2>&1; rc=\$?
+tr '\r' '\n' < /tmp/fl.out | sed 's/^/  /'
+check devlink_flash_good eq "\$rc" 0
+check devlink_flash_progress grep -q "Flashing" /tmp/fl.out
+check devlink_flash_verified grep -q "Slot B written and verified" /tmp/fl.out
+dlinfo > /dev/null
+check devlink_flash_good_stored has "\$(group stored)" '"fw.slot_a":"1.0.0+1","fw.slot_b":"1.1.0+2","fw":"1.0.0+1"'
+check devlink_flash_good_running has "\$(group running)" '"fw":"1.0.0+1"'
+check devlink_flash_ok_counted eq "\$(cat \$C/flash_ok)" 1
+# A corrupt image: the driver's digest check refuses it, nothing is sent
+# (as for the next two).
+c1=\$(cat \$C/cmds)
+devlink dev flash \$DL file mnic/corrupt.img > /tmp/fl.out 2>&1; rc=\$?
+sed 's/^/  /' /tmp/fl.out
+check devlink_flash_corrupt_refused test "\$rc" -ne 0
+check devlink_flash_corrupt_reason grep -q "SHA-256 digest mismatch (corrupt image)" /tmp/fl.out
+# Two more of the driver's checks: a file cut short, bytes after the image.
+refuse() {
+  devlink dev flash \$DL file mnic/\$1.img > /tmp/fl.out 2>&1 && { echo "  \$1.img accepted"; return 1; }
+  sed 's/^/  /' /tmp/fl.out; grep -q "\$2" /tmp/fl.out
+}
+check devlink_flash_truncated_refused refuse truncated "image truncated: shorter than its header says"
+check devlink_flash_trailing_refused refuse trailing "bytes after the image"
+check devlink_flash_refused_not_sent eq "\$(cat \$C/cmds)" "\$c1"
+check devlink_flash_refused_image_counted eq "\$(cat \$C/flash_refused_image)" 3
+# Another board's image passes the driver's checks; the NIC refuses it at
+# FW_FLASH_BEGIN, and the extack and the log say so with its status.
+devlink dev flash \$DL file mnic/a72.img > /tmp/fl.out 2>&1; rc=\$?
+tr '\r' '\n' < /tmp/fl.out | sed 's/^/  /'
+check devlink_flash_fw_refused test "\$rc" -ne 0
+check devlink_flash_fw_refused_status grep -q "the NIC refused the image: MNIC_CMD_STAT_BAD_PARAM" /tmp/fl.out
+dmesg | grep "FW_FLASH_BEGIN refused by the NIC" > /tmp/fl.log
+sed 's/^/  /' /tmp/fl.log
+check devlink_flash_fw_refused_syndrome grep -q "status BAD_PARAM (0x3), syndrome 0x0016$(printf %04x $((0x100 + board_check))): errno 22, site $board_site" /tmp/fl.log
+check devlink_flash_fw_refused_counted eq "\$(cat \$C/flash_refused_fw)" 1
+dlinfo > /dev/null
+check devlink_flash_refusals_kept_slots has "\$(group stored)" '"fw.slot_a":"1.0.0+1","fw.slot_b":"1.1.0+2","fw":"1.0.0+1"'
+check devlink_flash_refusals_fw_alive mnicctl -d \$D info
+# The health reporter "fw": healthy; then the host stops the NIC's QEMU
+# (the heartbeat stalls) until the reporter has seen it, then lets it go on.
+hshow() { devlink health show \$DL reporter fw > /tmp/h.out 2>&1; cat /tmp/h.out; }
+waitfor() { i=0; while [ \$i -lt \$1 ]; do hshow | grep -q "\$2" && return 0; sleep 1; i=\$((i + 1)); done; cat /tmp/h.out; return 1; }
+check devlink_health_show_healthy waitfor 1 "state healthy error 0"
+devlink health diagnose \$DL reporter fw > /tmp/h.diag 2>&1
+sed 's/^/  /' /tmp/h.diag
+check devlink_health_diagnose_cause grep -q "cause: none" /tmp/h.diag
+check devlink_health_diagnose_state grep -q "state: ready" /tmp/h.diag
+check devlink_health_diagnose_heartbeat grep -q "heartbeat: [1-9]" /tmp/h.diag
+echo KMOD-HEALTH-STALL
+check devlink_health_stall_reported waitfor 60 "state error error 1"
+echo KMOD-HEALTH-SEEN
+check devlink_health_recovered waitfor 60 "state healthy error 1"
+sed 's/^/  /' /tmp/h.out
+devlink health dump show \$DL reporter fw > /tmp/h.dump 2>&1
+sed 's/^/  /' /tmp/h.dump
+check devlink_health_dump_cause grep -q "cause: firmware heartbeat stalled" /tmp/h.dump
+check devlink_health_dump_buffer grep -q "health_buffer:" /tmp/h.dump
+check devlink_health_counted eq "\$(cat \$C/health_reports) \$(cat \$C/health_recovered)" "1 1"
+check devlink_fw_alive_after_stall mnicctl -d \$D info
+
 # An application checkpoints itself, unprivileged (nobody): DUMP_CONTEXT
 # of its own context through the ioctl, the image read back by mnicctl.
 check tenancy_self_checkpoint mnic-tenancy-check selfdump \$D /tmp/ctx.img
@@ -153,11 +267,13 @@ check ioctl_hostile mnic-ioctl-check \$D
 check fw_alive_after mnicctl -d \$D info
 check unbind_open_file mnic-ioctl-check --unbind \$D
 check rebound_info mnicctl -d \$D info
+check devlink_rebound devlink dev info \$DL
 # remove freed the context of the file it outlived.
 check tenancy_rebound_nic_empty mnic-tenancy-check empty \$D
 
 check rmmod rmmod mnic
 check dev_gone test ! -e \$D
+check devlink_gone_after_rmmod eq "\$(devlink dev show | grep -c "\$DL")" 0
 check reinsmod insmod /lib/mnic.ko
 check reprobe_dev_node test -c \$D
 check reprobe_info mnicctl -d \$D info
@@ -166,8 +282,8 @@ finish
 INIT
 
 "$root/tests/vm/mkinitramfs.sh" -o "$out/initrd.gz" --kver "$kver" --init "$out/init" \
-  --modules "virtio_net virtio_pci" --bins "$pingpong" \
-  --files "$ko:/lib/mnic.ko $mnicctl:/bin/mnicctl $ioctl_check:/bin/mnic-ioctl-check $tenancy_check:/bin/mnic-tenancy-check"
+  --modules "virtio_net virtio_pci" --bins "$pingpong $devlink" \
+  --files "$(for i in good corrupt truncated trailing a72; do printf '%s ' "$fwdir/$i.img:/lib/firmware/mnic/$i.img"; done)$ko:/lib/mnic.ko $mnicctl:/bin/mnicctl $ioctl_check:/bin/mnic-ioctl-check $tenancy_check:/bin/mnic-tenancy-check"
 
 # Two more ivshmem devices, probed before the NIC's: one with no init
 # segment (some other ivshmem user: left alone without a word) and one with
@@ -200,6 +316,15 @@ if mnic_wait_line "$out/vm.log" "^KMOD-PINGPONG-SERVER" 150 $vm; then
     sleep 1
   done
 fi
+# The health reporter's check: the NIC's QEMU stopped (its heartbeat
+# stalls) from the VM's STALL line until its SEEN line (or 90 s), always
+# continued.
+stall=0
+if mnic_wait_line "$out/vm.log" "^KMOD-HEALTH-STALL" 240 $vm; then
+  kill -STOP $a15; stall=1
+  mnic_wait_line "$out/vm.log" "^KMOD-HEALTH-SEEN" 90 $vm || true
+  kill -CONT $a15
+fi
 mnic_wait_pid $vm 240
 vm_rc=$MNIC_RC
 echo "VM ran $(( $(date +%s) - start )) s (exit $vm_rc, accel: $(cat "$root/build/vm/accel-vmlinuz-$kver" 2>/dev/null || echo '?'))"
@@ -213,6 +338,7 @@ if grep -q "KMOD-CHECK .* FAIL" "$out/vm.log"; then
   grep "KMOD-CHECK .* FAIL" "$out/vm.log"; fail=1
 fi
 [ "$client_rc" = 0 ] || { echo "FAIL: host ping-pong client exited $client_rc"; fail=1; }
+[ $stall = 1 ] || { echo "FAIL: the VM never asked for the heartbeat stall"; fail=1; }
 sed -n '/^KMOD-DMESG-BEGIN/,/^KMOD-DMESG-END/p' "$out/vm.log" > "$out/dmesg.txt"
 [ -s "$out/dmesg.txt" ] || { echo "FAIL: no dmesg from the VM"; fail=1; }
 if grep -nE "WARNING:|BUG:|Oops|Call Trace|general protection|UBSAN|KASAN|refcount_t|list_(add|del) corruption" \
