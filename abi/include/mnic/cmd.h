@@ -147,6 +147,9 @@ _Static_assert(sizeof(struct mnic_cmd_mailbox) == MNIC_CMD_MBOX_SIZE, "mailbox l
 	X(MNIC_CMD_DEALLOC_PD, 0x801)             \
 	X(MNIC_CMD_REG_MR, 0x802)                 \
 	X(MNIC_CMD_DEREG_MR, 0x803)               \
+	X(MNIC_CMD_CREATE_MTT, 0x804)             \
+	X(MNIC_CMD_WRITE_MTT, 0x805)              \
+	X(MNIC_CMD_DESTROY_MTT, 0x806)            \
 	X(MNIC_CMD_DUMP_CONTEXT, 0xb00)           \
 	X(MNIC_CMD_RESTORE_OBJECT, 0xb01)         \
 	X(MNIC_CMD_RESUME_CONTEXT, 0xb02)         \
@@ -249,8 +252,15 @@ struct mnic_cmd_query_device_out {
 	uint32_t n_ctx;                /* contexts allocated (MNIC_CTX_MGMT not counted) */
 	uint64_t ctx_ua_offset;        /* the issuer's user-area range (window) */
 	uint64_t ctx_ua_size;
+	/* host memory and translation (docs/host-interface.md) */
+	uint64_t hostmem_size;         /* aperture bytes; 0: the DMA window is the aperture */
+	uint32_t max_mtt;              /* MTT objects */
+	uint32_t max_mtt_pages;        /* entries of all MTTs together */
+	uint32_t n_mtt;                /* MTTs in use (as n_qp) */
+	uint32_t free_mtt_pages;       /* entries not held by any MTT */
+	uint32_t page_shift_min, page_shift_max;
 };
-_Static_assert(sizeof(struct mnic_cmd_query_device_out) == 152, "query device out");
+_Static_assert(sizeof(struct mnic_cmd_query_device_out) == 184, "query device out");
 #define MNIC_DEV_F_STOPPED  1u        /* a dump stopped the context */
 #define MNIC_DEV_F_MIGRATION 2u       /* built with the migration extension */
 
@@ -295,14 +305,61 @@ struct mnic_cmd_get_events_out {
 };
 _Static_assert(sizeof(struct mnic_cmd_get_events_out) == 16, "events out");
 
+/* Memory translation (docs/host-interface.md "Host memory and
+ * translation").  An MTT translates one I/O virtual address range
+ * [iova, iova + length) (the application's virtual addresses, as verbs
+ * has them) onto host-physical pages of 2^page_shift bytes: entry i maps
+ * the page at (iova & ~(page - 1)) + i * page.  Host-physical addresses
+ * (HPA) are offsets into the host-memory aperture (QUERY_DEVICE
+ * hostmem_size; the DMA window when the NIC has no separate aperture).
+ * Handle 0 is never an MTT: an object whose mtt field is 0 gives
+ * host-physical addresses directly ("physical mode"). */
+#define MNIC_MTT_NONE 0u
+#define MNIC_PAGE_SHIFT_MIN 12u        /* 4 KiB */
+#define MNIC_PAGE_SHIFT_MAX 30u        /* 1 GiB */
+struct mnic_cmd_create_mtt_in {
+	struct mnic_cmd_in_hdr hdr;
+	uint64_t iova;
+	uint64_t length;               /* > 0; iova + length must not wrap */
+	uint32_t page_shift;           /* MNIC_PAGE_SHIFT_MIN..MAX */
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct mnic_cmd_create_mtt_in) == 32, "create mtt in");
+struct mnic_cmd_create_mtt_out {
+	struct mnic_cmd_out_hdr hdr;
+	uint32_t mtt;                  /* handle, never MNIC_MTT_NONE */
+	uint32_t npages;               /* entries WRITE_MTT must fill */
+};
+_Static_assert(sizeof(struct mnic_cmd_create_mtt_out) == 16, "create mtt out");
+/* Entries [first, first + count) from the page addresses that follow
+ * (count x uint64_t HPA, each aligned to the page size, the whole page in
+ * the aperture and outside the driver area; in_len = 32 + 8 x count).
+ * Large lists go in several commands (MNIC_CMD_MAX_LEN).  An MTT that
+ * objects use is written only while its context is Stopped (a restore's
+ * REFILL: new pages, same IOVAs); an object may use an MTT only once every
+ * entry is written. */
+struct mnic_cmd_write_mtt_in {
+	struct mnic_cmd_in_hdr hdr;
+	uint32_t mtt;
+	uint32_t first;
+	uint32_t count;
+	uint32_t reserved;
+	uint64_t reserved1;
+	/* uint64_t pages[count] */
+};
+_Static_assert(sizeof(struct mnic_cmd_write_mtt_in) == 32, "write mtt in");
+/* DESTROY_MTT: handle_in (BAD_STATE while an object uses it). */
+
 struct mnic_cmd_reg_mr_in {
 	struct mnic_cmd_in_hdr hdr;
 	uint32_t pd;
 	uint32_t access;               /* ibv_access_flags values */
-	uint64_t addr;                 /* window address */
+	uint64_t addr;                 /* IOVA in mtt's range; mtt 0: HPA */
 	uint64_t length;
+	uint32_t mtt;                  /* MNIC_MTT_NONE: physical mode */
+	uint32_t reserved;
 };
-_Static_assert(sizeof(struct mnic_cmd_reg_mr_in) == 32, "reg mr in");
+_Static_assert(sizeof(struct mnic_cmd_reg_mr_in) == 40, "reg mr in");
 struct mnic_cmd_reg_mr_out {
 	struct mnic_cmd_out_hdr hdr;
 	uint32_t lkey, rkey;
@@ -310,18 +367,20 @@ struct mnic_cmd_reg_mr_out {
 _Static_assert(sizeof(struct mnic_cmd_reg_mr_out) == 16, "reg mr out");
 
 struct mnic_queue_desc {
-	uint64_t ring_addr;            /* window address of entry 0 */
-	uint64_t dbrec_addr;           /* window address of struct mnic_dbrec */
+	uint64_t ring_addr;            /* entry 0: IOVA in ring_mtt's range; mtt 0: HPA */
+	uint64_t dbrec_addr;           /* struct mnic_dbrec: IOVA in dbrec_mtt's; 0: HPA */
 	uint32_t size;                 /* entries, power of two; 0 = no queue */
+	uint32_t ring_mtt;             /* MNIC_MTT_NONE: physical mode */
+	uint32_t dbrec_mtt;
 	uint32_t reserved;
 };
-_Static_assert(sizeof(struct mnic_queue_desc) == 24, "queue desc");
+_Static_assert(sizeof(struct mnic_queue_desc) == 32, "queue desc");
 
 struct mnic_cmd_create_cq_in {
 	struct mnic_cmd_in_hdr hdr;
 	struct mnic_queue_desc q;
 };
-_Static_assert(sizeof(struct mnic_cmd_create_cq_in) == 32, "create cq in");
+_Static_assert(sizeof(struct mnic_cmd_create_cq_in) == 40, "create cq in");
 
 struct mnic_cmd_create_srq_in {
 	struct mnic_cmd_in_hdr hdr;
@@ -331,7 +390,7 @@ struct mnic_cmd_create_srq_in {
 	uint32_t reserved;
 	struct mnic_queue_desc q;
 };
-_Static_assert(sizeof(struct mnic_cmd_create_srq_in) == 48, "create srq in");
+_Static_assert(sizeof(struct mnic_cmd_create_srq_in) == 56, "create srq in");
 
 struct mnic_cmd_modify_srq_in {
 	struct mnic_cmd_in_hdr hdr;
@@ -350,7 +409,7 @@ struct mnic_cmd_create_qp_in {
 	uint32_t reserved;
 	struct mnic_queue_desc sq, rq;
 };
-_Static_assert(sizeof(struct mnic_cmd_create_qp_in) == 88, "create qp in");
+_Static_assert(sizeof(struct mnic_cmd_create_qp_in) == 104, "create qp in");
 
 /* QP attributes on the wire of the command interface (values as verbs). */
 struct mnic_qp_attr {

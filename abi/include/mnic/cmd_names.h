@@ -27,10 +27,20 @@
 	X(MNIC_SITE_QP, 0x13)            /* QPN names no QP */                   \
 	X(MNIC_SITE_MR, 0x14)            /* lkey names no MR */                  \
 	X(MNIC_SITE_CTX_HANDLE, 0x15)    /* names no allocated context */        \
+	X(MNIC_SITE_MTT, 0x16)           /* MTT handle names no MTT */           \
 	/* addresses: rings, doorbell records, MRs must lie in the user area */   \
 	X(MNIC_SITE_RING_ADDR, 0x20)                                             \
 	X(MNIC_SITE_DBREC_ADDR, 0x21)                                            \
 	X(MNIC_SITE_MR_ADDR, 0x22)                                               \
+	/* translation: MTT shape and page lists (CREATE/WRITE_MTT) */           \
+	X(MNIC_SITE_MTT_SHAPE, 0x23)     /* page_shift, length, wrap, too big */ \
+	X(MNIC_SITE_MTT_RANGE, 0x24)     /* first/count past the MTT's entries */\
+	X(MNIC_SITE_MTT_PAGE, 0x25)      /* unaligned, outside the aperture, or  \
+					    in the driver area / not the issuer's */\
+	X(MNIC_SITE_MTT_COVER, 0x26)     /* object's range not inside the MTT's, \
+					    or the MTT not fully written */      \
+	X(MNIC_SITE_MTT_BUSY, 0x27)      /* in use: write only while Stopped;    \
+					    destroy only when unused */          \
 	/* handlers */                                                           \
 	X(MNIC_SITE_ENGINE, 0x30)        /* the engine refused: see errno */     \
 	X(MNIC_SITE_QP_STOPPED, 0x31)    /* QP is Stopped (dump/restore) */      \

@@ -77,7 +77,7 @@ static uint32_t alloc_pd(struct host *h)
 
 static struct reply reg_mr(struct host *h, uint32_t pd, uint64_t addr, uint64_t len, uint32_t access)
 {
-	struct mnic_cmd_reg_mr_in in = { in_hdr(MNIC_CMD_REG_MR, 0), pd, access, addr, len };
+	struct mnic_cmd_reg_mr_in in = { in_hdr(MNIC_CMD_REG_MR, 0), pd, access, addr, len, 0, 0 };
 
 	return issue(h, &in, sizeof(in), 16);
 }
@@ -88,7 +88,7 @@ static struct reply create_cq(struct host *h, uint64_t ring, uint64_t dbrec, uin
 
 	memset(&in, 0, sizeof(in));
 	in.hdr = in_hdr(MNIC_CMD_CREATE_CQ, 0);
-	in.q = (struct mnic_queue_desc){ ring, dbrec, size, 0 };
+	in.q = (struct mnic_queue_desc){ ring, dbrec, size, 0, 0, 0 };
 	return issue(h, &in, sizeof(in), 16);
 }
 
@@ -101,7 +101,7 @@ static struct reply create_srq(struct host *h, uint32_t pd, uint64_t ring, uint6
 	in.hdr = in_hdr(MNIC_CMD_CREATE_SRQ, 0);
 	in.pd = pd;
 	in.max_sge = 2;
-	in.q = (struct mnic_queue_desc){ ring, dbrec, size, 0 };
+	in.q = (struct mnic_queue_desc){ ring, dbrec, size, 0, 0, 0 };
 	return issue(h, &in, sizeof(in), 16);
 }
 
@@ -117,9 +117,9 @@ static struct mnic_cmd_create_qp_in qp_in(uint32_t pd, uint32_t cq, uint32_t srq
 	in.srq = srq;
 	in.max_send_sge = 2;
 	in.max_recv_sge = 2;
-	in.sq = (struct mnic_queue_desc){ base, base + 0x2000, 8, 0 };
+	in.sq = (struct mnic_queue_desc){ base, base + 0x2000, 8, 0, 0, 0 };
 	if (srq == MNIC_NO_SRQ)
-		in.rq = (struct mnic_queue_desc){ base + 0x1000, base + 0x2008, 8, 0 };
+		in.rq = (struct mnic_queue_desc){ base + 0x1000, base + 0x2008, 8, 0, 0, 0 };
 	return in;
 }
 

@@ -139,13 +139,13 @@ static void populate(struct host *h, uint16_t ctx, uint64_t base, uint32_t o[5])
 	expect(&r, MNIC_CMD_STAT_OK, 0);
 	o[0] = handle_of(&r);
 	mr = (struct mnic_cmd_reg_mr_in){ in_hdr(MNIC_CMD_REG_MR, 0), o[0],
-					  ROCEV2_ACCESS_LOCAL_WRITE, base + 0x40000, 0x1000 };
+					  ROCEV2_ACCESS_LOCAL_WRITE, base + 0x40000, 0x1000, 0, 0 };
 	r = issue_as(h, ctx, &mr, sizeof(mr), 16);
 	expect(&r, MNIC_CMD_STAT_OK, 0);
 	o[1] = handle_of(&r);
 	memset(&cq, 0, sizeof(cq));
 	cq.hdr = in_hdr(MNIC_CMD_CREATE_CQ, 0);
-	cq.q = (struct mnic_queue_desc){ base, base + 0x4000, 64, 0 };
+	cq.q = (struct mnic_queue_desc){ base, base + 0x4000, 64, 0, 0, 0 };
 	r = issue_as(h, ctx, &cq, sizeof(cq), 16);
 	expect(&r, MNIC_CMD_STAT_OK, 0);
 	o[2] = handle_of(&r);
@@ -153,7 +153,7 @@ static void populate(struct host *h, uint16_t ctx, uint64_t base, uint32_t o[5])
 	srq.hdr = in_hdr(MNIC_CMD_CREATE_SRQ, 0);
 	srq.pd = o[0];
 	srq.max_sge = 2;
-	srq.q = (struct mnic_queue_desc){ base + 0x8000, base + 0x4008, 16, 0 };
+	srq.q = (struct mnic_queue_desc){ base + 0x8000, base + 0x4008, 16, 0, 0, 0 };
 	r = issue_as(h, ctx, &srq, sizeof(srq), 16);
 	expect(&r, MNIC_CMD_STAT_OK, 0);
 	o[3] = handle_of(&r);
@@ -165,8 +165,8 @@ static void populate(struct host *h, uint16_t ctx, uint64_t base, uint32_t o[5])
 	qp.srq = MNIC_NO_SRQ;
 	qp.max_send_sge = 2;
 	qp.max_recv_sge = 2;
-	qp.sq = (struct mnic_queue_desc){ base + 0x10000, base + 0x4010, 8, 0 };
-	qp.rq = (struct mnic_queue_desc){ base + 0x11000, base + 0x4018, 8, 0 };
+	qp.sq = (struct mnic_queue_desc){ base + 0x10000, base + 0x4010, 8, 0, 0, 0 };
+	qp.rq = (struct mnic_queue_desc){ base + 0x11000, base + 0x4018, 8, 0, 0, 0 };
 	r = issue_as(h, ctx, &qp, sizeof(qp), 16);
 	expect(&r, MNIC_CMD_STAT_OK, 0);
 	o[4] = handle_of(&r);
@@ -347,7 +347,7 @@ static void test_tenancy_foreign_handles_look_absent(void **state)
 	/* Building on A's PD / CQ / SRQ from B: refused as absent. */
 	{
 		struct mnic_cmd_reg_mr_in mr = { in_hdr(MNIC_CMD_REG_MR, 0), a_o[0],
-						 ROCEV2_ACCESS_LOCAL_WRITE, HOST_USER + 0x40000, 0x1000 };
+						 ROCEV2_ACCESS_LOCAL_WRITE, HOST_USER + 0x40000, 0x1000, 0, 0 };
 		struct mnic_cmd_create_qp_in qp;
 		struct reply r;
 
@@ -359,7 +359,7 @@ static void test_tenancy_foreign_handles_look_absent(void **state)
 		qp.send_cq = b_o[2];
 		qp.recv_cq = a_o[2];
 		qp.srq = MNIC_NO_SRQ;
-		qp.sq = (struct mnic_queue_desc){ HOST_USER + 0x20000, HOST_USER + 0x4020, 8, 0 };
+		qp.sq = (struct mnic_queue_desc){ HOST_USER + 0x20000, HOST_USER + 0x4020, 8, 0, 0, 0 };
 		r = issue_as(&H, b, &qp, sizeof(qp), 16);
 		expect(&r, MNIC_CMD_STAT_BAD_RES, MNIC_SITE_CQ);
 		qp.recv_cq = b_o[2];
@@ -518,24 +518,24 @@ static void test_tenancy_user_area_range(void **state)
 	before = H.m.cnt.refused_address;
 	memset(&cq, 0, sizeof(cq));
 	cq.hdr = in_hdr(MNIC_CMD_CREATE_CQ, 0);
-	cq.q = (struct mnic_queue_desc){ CTX_A_UA, HOST_USER + 0x4100, 64, 0 };   /* A's ring */
+	cq.q = (struct mnic_queue_desc){ CTX_A_UA, HOST_USER + 0x4100, 64, 0, 0, 0 };   /* A's ring */
 	r = issue_as(&H, b, &cq, sizeof(cq), 16);
 	expect(&r, MNIC_CMD_STAT_BAD_PARAM, MNIC_SITE_RING_ADDR);
 	/* The last entry crosses the end of B's range. */
 	cq.q = (struct mnic_queue_desc){ HOST_USER + CTX_UA_SIZE - 32u * MNIC_CQE_SIZE,
-					 HOST_USER + 0x4100, 64, 0 };
+					 HOST_USER + 0x4100, 64, 0, 0, 0 };
 	r = issue_as(&H, b, &cq, sizeof(cq), 16);
 	expect(&r, MNIC_CMD_STAT_BAD_PARAM, MNIC_SITE_RING_ADDR);
-	cq.q = (struct mnic_queue_desc){ HOST_USER + 0x1000, CTX_A_UA + 0x4100, 64, 0 };
+	cq.q = (struct mnic_queue_desc){ HOST_USER + 0x1000, CTX_A_UA + 0x4100, 64, 0, 0, 0 };
 	r = issue_as(&H, b, &cq, sizeof(cq), 16);
 	expect(&r, MNIC_CMD_STAT_BAD_PARAM, MNIC_SITE_DBREC_ADDR);
 	mr = (struct mnic_cmd_reg_mr_in){ in_hdr(MNIC_CMD_REG_MR, 0), b_o[0],
-					  ROCEV2_ACCESS_LOCAL_WRITE, HOST_USER + 0x1000, CTX_UA_SIZE };
+					  ROCEV2_ACCESS_LOCAL_WRITE, HOST_USER + 0x1000, CTX_UA_SIZE, 0, 0 };
 	r = issue_as(&H, b, &mr, sizeof(mr), 16);
 	expect(&r, MNIC_CMD_STAT_BAD_PARAM, MNIC_SITE_MR_ADDR);
 	assert_int_equal(H.m.cnt.refused_address, before + 4);
 	/* MGMT's range is the whole user area: A's addresses are fine for it. */
-	cq.q = (struct mnic_queue_desc){ CTX_A_UA + 0x70000, CTX_A_UA + 0x7f000, 64, 0 };
+	cq.q = (struct mnic_queue_desc){ CTX_A_UA + 0x70000, CTX_A_UA + 0x7f000, 64, 0, 0, 0 };
 	r = issue_as(&H, MNIC_CTX_MGMT, &cq, sizeof(cq), 16);
 	expect(&r, MNIC_CMD_STAT_OK, 0);
 }
