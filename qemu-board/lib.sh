@@ -31,6 +31,34 @@ mnic_init() {
 
 mnic_track() { MNIC_PIDS+=("$1"); }
 
+# mnic_free_ports N [FROM]: the first of N consecutive 127.0.0.1 TCP ports,
+# all free now, at or above FROM (default a random base in 20000..39999),
+# for hostfwd and control channels: a fixed base collided with another
+# test run on the same machine (QEMU: "Could not set up host forwarding
+# rule").  A port may still be taken between this check and its use; the
+# caller's error then names it.
+mnic_free_ports() {
+  python3 - "$1" "${2:-0}" <<'PY'
+import random, socket, sys
+n, base = int(sys.argv[1]), int(sys.argv[2]) or random.randrange(20000, 40000, 16)
+for b in range(base, 60000 - n):
+    socks = []
+    try:
+        for p in range(b, b + n):
+            s = socket.socket()
+            s.bind(("127.0.0.1", p))
+            socks.append(s)
+    except OSError:
+        continue
+    finally:
+        for s in socks:
+            s.close()
+    print(b)
+    sys.exit(0)
+sys.exit("no %d consecutive free ports on 127.0.0.1" % n)
+PY
+}
+
 # mnic_board_args BOARD: load QEMU / QEMU_BOARD_ARGS / BAR_SIZE of a board.
 mnic_board_args() {
   local gen="$MNIC_ROOT/build/$1/gen/qemu.args"

@@ -19,8 +19,9 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/interop/pingpong.sh"
 [ $# = 6 ] || mnic_die "usage: against-nic.sh BOARD NAME PORT_BASE ITERS_1B ITERS_4K ITERS_64K"
 board=$1 name=$2 iters_1=$4 iters_4k=$5 iters_64k=$6
-base=${INTEROP_PORT_BASE:-$3}
 mnic_init
+# the given base if its 4 ports are free, else the next free ones
+base=${INTEROP_PORT_BASE:-$(mnic_free_ports 4 "$3")} || mnic_die "no free 127.0.0.1 ports"
 out=${INTEROP_OUT:-$root/build/test-system/interop-$name}
 rm -rf "$out"; mkdir -p "$out"
 RXE_OUT=$out IOP_LOG=$out

@@ -18,7 +18,7 @@ RXE_SWITCH=$RXE_OUT/sw
 
 t0=$(date +%s%N)
 ms() { echo $(( ($(date +%s%N) - t0) / 1000000 )); }
-pa=${INTEROP_PORT_BASE:-17100}; pb=$((pa + 1))
+pa=${INTEROP_PORT_BASE:-$(mnic_free_ports 2 17100)} || mnic_die "no free 127.0.0.1 ports"; pb=$((pa + 1))
 rxe_vm_start a 52:54:00:00:00:f1 10.0.0.241/24 $pa --pcap "$RXE_OUT/a.pcap"
 rxe_vm_start b 52:54:00:00:00:f2 10.0.0.242/24 $pb
 rxe_vm_ready a; rxe_vm_ready b
