@@ -21,6 +21,9 @@ test_crc32_LIBS := -lz
 build/host/unit/test_crc32 build/host-asan/unit/test_crc32: lib/crc32.c lib/include/lib/crc32.h
 UNIT_TESTS += test_sha256
 test_sha256_SRCS := tests/unit/lib/test_sha256.c lib/sha256.c
+UNIT_TESTS += test_ed25519
+test_ed25519_SRCS := tests/unit/lib/test_ed25519.c lib/sha512.c lib/ed25519.c
+test_ed25519_LIBS := -lsodium
 UNIT_TESTS += test_siphash
 test_siphash_SRCS := tests/unit/lib/test_siphash.c lib/siphash.c
 
