@@ -339,7 +339,8 @@ static int image_build(int argc, const char **argv)
 	h.entry = entry;
 	h.payload_size = plen;
 	snprintf(h.name, sizeof(h.name), "%s", name ? name : board);
-	lim = (struct fwimg_limits){ b->id, MNIC_FLASH_SLOT_SIZE, b->ram_base, b->ram_end };
+	lim = (struct fwimg_limits){ .board_id = b->id, .max_image = MNIC_FLASH_SLOT_SIZE,
+				    .ram_base = b->ram_base, .ram_end = b->ram_end };
 	if ((rc = fwimg_check_hdr(&h, &lim)) != FWIMG_OK) {
 		free(payload);
 		return fail_code(MNICCTL_FAILED, "%s: %s (load 0x%llx entry 0x%llx, %u bytes)", elf,
@@ -382,7 +383,7 @@ static int find_sig(void *ctx, uint16_t type, const uint8_t *v, uint16_t len)
 static int load_image(const char *path, uint8_t **img, size_t *len, struct fwimg_info *info,
 		      int *verdict)
 {
-	static const struct fwimg_limits any = { 0, MNIC_FLASH_SLOT_SIZE, 0, 0 };
+	static const struct fwimg_limits any = { .max_image = MNIC_FLASH_SLOT_SIZE };
 	int rc;
 
 	if ((rc = read_all(path, img, len, 64u << 20)))

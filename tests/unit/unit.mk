@@ -104,7 +104,7 @@ build/host/unit/test_migrate build/host-asan/unit/test_migrate: rocev2/migrate.c
 # Host interface (issue #5): the command queue transport and the
 # dispatcher with the real engine behind it (tests/unit/mgmt/fake_host.h).
 MGMT_SRCS := mgmt/cmdq.c mgmt/cmd.c mgmt/cmd_device.c mgmt/cmd_objects.c mgmt/cmd_migrate.c mgmt/cmd_context.c mgmt/doorbell.c abi/cmd_names.c mgmt/fwflash.c \
-	lib/sha256.c boot/fwimage.c boot/bootrec.c
+	lib/sha256.c lib/sha512.c lib/ed25519.c boot/fwimage.c boot/fwsig.c boot/bootrec.c
 define mgmt_test
 UNIT_TESTS += $(1)
 $(1)_SRCS := tests/unit/mgmt/$(1).c $(MGMT_SRCS) $(ROCEV2_ENGINE_SRCS)
@@ -127,9 +127,12 @@ test_libmnic_mig_CFLAGS := -pthread -Ihostdrv/include -Ihostdrv/lib
 
 # Firmware images and A/B boot (issue #8): SHA-256, the image parser, the
 # boot record with power loss after every flash step.
-BOOT_LIB_SRCS := lib/sha256.c lib/crc32.c boot/fwimage.c boot/bootrec.c
+BOOT_LIB_SRCS := lib/sha256.c lib/sha512.c lib/ed25519.c lib/crc32.c boot/fwimage.c boot/fwsig.c boot/bootrec.c
 UNIT_TESTS += test_fwimage
 test_fwimage_SRCS := tests/unit/boot/test_fwimage.c $(BOOT_LIB_SRCS)
+UNIT_TESTS += test_fwsig
+test_fwsig_SRCS := tests/unit/boot/test_fwsig.c $(BOOT_LIB_SRCS)
+test_fwsig_LIBS := -lsodium
 UNIT_TESTS += test_bootrec
 test_bootrec_SRCS := tests/unit/boot/test_bootrec.c $(BOOT_LIB_SRCS)
 UNIT_TESTS += test_fwflash

@@ -20,7 +20,9 @@ static size_t img_len;
 
 static struct ram_flash rf;
 static struct hal_flash *flash;
-static const struct fwimg_limits lim = { 1, 0, 0x40000000, 0x48000000 };
+static const struct fwimg_limits lim = {
+	.board_id = 1, .ram_base = 0x40000000, .ram_end = 0x48000000,
+};
 static struct mnic_mgmt mgmt;
 static uint8_t buf[16 + MNIC_FW_FLASH_CHUNK_MAX + 64];
 
