@@ -168,8 +168,13 @@ $(LOADER_DIR)/loader.elf: $(LOADER_OBJS) $(GEN)/loader.ld
 	$(Q)$(CC) $(LOADER_CFLAGS) -nostdlib -static -T $(GEN)/loader.ld -Wl,--gc-sections \
 		$(LOADER_LDEXTRA) $(LOADER_OBJS) -lgcc -o $@
 	$(Q)$(SIZE) $@ > $(LOADER_DIR)/size.txt
+# The loader must end before the key slot (MNIC_BOOTROM_KEYSLOT, 256 KiB
+# into flash0: mnic/fwimage.h); the slot is left zero: no key provisioned
+# (`mnicctl image keyslot` provisions a copy).
 $(LOADER_DIR)/flash0.bin: $(LOADER_DIR)/loader.elf
-	$(Q)$(CROSS)objcopy -O binary $< $@.tmp && truncate -s 64M $@.tmp && mv $@.tmp $@
+	$(Q)$(CROSS)objcopy -O binary $< $@.tmp && \
+	{ [ $$(stat -c %s $@.tmp) -le 262144 ] || { echo "error: loader larger than the 256 KiB before the key slot" >&2; exit 1; }; } && \
+	truncate -s 64M $@.tmp && mv $@.tmp $@
 image: $(LOADER_DIR)/flash0.bin
 -include $(LOADER_OBJS:.o=.d)
 endif
