@@ -138,6 +138,7 @@ test_bootrec_SRCS := tests/unit/boot/test_bootrec.c $(BOOT_LIB_SRCS)
 UNIT_TESTS += test_fwflash
 test_fwflash_SRCS := tests/unit/boot/test_fwflash.c tests/unit/hal/ram_flash.c mgmt/fwflash.c \
 	$(BOOT_LIB_SRCS)
+test_fwflash_LIBS := -lsodium
 UNIT_TESTS += test_mnicctl_fw
 test_mnicctl_fw_SRCS := tests/unit/boot/test_mnicctl_fw.c hostdrv/tools/mnicctl_fw.c \
 	hostdrv/tools/mnicctl_args.c $(sort $(LIBMNIC_SRCS) $(BOOT_LIB_SRCS))
