@@ -33,7 +33,7 @@
 
 #define RESET_DELAY_NS 100000000ull   /* let the host read FW_ACTIVATE's reply */
 
-void mnic_fwflash_set_confirmed(int yes);
+void mnic_fwflash_set_confirmed(int yes, int record_changed);
 void mnic_fwflash_clear_reset(void);
 
 static uint64_t reset_at_ns;
@@ -132,12 +132,12 @@ int mnic_fwflash_boot(const struct hal_platform *p, uint64_t now_ns, int host_up
 		ok &= checks[i].pass;
 	}
 	if (!h) {
-		mnic_fwflash_set_confirmed(ok);
+		mnic_fwflash_set_confirmed(ok, 0);
 		return ok ? 0 : -1;
 	}
 	if (ok) {
 		rc = boot_confirm(f, h->slot);
-		mnic_fwflash_set_confirmed(rc >= 0);
+		mnic_fwflash_set_confirmed(rc >= 0, rc == 1);
 		fw_print("FW SELFTEST PASS slot %c version %u.%u.%u+%u%s", 'A' + h->slot,
 			 h->hdr.version.major, h->hdr.version.minor, h->hdr.version.patch,
 			 (unsigned)h->hdr.version.build, rc == 1 ? " confirmed" : "");

@@ -40,7 +40,7 @@ _Static_assert(FWSIG_OPEN == MNIC_FW_SIG_OPEN && FWSIG_ENFORCED == MNIC_FW_SIG_E
 	       FWSIG_LOCKED == MNIC_FW_SIG_LOCKED, "signature policy on the wire");
 
 /* Exposed to fwflash_boot.c through these two (no header: private pair). */
-void mnic_fwflash_set_confirmed(int yes);
+void mnic_fwflash_set_confirmed(int yes, int record_changed);
 void mnic_fwflash_clear_reset(void);
 
 static void check_slots(void)
@@ -76,11 +76,15 @@ void mnic_fwflash_attach(struct hal_flash *f, const struct mnic_boot_handoff *h,
 		check_slots();
 }
 
-void mnic_fwflash_set_confirmed(int yes)
+/* record_changed: the confirm raised the anti-rollback minimum, so the
+ * cached in-place checks (the other slot may now be too old) are redone. */
+void mnic_fwflash_set_confirmed(int yes, int record_changed)
 {
 	fw.confirmed = yes;
 	if (yes)
 		fw.cnt.confirms++;
+	if (record_changed && fw.flash)
+		check_slots();
 }
 
 void mnic_fwflash_clear_reset(void)
