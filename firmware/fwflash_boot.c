@@ -11,10 +11,12 @@
  * anti-rollback minimum included), and the host interface and Ethernet
  * port are up.
  *
+ * Built with FW_SELFTEST_FAIL=1 it fails on purpose (the rollback system
+ * test).
+ *
  * Keys: the key slot in the boot flash (p->boot.rom_*, the loader's bank;
- * mnic/fwimage.h MNIC_BOOTROM_KEYSLOT), read once here and given to
- * mgmt/fwflash.c, whose FW_FLASH_END and FW_ACTIVATE check with it.  Built with FW_SELFTEST_FAIL=1 it
- * fails on purpose (the rollback system test).
+ * mnic/fwimage.h MNIC_BOOTROM_KEYSLOT), read once here and handed (copied)
+ * to mgmt/fwflash.c, whose FW_FLASH_END and FW_ACTIVATE check with it.
  *
  * Reset: hal_platform_reset (qemu-virt: PSCI SYSTEM_RESET): QEMU restarts
  * the CPU at flash0, the loader runs again with the record as FW_ACTIVATE
@@ -86,7 +88,7 @@ static const char *const policy_names[] = {
 
 int mnic_fwflash_boot(const struct hal_platform *p, uint64_t now_ns, int host_up, int eth_up)
 {
-	static struct fwsig_keys keys;
+	struct fwsig_keys keys;        /* mnic_fwflash_attach keeps a copy */
 	const struct fwimg_limits lim = {
 		.board_id = p->board_id, .max_image = MNIC_FLASH_SLOT_SIZE,
 		.ram_base = p->boot.image_ram_base, .ram_end = p->boot.image_ram_end, .keys = &keys,
