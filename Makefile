@@ -60,7 +60,7 @@ LIB_SRCS := $(wildcard lib/*.c)
 FW_SRCS := $(wildcard firmware/*.c) $(wildcard mgmt/*.c) $(wildcard rocev2/*.c) hal/common/dma_window.c \
 	$(LIB_SRCS) abi/cmd_names.c
 # Firmware images and A/B boot (boot/, docs/firmware-images.md)
-BOOT_LIB_SRCS := boot/fwimage.c boot/bootrec.c
+BOOT_LIB_SRCS := boot/fwimage.c boot/fwsig.c boot/bootrec.c
 FW_SRCS += $(BOOT_LIB_SRCS)
 # FW_SELFTEST_FAIL=1: a firmware whose boot self-test fails (it never
 # confirms its slot: the loader reverts it), built apart in build/<board>-stfail/.
@@ -147,7 +147,7 @@ endif
 comma := ,
 ifneq ($(BOARD),posix)
 LOADER_DIR := $(BUILD)/loader
-LOADER_SRCS := boot/loader/loader.c $(BOOT_LIB_SRCS) lib/sha256.c lib/crc32.c hal/qemu-virt/pflash.c hal/qemu-virt/semihost.c
+LOADER_SRCS := boot/loader/loader.c $(BOOT_LIB_SRCS) lib/sha256.c lib/sha512.c lib/ed25519.c lib/crc32.c hal/qemu-virt/pflash.c hal/qemu-virt/semihost.c
 LOADER_START := boot/loader/start_$(if $(filter qemu-virt-a15,$(BOARD)),a32,a64).S
 LOADER_ARCH := $(if $(filter qemu-virt-a15,$(BOARD)),-mcpu=cortex-a15 -marm -mfloat-abi=soft \
 	-mno-unaligned-access,-mcpu=cortex-a72 -mgeneral-regs-only -mstrict-align -fno-pie \
@@ -169,8 +169,13 @@ $(LOADER_DIR)/loader.elf: $(LOADER_OBJS) $(GEN)/loader.ld
 	$(Q)$(CC) $(LOADER_CFLAGS) -nostdlib -static -T $(GEN)/loader.ld -Wl,--gc-sections \
 		$(LOADER_LDEXTRA) $(LOADER_OBJS) -lgcc -o $@
 	$(Q)$(SIZE) $@ > $(LOADER_DIR)/size.txt
+# The loader must end before the key slot (MNIC_BOOTROM_KEYSLOT, 256 KiB
+# into flash0: mnic/fwimage.h); the slot is left zero: no key provisioned
+# (`mnicctl image keyslot` provisions a copy).
 $(LOADER_DIR)/flash0.bin: $(LOADER_DIR)/loader.elf
-	$(Q)$(CROSS)objcopy -O binary $< $@.tmp && truncate -s 64M $@.tmp && mv $@.tmp $@
+	$(Q)$(CROSS)objcopy -O binary $< $@.tmp && \
+	{ [ $$(stat -c %s $@.tmp) -le 262144 ] || { echo "error: loader larger than the 256 KiB before the key slot" >&2; exit 1; }; } && \
+	truncate -s 64M $@.tmp && mv $@.tmp $@
 image: $(LOADER_DIR)/flash0.bin
 -include $(LOADER_OBJS:.o=.d)
 endif

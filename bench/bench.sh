@@ -103,6 +103,8 @@ boot_once() {   # board -> ms to READY
   done
   t1=$(date +%s%N)
   kill $pid; wait $pid 2>/dev/null || true
+  # the boot self-test times one Ed25519 verification (firmware/fwflash_boot.c)
+  sed -n 's/^FW SIG .*ed25519 verify \([0-9]*\) us.*/\1/p' "$f" >>"$out/sig-verify-$board.us"
   echo $(( (t1 - t0) / 1000000 ))
 }
 
@@ -126,6 +128,10 @@ for board in $BOARDS; do
   for i in 1 2 3 4 5; do samples+=("$(boot_once "$board")"); done
   log "boot_ms_$board samples: ${samples[*]}"
   echo "boot_ms_$board: $(printf '%s\n' "${samples[@]}" | median) ms"
+  [ -s "$out/sig-verify-$board.us" ] || mnic_die "$board: no 'FW SIG ... ed25519 verify' line at boot"
+  echo "sig_verify_ms_${board#qemu-virt-}: $(median <"$out/sig-verify-$board.us" | awk '{printf "%.1f", $1 / 1000}') ms"
+  read -r text _ < <(tail -1 "$MNIC_ROOT/build/$board/loader/size.txt")
+  echo "loader_bytes_$board: $text bytes"
   read -r text data bss _ < <(tail -1 "$MNIC_ROOT/build/$board/size.txt")
   echo "text_bytes_$board: $text bytes"
   echo "data_bytes_$board: $data bytes"

@@ -81,10 +81,14 @@ int bootrec_store(struct hal_flash *f, struct mnic_bootrec *r)
 	int newest = bootrec_load(f, &cur), target, rc;
 
 	target = newest == 0 ? 1 : 0;
-	if (newest >= 0)
+	if (newest >= 0) {
 		r->seq = cur.seq + 1;
-	else
+		/* anti-rollback: the minimum only ever rises, whoever writes */
+		if (fwimg_version_cmp(&r->min_version, &cur.min_version) < 0)
+			r->min_version = cur.min_version;
+	} else {
 		r->seq++;
+	}
 	r->magic = MNIC_BOOTREC_MAGIC;
 	r->version = MNIC_BOOTREC_VERSION;
 	r->size = sizeof(*r);
@@ -99,16 +103,30 @@ uint32_t boot_slot_off(unsigned slot)
 	return slot == MNIC_SLOT_B ? MNIC_FLASH_SLOT_B : MNIC_FLASH_SLOT_A;
 }
 
+/* lim with the slot size and the record's anti-rollback minimum (the
+ * higher of the caller's and the record's) */
+static void slot_limits(struct hal_flash *f, const struct fwimg_limits *lim,
+			struct fwimg_limits *l)
+{
+	struct mnic_bootrec r;
+
+	*l = *lim;
+	if (!l->max_image || l->max_image > MNIC_FLASH_SLOT_SIZE)
+		l->max_image = MNIC_FLASH_SLOT_SIZE;
+	bootrec_load(f, &r);
+	if (fwimg_version_cmp(&l->min_version, &r.min_version) < 0)
+		l->min_version = r.min_version;
+}
+
 int boot_slot_verify(struct hal_flash *f, unsigned slot, const struct fwimg_limits *lim,
 		     struct fwimg_info *info)
 {
-	struct fwimg_limits l = *lim;
+	struct fwimg_limits l;
 	const uint8_t *p;
 
 	if (slot > MNIC_SLOT_B)
 		return -HAL_EINVAL;
-	if (!l.max_image || l.max_image > MNIC_FLASH_SLOT_SIZE)
-		l.max_image = MNIC_FLASH_SLOT_SIZE;
+	slot_limits(f, lim, &l);
 	p = hal_flash_map(f, boot_slot_off(slot), MNIC_FLASH_SLOT_SIZE);
 	if (!p)
 		return -HAL_EIO;
@@ -213,6 +231,9 @@ int boot_confirm(struct hal_flash *f, unsigned running_slot)
 	r.active = r.test;
 	r.test = MNIC_SLOT_NONE;
 	r.boot_count = 0;
+	/* anti-rollback: nothing older than the confirmed image boots again */
+	if (fwimg_version_cmp(&r.min_version, &r.ver[running_slot]) < 0)
+		r.min_version = r.ver[running_slot];
 	note(&r, MNIC_BOOT_EV_CONFIRMED, running_slot);
 	return bootrec_store(f, &r) == 0 ? 1 : -HAL_EIO;
 }
@@ -220,14 +241,13 @@ int boot_confirm(struct hal_flash *f, unsigned running_slot)
 int fwupd_begin(struct fwupd *u, struct hal_flash *f, const struct fwimg_limits *lim,
 		unsigned running_slot, const struct mnic_fwimg_hdr *hdr, uint32_t total)
 {
-	struct fwimg_limits l = *lim;
+	struct fwimg_limits l;
 	struct mnic_bootrec r;
 	int rc;
 
 	memset(u, 0, sizeof(*u));
 	u->f = f;
-	if (!l.max_image || l.max_image > MNIC_FLASH_SLOT_SIZE)
-		l.max_image = MNIC_FLASH_SLOT_SIZE;
+	slot_limits(f, lim, &l);
 	u->lim = l;
 	if ((rc = fwimg_check_hdr(hdr, &l)) != 0)
 		return rc;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "boot/fwimage.h"
+#include "boot/fwsig.h"
 #include "lib/sha256.h"
 
 #define FWIMG_TEXT_(name, text) text,
@@ -56,6 +57,8 @@ int fwimg_check_hdr(const struct mnic_fwimg_hdr *h, const struct fwimg_limits *l
 	}
 	if (h->entry < h->load_addr || h->entry - h->load_addr >= h->payload_size)
 		return FWIMG_E_LOAD;
+	if (fwimg_version_cmp(&h->version, &lim->min_version) < 0)
+		return FWIMG_E_ROLLBACK;
 	return FWIMG_OK;
 }
 
@@ -139,6 +142,10 @@ int fwimg_verify(const uint8_t *img, size_t len, const struct fwimg_limits *lim,
 			return FWIMG_E_OVERSIZED;
 		in.image_len += in.tlv_len;
 	}
+	/* digest checked above: the signature covers header and payload */
+	if (lim->keys && (rc = fwsig_check(lim->keys, in.hdr.digest,
+					   in.tlv_off ? img + in.tlv_off : NULL, in.tlv_len)) != FWIMG_OK)
+		return rc;
 	if (info)
 		*info = in;
 	return FWIMG_OK;

@@ -17,7 +17,7 @@ HOSTDRV_HDRS := $(wildcard hostdrv/include/mnic/*.h hostdrv/lib/*.h abi/include/
 HOSTDRV_TOOLS := mnicctl mnic-pingpong mnic-traffic
 # Firmware images (issue #8): mnicctl links the portable image/boot-record
 # library and libsodium (Ed25519 signing).
-HOSTDRV_BOOT_SRCS := lib/sha256.c boot/fwimage.c boot/bootrec.c
+HOSTDRV_BOOT_SRCS := lib/sha256.c lib/sha512.c lib/ed25519.c boot/fwimage.c boot/fwsig.c boot/bootrec.c
 HOSTDRV_LIBS := -lsodium
 HOSTDRV_OUT := build/host/hostdrv
 HOSTDRV_ASAN := build/host-asan/hostdrv

@@ -6,8 +6,9 @@
  * command erases at most the sector(s) its chunk (<= 4 KiB) reaches and
  * programs it, so one command is a bounded slice of the event loop and
  * the NIC keeps serving traffic between them; END verifies the slot in
- * place (board, size, SHA-256) and only then marks it VALID; ACTIVATE
- * re-verifies it, makes it the test slot and asks for a reset, done by
+ * place (board, size, anti-rollback minimum, SHA-256, the signature by a
+ * key of the board's key slot: boot/fwsig.c) and only then marks it
+ * VALID; ACTIVATE re-verifies it, makes it the test slot and asks for a reset, done by
  * mnic_fwflash_poll() once the reply has been delivered.
  *
  * Every input is hostile: the header is checked by the same code as the
@@ -25,6 +26,7 @@ struct fwflash {
 	int have_handoff;
 	struct mnic_boot_handoff handoff;
 	struct fwimg_limits lim;
+	struct fwsig_keys keys;        /* lim.keys points here */
 	struct fwupd upd;
 	uint8_t image_err[2];          /* cached in-place check per slot */
 	int confirmed;
@@ -34,8 +36,11 @@ struct fwflash {
 
 static struct fwflash fw;
 
+_Static_assert(FWSIG_OPEN == MNIC_FW_SIG_OPEN && FWSIG_ENFORCED == MNIC_FW_SIG_ENFORCED &&
+	       FWSIG_LOCKED == MNIC_FW_SIG_LOCKED, "signature policy on the wire");
+
 /* Exposed to fwflash_boot.c through these two (no header: private pair). */
-void mnic_fwflash_set_confirmed(int yes);
+void mnic_fwflash_set_confirmed(int yes, int record_changed);
 void mnic_fwflash_clear_reset(void);
 
 static void check_slots(void)
@@ -60,17 +65,26 @@ void mnic_fwflash_attach(struct hal_flash *f, const struct mnic_boot_handoff *h,
 	}
 	if (lim)
 		fw.lim = *lim;
+	if (lim && lim->keys)
+		fw.keys = *lim->keys;
+	else
+		fwsig_keys_load(&fw.keys, NULL);
+	fw.lim.keys = &fw.keys;
 	if (!fw.lim.max_image || fw.lim.max_image > MNIC_FLASH_SLOT_SIZE)
 		fw.lim.max_image = MNIC_FLASH_SLOT_SIZE;
 	if (f)
 		check_slots();
 }
 
-void mnic_fwflash_set_confirmed(int yes)
+/* record_changed: the confirm raised the anti-rollback minimum, so the
+ * cached in-place checks (the other slot may now be too old) are redone. */
+void mnic_fwflash_set_confirmed(int yes, int record_changed)
 {
 	fw.confirmed = yes;
 	if (yes)
 		fw.cnt.confirms++;
+	if (record_changed && fw.flash)
+		check_slots();
 }
 
 void mnic_fwflash_clear_reset(void)
@@ -169,6 +183,11 @@ static int fw_query_slots(const struct mnic_mgmt *m, uint8_t *buf, uint32_t out_
 		o.boot_event = fw.handoff.event;
 		o.boot_count = fw.handoff.boot_count;
 	}
+	o.sig_policy = fw.keys.policy;
+	o.revoked_below = fw.keys.slot.revoked_below;
+	if (fw.keys.policy == FWSIG_ENFORCED)
+		for (s = 0; s < MNIC_KEYSLOT_KEYS; s++)
+			o.key_version[s] = fw.keys.slot.key[s].key_version;
 	if (fw.flash) {
 		o.flags |= MNIC_FW_F_FLASH;
 		bootrec_load(fw.flash, &r);

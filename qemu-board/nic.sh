@@ -3,7 +3,8 @@
 #
 #   qemu-board/nic.sh --board BOARD --name NAME [--mac MAC] [--switch DIR]
 #                     [--selftest] [--bar FILE] [--impair SPEC] [--gdb]
-#                     [--pcap FILE] [--image ELF] [--flash FLASH1] [--dry-run]
+#                     [--pcap FILE] [--image ELF] [--flash FLASH1]
+#                     [--boot-flash FLASH0] [--dry-run]
 #                     [-- FIRMWARE ARGS...]
 #
 # QEMU boards: -nic none, the NIC's port on the switch (-netdev vde), and
@@ -17,10 +18,12 @@
 # image flash-file`; written by the NIC when it updates itself).  The
 # firmware's command line travels as semihosting arguments (no -append
 # without -kernel); a PSCI reset reboots through the loader in place.
+# --boot-flash FLASH0: that bank 0 instead of the build's (a copy with a
+# provisioned key slot: `mnicctl image keyslot`).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-board=; name=; mac=; sw=; selftest=0; bar=; impair=; gdb=0; dry=0; pcap=; image=; san=${SAN:-0}; flash1=
+board=; name=; mac=; sw=; selftest=0; bar=; impair=; gdb=0; dry=0; pcap=; image=; san=${SAN:-0}; flash1=; flash0=
 while [ $# -gt 0 ]; do
   case $1 in
     --board) board=${2:?--board needs a value}; shift 2 ;;
@@ -32,6 +35,7 @@ while [ $# -gt 0 ]; do
     --pcap) pcap=${2:?--pcap needs a value}; shift 2 ;;
     --image) image=${2:?--image needs a value}; shift 2 ;;
     --flash) flash1=${2:?--flash needs a value}; shift 2 ;;
+    --boot-flash) flash0=${2:?--boot-flash needs a value}; shift 2 ;;
     --selftest) selftest=1; shift ;;
     --gdb) gdb=1; shift ;;
     --dry-run) dry=1; shift ;;
@@ -70,7 +74,7 @@ else
   fwargs=("$@")
   [ $selftest = 0 ] || fwargs=(selftest "$@")
   if [ -n "$flash1" ]; then
-    flash0=$MNIC_ROOT/build/$board/loader/flash0.bin
+    flash0=${flash0:-$MNIC_ROOT/build/$board/loader/flash0.bin}
     [ -f "$flash0" ] || mnic_die "nic.sh: $flash0 not built; run: make BOARD=$board"
     [ -f "$flash1" ] || mnic_die "nic.sh: no slot flash $flash1 (make one: mnicctl image flash-file)"
     sh_args=enable=on,target=native,arg=mnic-fw

@@ -3,7 +3,8 @@
 # ASan+UBSan and run it for FUZZ_SECONDS (default 30) from its corpus in
 # build/fuzz/<name>/corpus, seeded from tests/fuzz/corpus/<name> when that
 # exists (fuzz_rx: frames from real captures, scripts/pcap-to-corpus.py;
-# fuzz_cmd: host commands and ring bytes, tests/fuzz/corpus/fuzz_cmd/README).
+# fuzz_cmd: host commands and ring bytes, tests/fuzz/corpus/fuzz_cmd/README;
+# fuzz_fwsig: signature TLV areas and key slots, tests/fuzz/corpus/fuzz_fwsig/README).
 # fuzz_rx runs in both of its builds: fuzz_rx (the whole engine behind
 # the receive path) and fuzz_rx_isolated (the demux alone, its stages
 # doubles that read every byte parse promises: tests/fuzz/fuzz_rx_doubles.c).
@@ -20,9 +21,10 @@ CFLAGS="-std=c11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-s
 declare -A SRCS=(
   [fuzz_args]="firmware/args.c firmware/log.c firmware/fmt.c"
   [fuzz_impair_spec]="hal/posix/impair.c"
+  [fuzz_fwsig]="boot/fwsig.c boot/fwimage.c lib/ed25519.c lib/sha512.c lib/sha256.c lib/crc32.c"
   [fuzz_rx]="$(ls rocev2/*.c | tr '\n' ' ') lib/crc32.c lib/siphash.c lib/timer.c hal/common/dma_window.c"
   [fuzz_rx_isolated]="tests/fuzz/fuzz_rx_doubles.c rocev2/recv.c rocev2/net.c rocev2/icrc.c rocev2/opcode.c rocev2/rocev2.c lib/crc32.c lib/timer.c hal/common/dma_window.c"
-  [fuzz_cmd]="mgmt/cmdq.c mgmt/cmd.c mgmt/cmd_device.c mgmt/cmd_objects.c mgmt/cmd_migrate.c mgmt/cmd_context.c mgmt/doorbell.c abi/cmd_names.c mgmt/fwflash.c lib/sha256.c boot/fwimage.c boot/bootrec.c $(ls rocev2/*.c | tr '\n' ' ') lib/crc32.c lib/siphash.c lib/timer.c hal/common/dma_window.c"
+  [fuzz_cmd]="mgmt/cmdq.c mgmt/cmd.c mgmt/cmd_device.c mgmt/cmd_objects.c mgmt/cmd_migrate.c mgmt/cmd_context.c mgmt/doorbell.c abi/cmd_names.c mgmt/fwflash.c lib/sha256.c lib/sha512.c lib/ed25519.c boot/fwimage.c boot/fwsig.c boot/bootrec.c $(ls rocev2/*.c | tr '\n' ' ') lib/crc32.c lib/siphash.c lib/timer.c hal/common/dma_window.c"
 )
 declare -A DEFS=( [fuzz_rx]="-DFUZZ_RX_FULL"
   [fuzz_cmd]="-DROCEV2_MAX_QP=16 -DROCEV2_MAX_MR=64 -DROCEV2_MAX_PD=16 -DROCEV2_MAX_CQ=16 -DROCEV2_MAX_SRQ=8" )

@@ -5,7 +5,10 @@
  *      a test slot counts one more boot, or is reverted after max_boots;
  *      a slot that fails verification is marked BAD and the other tried);
  *   2. the slot's image is verified in place: header, board id, size,
- *      load range (it must not overlap this loader's RAM), SHA-256;
+ *      load range (it must not overlap this loader's RAM), version not
+ *      below the record's anti-rollback minimum, SHA-256, and its Ed25519
+ *      signature by a key of the key slot in this flash (boot/fwsig.c;
+ *      no key slot: digest only, as documented, and said on the UART);
  *   3. copy the payload to its load address, leave a hand-off (slot,
  *      event, header) at BOARD_HANDOFF_ADDR, jump to the entry.
  * Nothing bootable: say so on the UART and exit through semihosting with
@@ -19,6 +22,7 @@
 #include "board.h"
 #include "boot/bootrec.h"
 #include "boot/fwimage.h"
+#include "boot/fwsig.h"
 #include "hal/mmio.h"
 #include "pflash.h"
 #include "semihost.h"
@@ -125,6 +129,13 @@ static const char *const event_text[] = {
 	[MNIC_BOOT_EV_RESCUE] = " (rescue: record named nothing bootable)",
 };
 
+static const char *const policy_text[] = {
+	[FWSIG_OPEN] = "LOADER: no key provisioned: images checked by digest only (open board)\n",
+	[FWSIG_ENFORCED] = "LOADER: signed images only, keys from the key slot\n",
+	[FWSIG_LOCKED] = "LOADER: key slot corrupt or every key revoked: refusing every image\n",
+};
+
+static struct fwsig_keys keys;
 static const struct pflash_config flash1_cfg = PFLASH_CONFIG(BOARD_FLASH1_BASE,
 							     BOARD_FLASH_BANK_SIZE);
 static struct pflash flash1;
@@ -142,7 +153,8 @@ void loader_fault(uintptr_t kind, uintptr_t pc)
 void loader_main(void)
 {
 	const struct fwimg_limits lim = {
-		BOARD_ID, MNIC_FLASH_SLOT_SIZE, BOARD_LOAD_ADDR, BOARD_LOADER_RAM,
+		.board_id = BOARD_ID, .max_image = MNIC_FLASH_SLOT_SIZE,
+		.ram_base = BOARD_LOAD_ADDR, .ram_end = BOARD_LOADER_RAM, .keys = &keys,
 	};
 	struct mnic_boot_handoff *h = (struct mnic_boot_handoff *)(uintptr_t)BOARD_HANDOFF_ADDR;
 	struct hal_flash *flash;
@@ -152,6 +164,9 @@ void loader_main(void)
 	int rc;
 
 	puts_uart("LOADER: " BOARD_NAME ", slots in flash1\n");
+	/* the key slot sits in this bank, which the CPU reads as memory */
+	fwsig_keys_load(&keys, (const void *)(uintptr_t)(BOARD_FLASH0_BASE + MNIC_BOOTROM_KEYSLOT));
+	puts_uart(policy_text[keys.policy]);
 	flash = pflash_init(&flash1, &flash1_cfg);
 	rc = boot_select(flash, &lim, &c);
 	for (s = MNIC_SLOT_A; s <= MNIC_SLOT_B; s++) {

@@ -191,6 +191,8 @@ int hal_platform_init(struct hal_platform *p, int *argc, char ***argv)
 	p->boot.handoff = (const void *)(uintptr_t)BOARD_HANDOFF_ADDR;
 	p->boot.image_ram_base = BOARD_LOAD_ADDR;
 	p->boot.image_ram_end = BOARD_LOADER_RAM;
+	p->boot.rom_base = (uintptr_t)BOARD_FLASH0_BASE;   /* the loader's bank: its key slot */
+	p->boot.rom_size = (uint32_t)BOARD_FLASH_BANK_SIZE;
 	gtimer_init();
 	p->timer = &gtimer_ops;
 	rc = gic_init(&gic, (uintptr_t)BOARD_GICD_BASE, (uintptr_t)BOARD_GICC_BASE);

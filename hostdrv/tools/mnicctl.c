@@ -237,6 +237,7 @@ static int cmd_info(struct mnic_dev *dev, int argc, const char **argv)
 	struct mnic_dev_info di;
 	struct mnic_cmd_query_device_out q;
 	struct mnic_cmd_fw_query_out fw;
+	const char *sig_name, *sig_text;
 	char mac[18], ip[16], ver[16];
 	int err;
 
@@ -250,6 +251,9 @@ static int cmd_info(struct mnic_dev *dev, int argc, const char **argv)
 	err = mnic_fw_query(dev, &fw);
 	if (err < 0)
 		return dev_fail(dev, "FW_QUERY", err);
+	err = mnicctl_fw_sig_policy(dev, &sig_name, &sig_text);
+	if (err < 0)
+		return dev_fail(dev, "FW_QUERY", err);
 	if (opt.json) {
 		jopen(NULL, '{');
 		jstr("device", mnic_dev_path(dev));
@@ -258,6 +262,7 @@ static int cmd_info(struct mnic_dev *dev, int argc, const char **argv)
 		jnum("board_id", q.board_id);
 		jstr("fw_version", ver_str(q.fw_version, ver));
 		jstr("build", fw.build);
+		jstr("signature", sig_name);
 		jnum("cmdif_rev", q.cmdif_rev);
 		jstr("state", mnic_state_name(di.state));
 		jstr("mac", mac_str(q.mac, mac));
@@ -290,6 +295,7 @@ static int cmd_info(struct mnic_dev *dev, int argc, const char **argv)
 	printf("board       %s (id %u)\n", fw.board_name, q.board_id);
 	printf("firmware    %s  build %s  command interface rev %u\n", ver_str(q.fw_version, ver),
 	       fw.build, q.cmdif_rev);
+	printf("signature   %s\n", sig_text);
 	printf("state       %s  uptime %.3f s%s%s\n", mnic_state_name(di.state),
 	       (double)fw.uptime_ns / 1e9, q.flags & MNIC_DEV_F_STOPPED ? "  STOPPED (dumped)" : "",
 	       q.flags & MNIC_DEV_F_MIGRATION ? "  migration" : "");
@@ -1470,6 +1476,7 @@ static const struct {
 	{"verify", image_fw},
 	{"sign", image_fw},
 	{"keygen", image_fw},
+	{"keyslot", image_fw},
 	{"flash-file", image_fw},
 };
 
@@ -1525,11 +1532,15 @@ static const struct subcmd {
 	 "  image build --board B --version X.Y.Z[+N] -o IMG ELF   firmware image from the ELF\n"
 	 "  image verify [--board B] [--pubkey KEY.pub] IMG        check (and its signature)\n"
 	 "  image keygen -o KEY | image sign --key KEY [-o OUT] IMG   Ed25519 (libsodium)\n"
+	 "  image keyslot FLASH0 --pubkey KEY.pub[:VER] [--pubkey KEY2.pub[:VER]] [--revoke-below N]\n"
+	 "                             provision a boot flash's key slot (the device checks with it)\n"
 	 "  image flash-file -o FLASH --slot-a IMG [--slot-b IMG]   slot flash for QEMU"},
 	{"fw", DEV_READY, cmd_fw,
 	 "fw [activate [--max-boots N]]   running firmware, both slots, boot record"},
 	{"flash", DEV_READY, cmd_flash,
-	 "flash IMG [--activate [--wait]]   write a firmware image into the inactive slot"},
+	 "flash IMG [--activate [--wait]] [--no-host-check]   write a firmware image into the\n"
+	 "                             inactive slot (--no-host-check: send it even if mnicctl's own\n"
+	 "                             check refuses it, to see the device refuse it)"},
 	{"migrate", DEV_NONE, cmd_migrate,
 	 "migrate --from DEV_A --to DEV_B [--copy-user-area] [--pid PID [--notify FILE]]\n"
 	 "        [--peer-override ...] [--after-dump CMD] [--from DEV_C --to DEV_D ...]\n"

@@ -2,10 +2,12 @@
  *
  * Images are built from the firmware ELF by reading its program headers
  * (PT_LOAD with file bytes: the payload spans the lowest to the highest
- * loaded byte, gaps zero), so no objcopy is needed.  Signing uses Ed25519
- * from libsodium (host side only; docs/firmware-images.md says why the
- * device does not check signatures yet).  Every check of an image is the
- * same code the loader and the firmware run (boot/fwimage.c). */
+ * loaded byte, gaps zero), so no objcopy is needed.  Keys are made and
+ * images signed with Ed25519 from libsodium; `image verify --pubkey` checks
+ * the signature with the device's own verifier (boot/fwsig.c on
+ * lib/ed25519.c), so the tool and the board cannot disagree.  Every check
+ * of an image is the same code the loader and the firmware run
+ * (boot/fwimage.c); `image keyslot` provisions a boot flash's key slot. */
 #define _DEFAULT_SOURCE 1   /* usleep */
 #include <elf.h>
 #include <errno.h>
@@ -21,6 +23,8 @@
 
 #include "boot/bootrec.h"
 #include "boot/fwimage.h"
+#include "boot/fwsig.h"
+#include "lib/ed25519.h"
 #include "lib/sha256.h"
 #include "hal/errno.h"
 #include "mnic/fwimage.h"
@@ -43,6 +47,15 @@ static const char *const slot_state_names[] = { "empty", "valid", "bad" };
 static const char *const boot_event_names[] = { "none", "test", "confirmed", "reverted",
 						"refused", "rescue" };
 static const char *const upd_state_names[] = { "idle", "writing", "verified", "failed" };
+static const char *const sig_policy_names[] = {
+	[MNIC_FW_SIG_OPEN] = "open", [MNIC_FW_SIG_ENFORCED] = "enforced",
+	[MNIC_FW_SIG_LOCKED] = "locked",
+};
+static const char *const sig_policy_text[] = {
+	[MNIC_FW_SIG_OPEN] = "not enforced: no key provisioned, images are checked by digest only",
+	[MNIC_FW_SIG_ENFORCED] = "enforced: only images signed by a provisioned key",
+	[MNIC_FW_SIG_LOCKED] = "locked: the key slot is corrupt or revokes every key, no image is accepted",
+};
 
 static const char *name_of(const char *const *t, size_t n, unsigned v)
 {
@@ -339,7 +352,8 @@ static int image_build(int argc, const char **argv)
 	h.entry = entry;
 	h.payload_size = plen;
 	snprintf(h.name, sizeof(h.name), "%s", name ? name : board);
-	lim = (struct fwimg_limits){ b->id, MNIC_FLASH_SLOT_SIZE, b->ram_base, b->ram_end };
+	lim = (struct fwimg_limits){ .board_id = b->id, .max_image = MNIC_FLASH_SLOT_SIZE,
+				    .ram_base = b->ram_base, .ram_end = b->ram_end };
 	if ((rc = fwimg_check_hdr(&h, &lim)) != FWIMG_OK) {
 		free(payload);
 		return fail_code(MNICCTL_FAILED, "%s: %s (load 0x%llx entry 0x%llx, %u bytes)", elf,
@@ -361,7 +375,7 @@ static int image_build(int argc, const char **argv)
 }
 
 struct sig_find {
-	const uint8_t *keyhash, *sig;
+	const uint8_t *sig;
 	unsigned n_tlv;
 };
 
@@ -370,8 +384,6 @@ static int find_sig(void *ctx, uint16_t type, const uint8_t *v, uint16_t len)
 	struct sig_find *s = ctx;
 
 	s->n_tlv++;
-	if (type == MNIC_FWIMG_TLV_KEYHASH && len == 32)
-		s->keyhash = v;
 	if (type == MNIC_FWIMG_TLV_ED25519 && len == crypto_sign_BYTES)
 		s->sig = v;
 	return 0;
@@ -382,7 +394,7 @@ static int find_sig(void *ctx, uint16_t type, const uint8_t *v, uint16_t len)
 static int load_image(const char *path, uint8_t **img, size_t *len, struct fwimg_info *info,
 		      int *verdict)
 {
-	static const struct fwimg_limits any = { 0, MNIC_FLASH_SLOT_SIZE, 0, 0 };
+	static const struct fwimg_limits any = { .max_image = MNIC_FLASH_SLOT_SIZE };
 	int rc;
 
 	if ((rc = read_all(path, img, len, 64u << 20)))
@@ -396,10 +408,10 @@ static int load_image(const char *path, uint8_t **img, size_t *len, struct fwimg
 static int image_show_verify(int argc, const char **argv, int verify)
 {
 	const char *path = NULL, *pubkey = NULL, *board = NULL, *v;
-	struct sig_find sf = { NULL, NULL, 0 };
+	struct sig_find sf = { NULL, 0 };
 	const struct fw_board *b = NULL;
 	struct fwimg_info info;
-	uint8_t *img = NULL, *pk = NULL, pkhash[32];
+	uint8_t *img = NULL, *pk = NULL;
 	char dig[65], vs[32], sig_state[64] = "unsigned";
 	size_t len, pklen;
 	int rc, verdict;
@@ -427,25 +439,29 @@ static int image_show_verify(int argc, const char **argv, int verify)
 	    fwimg_tlv_walk(img + info.tlv_off, info.tlv_len, find_sig, &sf) == FWIMG_OK && sf.sig)
 		snprintf(sig_state, sizeof(sig_state), "ed25519 (not checked)");
 	if (verdict == FWIMG_OK && pubkey) {
+		/* the device's check (boot/fwsig.c) with a key slot holding this key */
+		static const uint32_t one = 1;
+		struct mnic_keyslot ks;
+		struct fwsig_keys keys;
+		int sr;
+
 		if ((rc = read_all(pubkey, &pk, &pklen, 1024))) {
 			free(img);
 			return rc;
 		}
-		if (pklen != crypto_sign_PUBLICKEYBYTES) {
+		if (pklen != ED25519_PUBKEY_LEN || ed25519_pubkey_check(pk) != 0) {
 			free(img);
 			free(pk);
-			return fail_code(MNICCTL_USAGE, "%s: not an Ed25519 public key (%d bytes)",
-					 pubkey, crypto_sign_PUBLICKEYBYTES);
+			return fail_code(MNICCTL_USAGE, "%s: not an Ed25519 public key (%u bytes, a point "
+					 "of the curve)", pubkey, ED25519_PUBKEY_LEN);
 		}
-		sha256(pk, pklen, pkhash);
-		if (!sf.sig)
-			snprintf(sig_state, sizeof(sig_state), "MISSING");
-		else if (sf.keyhash && memcmp(sf.keyhash, pkhash, 32))
-			snprintf(sig_state, sizeof(sig_state), "OTHER KEY");
-		else if (crypto_sign_verify_detached(sf.sig, info.hdr.digest, 32, pk) != 0)
-			snprintf(sig_state, sizeof(sig_state), "BAD");
-		else
-			snprintf(sig_state, sizeof(sig_state), "ok");
+		fwsig_keyslot_build(&ks, (const uint8_t (*)[32])pk, &one, 1, 0);
+		fwsig_keys_load(&keys, &ks);
+		sr = fwsig_check(&keys, info.hdr.digest, info.tlv_off ? img + info.tlv_off : NULL,
+				 info.tlv_len);
+		snprintf(sig_state, sizeof(sig_state), "%s",
+			 sr == FWIMG_OK ? "ok" : sr == FWIMG_E_UNSIGNED ? "MISSING"
+				: sr == FWIMG_E_SIG_KEY ? "OTHER KEY" : sr == FWIMG_E_TLV ? "MALFORMED" : "BAD");
 		free(pk);
 	}
 	hex(info.hdr.digest, 32, dig);
@@ -573,6 +589,92 @@ static int image_sign(int argc, const char **argv)
 	return rc;
 }
 
+/* ---- provisioning: the key slot of a boot flash (flash0) file ------------------------ */
+
+/* "KEY.pub" or "KEY.pub:VERSION" */
+static int parse_key_arg(const char *arg, uint8_t pk[32], uint32_t *version)
+{
+	char path[4096];
+	const char *colon = strrchr(arg, ':');
+	uint8_t *b = NULL;
+	size_t n, len;
+	int rc;
+
+	*version = 1;
+	n = colon ? (size_t)(colon - arg) : strlen(arg);
+	if (n == 0 || n >= sizeof(path) ||
+	    (colon && (mnicctl_parse_u32(colon + 1, version) || *version == 0)))
+		return mnicctl_usage("image keyslot: --pubkey KEY.pub[:VERSION], VERSION >= 1");
+	memcpy(path, arg, n);
+	path[n] = '\0';
+	if ((rc = read_all(path, &b, &len, 1024)))
+		return rc;
+	if (len != ED25519_PUBKEY_LEN || ed25519_pubkey_check(b) != 0) {
+		free(b);
+		return fail_code(MNICCTL_FAILED, "%s: not an Ed25519 public key (%u bytes, a point of "
+				 "the curve outside its small subgroup)", path, ED25519_PUBKEY_LEN);
+	}
+	memcpy(pk, b, 32);
+	free(b);
+	return MNICCTL_OK;
+}
+
+static int image_keyslot(int argc, const char **argv)
+{
+	uint8_t pks[MNIC_KEYSLOT_KEYS][32];
+	uint32_t vers[MNIC_KEYSLOT_KEYS], revoked = 0;
+	const char *path = NULL, *v;
+	struct mnic_keyslot ks;
+	struct fwsig_keys keys;
+	unsigned n = 0;
+	FILE *f;
+	int rc;
+
+	for (int i = 2; i < argc; i++) {
+		if ((v = opt_val(argc, argv, &i, "--pubkey"))) {
+			if (n >= MNIC_KEYSLOT_KEYS)
+				return mnicctl_usage("image keyslot: at most %u keys", MNIC_KEYSLOT_KEYS);
+			if ((rc = parse_key_arg(v, pks[n], &vers[n])))
+				return rc;
+			n++;
+		} else if ((v = opt_val(argc, argv, &i, "--revoke-below"))) {
+			if (mnicctl_parse_u32(v, &revoked))
+				return mnicctl_usage("image keyslot: --revoke-below N");
+		} else if (argv[i][0] == '-') {
+			return mnicctl_usage("image keyslot: unknown option '%s'", argv[i]);
+		} else if (path) {
+			return mnicctl_usage("image keyslot: one flash0 file only");
+		} else {
+			path = argv[i];
+		}
+	}
+	if (!path || !n)
+		return mnicctl_usage("image keyslot FLASH0 --pubkey KEY.pub[:VERSION] "
+				     "[--pubkey KEY2.pub[:VERSION]] [--revoke-below N]");
+	if (n == 2 && vers[0] == vers[1])
+		return fail_code(MNICCTL_USAGE, "image keyslot: two keys of version %u", vers[0]);
+	fwsig_keyslot_build(&ks, (const uint8_t (*)[32])pks, vers, n, revoked);
+	if (fwsig_keys_load(&keys, &ks) != FWSIG_ENFORCED)
+		return fail_code(MNICCTL_FAILED, "image keyslot: every key is revoked (below %u): the "
+				 "board would accept no image", revoked);
+	f = fopen(path, "r+b");
+	if (!f)
+		return fail_code(MNICCTL_DEVICE, "%s: %s (a copy of build/BOARD/loader/flash0.bin)",
+				 path, strerror(errno));
+	if (fseek(f, 0, SEEK_END) || ftell(f) < (long)(MNIC_BOOTROM_KEYSLOT + sizeof(ks))) {
+		fclose(f);
+		return fail_code(MNICCTL_FAILED, "%s: too small for a boot flash (the key slot is at "
+				 "0x%x)", path, MNIC_BOOTROM_KEYSLOT);
+	}
+	rc = fseek(f, MNIC_BOOTROM_KEYSLOT, SEEK_SET) || fwrite(&ks, sizeof(ks), 1, f) != 1;
+	if (fclose(f) || rc)
+		return fail_code(MNICCTL_DEVICE, "%s: write failed", path);
+	if (!json)
+		printf("%s: key slot with %u key%s, revoked below %u\n", path, n, n > 1 ? "s" : "",
+		       revoked);
+	return MNICCTL_OK;
+}
+
 /* ---- a slot-flash file for QEMU (-drive if=pflash,unit=1) -------------------------- */
 
 /* The file's bytes as a hal_flash (NOR: erase sets 0xff, a write ANDs). */
@@ -677,6 +779,7 @@ static const struct {
 	{ "build", image_build },
 	{ "keygen", image_keygen },
 	{ "sign", image_sign },
+	{ "keyslot", image_keyslot },
 	{ "flash-file", image_flash_file },
 };
 
@@ -700,7 +803,7 @@ int mnicctl_fw_image(const struct mnicctl_opts *o, int argc, const char **argv)
 	for (size_t i = 0; argc >= 2 && i < sizeof(image_verbs) / sizeof(image_verbs[0]); i++)
 		if (!strcmp(argv[1], image_verbs[i].name))
 			return image_verbs[i].fn(argc, argv);
-	return mnicctl_usage("image build|show|verify|sign|keygen|flash-file ...");
+	return mnicctl_usage("image build|show|verify|sign|keygen|keyslot|flash-file ...");
 }
 
 int mnicctl_fw_is_image(const char *path)
@@ -717,6 +820,20 @@ int mnicctl_fw_is_image(const char *path)
 }
 
 /* ---- on a device: fw, flash --------------------------------------------------------- */
+
+static int query_slots(struct mnic_dev *dev, struct mnic_cmd_fw_slots_out *s);
+
+int mnicctl_fw_sig_policy(struct mnic_dev *dev, const char **name, const char **text)
+{
+	struct mnic_cmd_fw_slots_out s;
+	int rc = query_slots(dev, &s);
+
+	if (rc)
+		return rc;
+	*name = NAME(sig_policy_names, s.sig_policy);
+	*text = NAME(sig_policy_text, s.sig_policy);
+	return 0;
+}
 
 static int dev_fail(struct mnic_dev *dev, const char *what)
 {
@@ -770,10 +887,14 @@ static void print_slots(const struct mnic_cmd_fw_slots_out *s)
 			       s->slot[i].payload_size);
 		}
 		printf("],\"bootrec\":{\"seq\":%u,\"active\":%u,\"test\":%d,\"boot_count\":%u,"
-		       "\"max_boots\":%u,\"reverts\":%u,\"last_event\":\"%s\"},"
+		       "\"max_boots\":%u,\"reverts\":%u,\"last_event\":\"%s\",\"min_version\":\"%s\"},"
+		       "\"signature\":{\"policy\":\"%s\",\"revoked_below\":%u,"
+		       "\"key_versions\":[%u,%u]},"
 		       "\"update\":{\"state\":\"%s\",\"written\":%u,\"total\":%u}}\n",
 		       r.seq, r.active, r.test == MNIC_SLOT_NONE ? -1 : r.test, r.boot_count,
 		       r.max_boots, r.reverts, NAME(boot_event_names, r.last_event),
+		       ver_str(&r.min_version, vs), NAME(sig_policy_names, s->sig_policy),
+		       s->revoked_below, s->key_version[0], s->key_version[1],
 		       NAME(upd_state_names, s->update_state), s->update_written, s->update_total);
 		return;
 	}
@@ -796,6 +917,12 @@ static void print_slots(const struct mnic_cmd_fw_slots_out *s)
 	printf("boot record seq %u, test %s, boot count %u/%u, reverts %u, last event %s\n", r.seq,
 	       r.test == MNIC_SLOT_NONE ? "none" : r.test ? "B" : "A", r.boot_count, r.max_boots,
 	       r.reverts, NAME(boot_event_names, r.last_event));
+	printf("rollback    images older than %s are refused\n", ver_str(&r.min_version, vs));
+	printf("signature   %s", NAME(sig_policy_text, s->sig_policy));
+	if (s->sig_policy == MNIC_FW_SIG_ENFORCED)
+		printf(" (key versions %u, %u; revoked below %u)", s->key_version[0],
+		       s->key_version[1], s->revoked_below);
+	printf("\n");
 	if (s->update_state != FWUPD_IDLE)
 		printf("update      %s, %u/%u bytes\n", NAME(upd_state_names, s->update_state),
 		       s->update_written, s->update_total);
@@ -910,7 +1037,7 @@ int mnicctl_flash_cmd(const struct mnicctl_opts *o, struct mnic_dev *dev, int ar
 	struct mnic_cmd_simple_out sout;
 	struct fwimg_info info;
 	uint8_t *img = NULL, *buf;
-	int do_activate = 0, wait = 0, rc, verdict, tty = isatty(2), dec = -1;
+	int do_activate = 0, wait = 0, host_check = 1, rc, verdict, tty = isatty(2), dec = -1;
 	uint32_t chunk = MNIC_FW_FLASH_CHUNK_MAX, off;
 	size_t len;
 	double t0;
@@ -921,6 +1048,8 @@ int mnicctl_flash_cmd(const struct mnicctl_opts *o, struct mnic_dev *dev, int ar
 			do_activate = 1;
 		else if (!strcmp(argv[i], "--wait"))
 			wait = 1;
+		else if (!strcmp(argv[i], "--no-host-check"))
+			host_check = 0;   /* the device's checks alone (tests of the device) */
 		else if (argv[i][0] == '-')
 			return mnicctl_usage("flash: unknown option '%s'", argv[i]);
 		else if (path)
@@ -929,10 +1058,10 @@ int mnicctl_flash_cmd(const struct mnicctl_opts *o, struct mnic_dev *dev, int ar
 			path = argv[i];
 	}
 	if (!path || (wait && !do_activate))
-		return mnicctl_usage("flash IMG [--activate [--wait]]");
+		return mnicctl_usage("flash IMG [--activate [--wait]] [--no-host-check]");
 	if ((rc = load_image(path, &img, &len, &info, &verdict)))
 		return rc;
-	if (verdict != FWIMG_OK) {
+	if (verdict != FWIMG_OK && (host_check || len < MNIC_FWIMG_HDR_SIZE || len > UINT32_MAX)) {
 		free(img);
 		return fail_code(MNICCTL_FAILED, "%s: %s: not sending it", path,
 				 fwimg_strerror(verdict));

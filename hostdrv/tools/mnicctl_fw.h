@@ -17,6 +17,11 @@ int mnicctl_fw_cmd(const struct mnicctl_opts *o, struct mnic_dev *dev, int argc,
 int mnicctl_flash_cmd(const struct mnicctl_opts *o, struct mnic_dev *dev, int argc,
 		      const char **argv);
 
+/* The board's signature policy (FW_QUERY SLOTS): short name ("open",
+ * "enforced", "locked") and a sentence, for `mnicctl info`.  0 or the
+ * command's negative error. */
+int mnicctl_fw_sig_policy(struct mnic_dev *dev, const char **name, const char **text);
+
 /* "X.Y.Z" or "X.Y.Z+N" -> version; 0 or -1 (exposed for the unit tests) */
 int mnicctl_fw_parse_version(const char *s, uint8_t *major, uint8_t *minor, uint16_t *patch,
 			     uint32_t *build);

@@ -3,7 +3,8 @@
 # NICs in run mode (fast doorbell polling), driven through their BAR files
 # by the ASan+UBSan builds of mnicctl and mnic-pingpong (libmnic's BAR
 # backend: command queue, mailboxes, rings, doorbells).
-#   1. mnicctl info / --json (parsed), counters, health
+#   1. mnicctl info / --json (parsed; the signature policy of a board with
+#      no key slot: open, said), counters, health
 #   2. mnic-pingpong server on NIC A, client on NIC B: 1, 4096 and 65536
 #      bytes, every byte verified; every object torn down afterwards
 #   3. create objects, dump (image show: record counts), abort; migrate
@@ -44,6 +45,9 @@ json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 
 # ---- 1. identity, counters, health ----------------------------------------
 expect_rc 0 "state +READY" "$M" -d "$A" info
+# no boot flash, no key slot: the documented open policy, said (firmware-images.md)
+expect_rc 0 "signature +not enforced: no key provisioned" "$M" -d "$A" info
+[ "$("$M" -d "$A" --json info | json 'd["signature"]')" = open ] || mnic_die "info --json: signature policy"
 [ "$("$M" -d "$A" --json info | json 'd["board"], d["mac"], d["cmdif_rev"], d["in_use"]["qp"]')" \
   = "posix 52:54:00:71:00:01 2 0" ] || mnic_die "info --json: wrong identity"
 [ "$("$M" -d "$B" --json info | json 'd["ipv4"]')" = 10.113.0.2 ] || mnic_die "B's address"

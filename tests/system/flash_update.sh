@@ -11,7 +11,8 @@
 #   4. 2.0.0+3, built with FW_SELFTEST_FAIL=1, into slot A and activated: it
 #      fails its self-test on each of its 3 test boots, the loader reverts:
 #      the NIC is back on 1.1.0+2, slot A BAD, one revert recorded
-#   5. 1.0.0+1 into slot A again, the NIC is stopped, one payload byte of
+#   5. 1.2.0+4 into slot A (not older than the confirmed 1.1.0+2: anti-
+#      rollback, flash_rollback.sh), the NIC is stopped, one payload byte of
 #      slot A flipped in the flash file, the NIC restarted: it boots B,
 #      reports slot A's digest mismatch, and FW_ACTIVATE refuses it
 set -euo pipefail
@@ -67,6 +68,7 @@ for board in $BOARDS; do
   "$M" image build --board "$board" --version 1.0.0+1 -o "$out/v1.img" "$elf" >/dev/null
   "$M" image build --board "$board" --version 1.1.0+2 -o "$out/v2.img" "$elf" >/dev/null
   "$M" image build --board "$board" --version 2.0.0+3 -o "$out/bad.img" "$bad_elf" >/dev/null
+  "$M" image build --board "$board" --version 1.2.0+4 -o "$out/v3.img" "$elf" >/dev/null
   "$M" image build --board "$other" --version 9.0.0 -o "$out/other.img" "build/$other/mnic-fw.elf" >/dev/null
   "$M" image flash-file -o "$out/flash1.bin" --slot-a "$out/v1.img" >/dev/null
 
@@ -137,7 +139,7 @@ for board in $BOARDS; do
   echo "ok: $board: 2.0.0+3 failed its self-test 3 times, reverted to 1.1.0+2"
 
   # ---- 5. a corrupt inactive slot is refused ----------------------------------
-  expect_rc 0 "written to slot A and verified" "$M" -d "$A" flash "$out/v1.img"
+  expect_rc 0 "written to slot A and verified" "$M" -d "$A" flash "$out/v3.img"
   mnic_cleanup_one() { kill "$nic_pid" 2>/dev/null || true; mnic_wait_pid "$nic_pid" 10; }
   mnic_cleanup_one
   python3 - "$out/flash1.bin" <<'EOF'

@@ -21,6 +21,9 @@ test_crc32_LIBS := -lz
 build/host/unit/test_crc32 build/host-asan/unit/test_crc32: lib/crc32.c lib/include/lib/crc32.h
 UNIT_TESTS += test_sha256
 test_sha256_SRCS := tests/unit/lib/test_sha256.c lib/sha256.c
+UNIT_TESTS += test_ed25519
+test_ed25519_SRCS := tests/unit/lib/test_ed25519.c lib/sha512.c lib/ed25519.c
+test_ed25519_LIBS := -lsodium
 UNIT_TESTS += test_siphash
 test_siphash_SRCS := tests/unit/lib/test_siphash.c lib/siphash.c
 
@@ -101,7 +104,7 @@ build/host/unit/test_migrate build/host-asan/unit/test_migrate: rocev2/migrate.c
 # Host interface (issue #5): the command queue transport and the
 # dispatcher with the real engine behind it (tests/unit/mgmt/fake_host.h).
 MGMT_SRCS := mgmt/cmdq.c mgmt/cmd.c mgmt/cmd_device.c mgmt/cmd_objects.c mgmt/cmd_migrate.c mgmt/cmd_context.c mgmt/doorbell.c abi/cmd_names.c mgmt/fwflash.c \
-	lib/sha256.c boot/fwimage.c boot/bootrec.c
+	lib/sha256.c lib/sha512.c lib/ed25519.c boot/fwimage.c boot/fwsig.c boot/bootrec.c
 define mgmt_test
 UNIT_TESTS += $(1)
 $(1)_SRCS := tests/unit/mgmt/$(1).c $(MGMT_SRCS) $(ROCEV2_ENGINE_SRCS)
@@ -124,14 +127,18 @@ test_libmnic_mig_CFLAGS := -pthread -Ihostdrv/include -Ihostdrv/lib
 
 # Firmware images and A/B boot (issue #8): SHA-256, the image parser, the
 # boot record with power loss after every flash step.
-BOOT_LIB_SRCS := lib/sha256.c lib/crc32.c boot/fwimage.c boot/bootrec.c
+BOOT_LIB_SRCS := lib/sha256.c lib/sha512.c lib/ed25519.c lib/crc32.c boot/fwimage.c boot/fwsig.c boot/bootrec.c
 UNIT_TESTS += test_fwimage
 test_fwimage_SRCS := tests/unit/boot/test_fwimage.c $(BOOT_LIB_SRCS)
+UNIT_TESTS += test_fwsig
+test_fwsig_SRCS := tests/unit/boot/test_fwsig.c $(BOOT_LIB_SRCS)
+test_fwsig_LIBS := -lsodium
 UNIT_TESTS += test_bootrec
 test_bootrec_SRCS := tests/unit/boot/test_bootrec.c $(BOOT_LIB_SRCS)
 UNIT_TESTS += test_fwflash
 test_fwflash_SRCS := tests/unit/boot/test_fwflash.c tests/unit/hal/ram_flash.c mgmt/fwflash.c \
 	$(BOOT_LIB_SRCS)
+test_fwflash_LIBS := -lsodium
 UNIT_TESTS += test_mnicctl_fw
 test_mnicctl_fw_SRCS := tests/unit/boot/test_mnicctl_fw.c hostdrv/tools/mnicctl_fw.c \
 	hostdrv/tools/mnicctl_args.c $(sort $(LIBMNIC_SRCS) $(BOOT_LIB_SRCS))

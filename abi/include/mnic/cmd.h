@@ -588,8 +588,9 @@ _Static_assert(sizeof(struct mnic_cmd_mig_config_in) == 24, "mig config in");
  * bytes sent so far, at most MNIC_FW_FLASH_CHUNK_MAX per command (each
  * command erases at most one sector and programs its chunk: bounded work
  * per event-loop turn, traffic keeps flowing); FW_FLASH_END verifies the
- * slot in place (board, size, SHA-256) and only then marks it VALID;
- * FW_ACTIVATE makes it the test slot and resets the NIC after the reply.
+ * slot in place (board, size, anti-rollback minimum, SHA-256, signature by
+ * the board's key slot) and only then marks it VALID; FW_ACTIVATE checks it
+ * again, makes it the test slot and resets the NIC after the reply.
  * Image refusals: status BAD_PARAM, syndrome MNIC_SYND(HAL_EINVAL, 0x100 +
  * enum fwimg_err) (boot/fwimage.h). */
 #define MNIC_FW_QUERY_BUILD  0u       /* FW_QUERY op_mod: struct mnic_cmd_fw_query_out */
@@ -625,9 +626,22 @@ struct mnic_cmd_fw_slots_out {
 	uint32_t refused;              /* FW_* commands refused since boot */
 	uint32_t flash_errors;         /* erase/program failures since boot */
 	struct mnic_fw_slot_info slot[2];
-	uint8_t bootrec[64];           /* struct mnic_bootrec, as on flash (newest copy) */
+	uint8_t bootrec[64];           /* struct mnic_bootrec, as on flash (newest copy;
+					  min_version: the anti-rollback minimum) */
+	uint8_t sig_policy;            /* MNIC_FW_SIG_*: what the board does with signatures */
+	uint8_t reserved2[3];
+	uint32_t revoked_below;        /* the key slot's revocation counter */
+	uint32_t key_version[2];       /* per key slot entry; 0: unused */
 };
-_Static_assert(sizeof(struct mnic_cmd_fw_slots_out) == 144, "fw slots out");
+_Static_assert(sizeof(struct mnic_cmd_fw_slots_out) == 160, "fw slots out");
+/* Signature policy, from the key slot in the boot flash (mnic/fwimage.h):
+ * no key provisioned -> OPEN, images are checked by digest only (the
+ * documented policy of an unprovisioned board, docs/firmware-images.md);
+ * a key slot -> ENFORCED; a corrupt slot or every key revoked -> LOCKED,
+ * every image refused. */
+#define MNIC_FW_SIG_OPEN      0u
+#define MNIC_FW_SIG_ENFORCED  1u
+#define MNIC_FW_SIG_LOCKED    2u
 #define MNIC_FW_F_FLASH       1u      /* the board has slot flash */
 #define MNIC_FW_F_LOADER      2u      /* booted by the first-stage loader */
 #define MNIC_FW_F_CONFIRMED   4u      /* this boot's self-test passed */

@@ -78,6 +78,42 @@ _Static_assert(sizeof(struct mnic_fwimg_tlv) == 4, "tlv");
 #define MNIC_FWIMG_TLV_KEYHASH 0x01u          /* SHA-256 of the Ed25519 public key (32) */
 #define MNIC_FWIMG_TLV_ED25519 0x24u          /* Ed25519 signature of the digest (64) */
 
+/* ---- key slot (boot flash: flash0, the loader's read-only bank) ----------
+ * Provisioned with the loader (`mnicctl image keyslot`), never written by
+ * the firmware.  Up to two Ed25519 public keys, each with its version (a
+ * generation: a rotation provisions the next one beside it), and the
+ * revocation counter: a key whose version is below revoked_below signs
+ * nothing any more.  An image must carry a KEYHASH naming one of the keys
+ * and that key's ED25519 signature of its digest.
+ *   no slot (no magic: erased or zero) -> open board: images are checked
+ *     by digest only, and FW_QUERY / `mnicctl info` say so;
+ *   a slot with the magic but a bad version, size or CRC, or with no key
+ *     left unrevoked -> locked: every image is refused (fail closed).
+ * docs/firmware-images.md, "Signed images". */
+#define MNIC_BOOTROM_KEYSLOT   0x00040000u   /* offset in flash0: the sector after the loader's */
+#define MNIC_KEYSLOT_MAGIC     0x534b4e4du   /* "MNKS" */
+#define MNIC_KEYSLOT_VERSION   1u
+#define MNIC_KEYSLOT_KEYS      2u
+
+struct mnic_keyslot_key {
+	uint32_t key_version;          /* 0: entry unused */
+	uint32_t reserved;             /* 0 */
+	uint8_t pubkey[32];            /* Ed25519 (RFC 8032 5.1.5 encoding) */
+};
+_Static_assert(sizeof(struct mnic_keyslot_key) == 40, "keyslot key");
+
+struct mnic_keyslot {
+	uint32_t magic;                /* MNIC_KEYSLOT_MAGIC */
+	uint16_t version;              /* MNIC_KEYSLOT_VERSION */
+	uint16_t size;                 /* sizeof(struct mnic_keyslot) */
+	uint32_t revoked_below;        /* revocation counter: key_version < it is refused */
+	uint32_t reserved0;            /* 0 */
+	struct mnic_keyslot_key key[MNIC_KEYSLOT_KEYS];
+	uint8_t reserved1[28];         /* 0 */
+	uint32_t crc;                  /* CRC-32 (IEEE 802.3) of bytes [0, 124) */
+};
+_Static_assert(sizeof(struct mnic_keyslot) == 128, "keyslot");
+
 /* ---- slot flash layout (offsets in the board's second flash bank) ------
  * Two copies of the boot record in two sectors, then two slots.  Sectors
  * are 256 KiB on QEMU virt (pflash_cfi01, 2 x 16-bit devices). */
@@ -130,7 +166,10 @@ struct mnic_bootrec {
 	uint8_t last_slot;             /* slot of last_event */
 	struct mnic_fw_version ver[2]; /* per slot, as verified when written */
 	uint32_t reverts;              /* test slots reverted, ever */
-	uint8_t reserved[20];          /* 0 */
+	struct mnic_fw_version min_version; /* anti-rollback: older images are refused;
+					      raised to a test slot's version when it
+					      confirms, never lowered (bootrec_store) */
+	uint8_t reserved[12];          /* 0 */
 	uint32_t crc;                  /* CRC-32 (IEEE 802.3) of bytes [0, 60) */
 };
 _Static_assert(sizeof(struct mnic_bootrec) == 64, "boot record");

@@ -23,18 +23,29 @@
 	X(FWIMG_E_LOAD, "load address or entry outside the board's RAM")         \
 	X(FWIMG_E_DIGEST, "SHA-256 digest mismatch (corrupt image)")             \
 	X(FWIMG_E_TLV, "malformed TLV area")                                     \
-	X(FWIMG_E_TRAILING, "bytes after the image")
+	X(FWIMG_E_TRAILING, "bytes after the image")                             \
+	X(FWIMG_E_ROLLBACK, "version below the board's minimum (anti-rollback): use a newer image") \
+	X(FWIMG_E_UNSIGNED, "not signed, and this board has a key provisioned: sign it (mnicctl image sign)") \
+	X(FWIMG_E_SIG_KEY, "signed by a key this board does not hold")          \
+	X(FWIMG_E_SIG_REVOKED, "signed by a revoked key (key version below the board's revocation counter)") \
+	X(FWIMG_E_SIG_BAD, "signature does not verify (image or signature altered)") \
+	X(FWIMG_E_KEYSLOT, "the board's key slot is corrupt or revokes every key: it accepts no image")
 
 #define FWIMG_ENUM_(name, text) name,
 enum fwimg_err { FWIMG_ERR_LIST(FWIMG_ENUM_) FWIMG_NUM_ERRS };
 #undef FWIMG_ENUM_
 
+struct fwsig_keys;
+
 /* What the consumer accepts.  board_id 0: any board (host tools); ram_end
- * 0: no load-range check. */
+ * 0: no load-range check; keys NULL: no signature checked (boot/fwsig.h:
+ * the board's key slot and its policy); min_version 0: no anti-rollback. */
 struct fwimg_limits {
 	uint32_t board_id;
 	uint32_t max_image;            /* header + payload + TLV area (slot size) */
 	uint64_t ram_base, ram_end;    /* payload must fit in [ram_base, ram_end) */
+	const struct fwsig_keys *keys;
+	struct mnic_fw_version min_version;
 };
 
 struct fwimg_info {
@@ -47,11 +58,12 @@ struct fwimg_info {
 const char *fwimg_strerror(int err);   /* err: enum fwimg_err (either sign) */
 
 /* Header checks, no digest: magic, version, size, reserved, board, size
- * limit, load range.  Returns FWIMG_OK or an enum fwimg_err. */
+ * limit, load range, version not below lim->min_version.  Returns
+ * FWIMG_OK or an enum fwimg_err. */
 int fwimg_check_hdr(const struct mnic_fwimg_hdr *h, const struct fwimg_limits *lim);
 
 /* The whole image in [img, img + len): header checks, payload present,
- * digest, TLV area bounds.  Bytes after the image are allowed here (a slot
+ * digest, TLV area bounds, then the signature by lim->keys' policy.  Bytes after the image are allowed here (a slot
  * is larger than its image); a file's caller compares info->image_len with
  * the file size.  Fills *info (may be NULL).  FWIMG_OK or an error. */
 int fwimg_verify(const uint8_t *img, size_t len, const struct fwimg_limits *lim,

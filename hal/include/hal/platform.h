@@ -27,6 +27,8 @@ struct hal_boot {
 					      checks its magic); NULL: no loader here */
 	uint64_t image_ram_base;           /* a firmware image must load into */
 	uint64_t image_ram_end;            /* [base, end); end 0: no range */
+	uintptr_t rom_base;                /* the boot flash (loader, key slot), read as */
+	uint32_t rom_size;                 /* memory; size 0: none (no key slot) */
 };
 
 struct hal_platform {

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "boot/bootrec.h"
+#include "boot/fwsig.h"
 #include "hal/platform.h"
 #include "mnic/fwimage.h"
 
@@ -26,7 +27,8 @@ struct mnic_fwflash_counters {
 };
 
 /* Use flash f (NULL: the board has none) and the loader's hand-off (NULL:
- * started without the loader).  mnic_fwflash_boot calls it with what the
+ * started without the loader); lim->keys (copied; NULL: no key slot, the
+ * open policy) is the board's key slot.  mnic_fwflash_boot calls it with what the
  * platform has; unit tests with a simulated flash. */
 void mnic_fwflash_attach(struct hal_flash *f, const struct mnic_boot_handoff *h,
 			 const struct fwimg_limits *lim);

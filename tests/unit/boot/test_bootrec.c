@@ -95,8 +95,10 @@ static const struct hal_flash_info sim_info = { FLASH_BYTES, MNIC_FLASH_SECTOR, 
 static struct sim sim;
 static struct hal_flash flash_dev = { &sim_ops, &sim_info, { 0, 0 }, &sim };
 static struct hal_flash *const flash = &flash_dev;
-static const struct fwimg_limits lim = { 1, 0, 0x40000000, 0x48000000 };
-static uint8_t *img_v1, *img_v2, *pristine;
+static const struct fwimg_limits lim = {
+	.board_id = 1, .ram_base = 0x40000000, .ram_end = 0x48000000,
+};
+static uint8_t *img_v1, *img_v2, *img_v3, *pristine;
 static size_t img_len;
 
 static uint8_t *make_img(uint8_t minor)
@@ -145,6 +147,7 @@ static int setup(void **state)
 	pristine = malloc(FLASH_BYTES);
 	img_v1 = make_img(1);
 	img_v2 = make_img(2);
+	img_v3 = make_img(3);
 	assert_non_null(sim.mem);
 	factory();
 	memcpy(pristine, sim.mem, FLASH_BYTES);
@@ -158,6 +161,7 @@ static int teardown(void **state)
 	free(pristine);
 	free(img_v1);
 	free(img_v2);
+	free(img_v3);
 	return 0;
 }
 
@@ -271,7 +275,7 @@ static void test_update_confirm(void **state)
 	assert_int_equal(boot(1, &c), 0);
 	assert_int_equal(c.slot, MNIC_SLOT_B);
 	/* and the next update goes to A, the now inactive slot */
-	assert_int_equal(update(img_v1, MNIC_SLOT_B), 0);
+	assert_int_equal(update(img_v3, MNIC_SLOT_B), 0);
 	bootrec_load(flash, &r);
 	assert_int_equal(r.test, MNIC_SLOT_A);
 }
@@ -323,17 +327,100 @@ static void test_corrupt_slot_refused(void **state)
 	bootrec_load(flash, &r);
 	assert_int_equal(r.state[MNIC_SLOT_B], MNIC_SLOT_BAD);
 	assert_int_equal(r.test, MNIC_SLOT_NONE);
-	/* corrupt the active slot: the loader falls back to the other VALID one */
+	/* corrupt the active slot: the loader falls back to the other VALID
+	 * one (not older than the confirmed version: 1.3 written to A, not
+	 * activated) */
 	reset_flash(-1);
 	assert_int_equal(update(img_v2, MNIC_SLOT_A), 0);
-	assert_int_equal(boot(1, &c), 0);          /* B confirmed, A still VALID */
+	assert_int_equal(boot(1, &c), 0);          /* B confirmed */
+	{
+		struct fwupd u;
+
+		assert_int_equal(fwupd_begin(&u, flash, &lim, MNIC_SLOT_B,
+					     (const struct mnic_fwimg_hdr *)img_v3,
+					     (uint32_t)img_len), 0);
+		assert_int_equal(fwupd_data(&u, 0, img_v3, (uint32_t)img_len), 0);
+		assert_int_equal(fwupd_end(&u), 0);
+	}
 	sim.mem[MNIC_FLASH_SLOT_B + 200] ^= 1;
 	assert_int_equal(boot(1, &c), 0);
 	assert_int_equal(c.slot, MNIC_SLOT_A);
+	assert_int_equal(minor_of(&c), 3);
 	/* both corrupt: nothing bootable, -ENODEV, never a wrong slot */
 	sim.mem[MNIC_FLASH_SLOT_A + 200] ^= 1;
 	assert_int_equal(boot_select(flash, &lim, &c), -HAL_ENODEV);
 	assert_int_equal(c.slot, -1);
+}
+
+/* Anti-rollback: confirming 1.2 raises the record's minimum to 1.2; from
+ * then on 1.1 is refused at FW_FLASH_BEGIN (header), at FW_FLASH_END (a
+ * slot written before the raise) and by the loader, which no longer
+ * falls back to it; the same version again and newer ones pass. */
+static void test_rollback_min_raised_on_confirm(void **state)
+{
+	const struct mnic_fw_version v12 = { 1, 2, 0, 7 };
+	struct boot_choice c;
+	struct mnic_bootrec r;
+	struct fwupd u;
+
+	(void)state;
+	reset_flash(-1);
+	bootrec_load(flash, &r);
+	assert_int_equal(fwimg_version_cmp(&r.min_version, &(struct mnic_fw_version){ 0 }), 0);
+	assert_int_equal(update(img_v2, MNIC_SLOT_A), 0);
+	bootrec_load(flash, &r);
+	assert_int_equal(r.min_version.minor, 0);          /* not before the confirm */
+	assert_int_equal(boot(0, &c), 0);                  /* test boot, no confirm yet */
+	bootrec_load(flash, &r);
+	assert_int_equal(r.min_version.minor, 0);
+	assert_int_equal(boot_confirm(flash, (unsigned)c.slot), 1);
+	bootrec_load(flash, &r);
+	assert_int_equal(fwimg_version_cmp(&r.min_version, &v12), 0);
+	/* 1.1 refused from its header on */
+	assert_int_equal(fwupd_begin(&u, flash, &lim, MNIC_SLOT_B,
+				     (const struct mnic_fwimg_hdr *)img_v1, (uint32_t)img_len),
+			 FWIMG_E_ROLLBACK);
+	/* slot A (1.1) no longer verifies: corrupt B and nothing boots */
+	assert_int_equal(boot_slot_verify(flash, MNIC_SLOT_A, &lim, NULL), FWIMG_E_ROLLBACK);
+	sim.mem[MNIC_FLASH_SLOT_B + 200] ^= 1;
+	assert_int_equal(boot_select(flash, &lim, &c), -HAL_ENODEV);
+	assert_int_equal(c.refused[MNIC_SLOT_A], FWIMG_E_ROLLBACK);
+	sim.mem[MNIC_FLASH_SLOT_B + 200] ^= 1;
+	/* the same version and a newer one are accepted */
+	assert_int_equal(fwupd_begin(&u, flash, &lim, MNIC_SLOT_B,
+				     (const struct mnic_fwimg_hdr *)img_v2, (uint32_t)img_len), 0);
+	assert_int_equal(update(img_v3, MNIC_SLOT_B), 0);
+}
+
+/* A 1.1 written (and verified) while 1.2 is on trial is refused at END
+ * once 1.2 confirms in between; and the minimum never goes down, even
+ * when a record with a lower one is stored (bootrec_store keeps the max). */
+static void test_rollback_end_and_monotonic(void **state)
+{
+	struct boot_choice c;
+	struct mnic_bootrec r;
+	struct fwupd u;
+
+	(void)state;
+	reset_flash(-1);
+	assert_int_equal(fwupd_begin(&u, flash, &lim, MNIC_SLOT_A,
+				     (const struct mnic_fwimg_hdr *)img_v1, (uint32_t)img_len), 0);
+	assert_int_equal(fwupd_data(&u, 0, img_v1, (uint32_t)img_len), 0);
+	/* the minimum rises while the write is in progress */
+	bootrec_load(flash, &r);
+	r.min_version = (struct mnic_fw_version){ 1, 2, 0, 0 };
+	assert_int_equal(bootrec_store(flash, &r), 0);
+	assert_int_equal(fwupd_end(&u), FWIMG_E_ROLLBACK);
+	bootrec_load(flash, &r);
+	assert_int_equal(r.state[MNIC_SLOT_B], MNIC_SLOT_BAD);
+	/* a store carrying a lower minimum keeps the higher one */
+	r.min_version = (struct mnic_fw_version){ 0, 0, 0, 0 };
+	assert_int_equal(bootrec_store(flash, &r), 0);
+	bootrec_load(flash, &r);
+	assert_int_equal(r.min_version.minor, 2);
+	/* the factory image (1.1) is now below it: nothing bootable */
+	assert_int_equal(boot_select(flash, &lim, &c), -HAL_ENODEV);
+	assert_int_equal(c.refused[MNIC_SLOT_A], FWIMG_E_ROLLBACK);
 }
 
 static void test_update_refusals(void **state)
@@ -453,6 +540,8 @@ int main(void)
 		cmocka_unit_test(test_update_confirm),
 		cmocka_unit_test(test_revert_after_n_boots),
 		cmocka_unit_test(test_corrupt_slot_refused),
+		cmocka_unit_test(test_rollback_min_raised_on_confirm),
+		cmocka_unit_test(test_rollback_end_and_monotonic),
 		cmocka_unit_test(test_update_refusals),
 		cmocka_unit_test(test_power_loss_every_step),
 	};

@@ -3,10 +3,13 @@
  * specific status and syndrome, nothing changed), and activation. */
 #include "cmocka_main.h"
 
+#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "boot/bootrec.h"
+#include "boot/fwsig.h"
+#include "lib/sha256.h"
 #include "mgmt/fwflash.h"
 #include "hal/errno.h"
 #include "mgmt/mgmt.h"
@@ -14,13 +17,16 @@
 
 #define FLASH_BYTES MNIC_FLASH_USED
 #define PAYLOAD 70000u
+#define SIG_TLV_LEN (8u + 4u + 32u + 4u + 64u)
 
 static uint8_t *mem, *img;
 static size_t img_len;
 
 static struct ram_flash rf;
 static struct hal_flash *flash;
-static const struct fwimg_limits lim = { 1, 0, 0x40000000, 0x48000000 };
+static const struct fwimg_limits lim = {
+	.board_id = 1, .ram_base = 0x40000000, .ram_end = 0x48000000,
+};
 static struct mnic_mgmt mgmt;
 static uint8_t buf[16 + MNIC_FW_FLASH_CHUNK_MAX + 64];
 
@@ -111,7 +117,7 @@ static int setup(void **state)
 
 	(void)state;
 	mem = malloc(FLASH_BYTES);
-	img = malloc(MNIC_FWIMG_HDR_SIZE + PAYLOAD);
+	img = malloc(MNIC_FWIMG_HDR_SIZE + PAYLOAD + SIG_TLV_LEN);
 	memset(mem, 0xff, FLASH_BYTES);
 	flash = ram_flash_init(&rf, mem, FLASH_BYTES, MNIC_FLASH_SECTOR, 4);
 	make_image(0, 1);
@@ -254,6 +260,132 @@ static void test_update_and_refusals(void **state)
 	assert_int_equal(rf.bad_calls, 0);
 }
 
+/* Append the TLV area `mnicctl image sign` writes (KEYHASH, ED25519). */
+static void sign_image(const uint8_t pk[32], const uint8_t sk[64])
+{
+	struct mnic_fwimg_tlv_info ti = { MNIC_FWIMG_TLV_MAGIC, 0, SIG_TLV_LEN };
+	struct mnic_fwimg_tlv t;
+	uint8_t *a = img + img_len;
+
+	memcpy(a, &ti, sizeof(ti));
+	t = (struct mnic_fwimg_tlv){ MNIC_FWIMG_TLV_KEYHASH, 32 };
+	memcpy(a + 8, &t, 4);
+	sha256(pk, 32, a + 12);
+	t = (struct mnic_fwimg_tlv){ MNIC_FWIMG_TLV_ED25519, 64 };
+	memcpy(a + 44, &t, 4);
+	crypto_sign_detached(a + 48, NULL, ((struct mnic_fwimg_hdr *)img)->digest, 32, sk);
+	img_len += SIG_TLV_LEN;
+}
+
+static struct res stream_and_end(void)
+{
+	struct res r = begin(img, (uint32_t)img_len);
+	uint32_t off, n;
+
+	assert_int_equal(r.rc, 0);
+	for (off = 0; off < img_len; off += n) {
+		n = img_len - off < MNIC_FW_FLASH_CHUNK_MAX ? (uint32_t)(img_len - off)
+							    : MNIC_FW_FLASH_CHUNK_MAX;
+		assert_int_equal(data(off, img + off, n, 16 + n).rc, 0);
+	}
+	return call(MNIC_CMD_FW_FLASH_END, 0, 8, 16);
+}
+
+/* A board with a key provisioned: FW_FLASH_END refuses an unsigned image
+ * and one signed by another key (status BAD_PARAM, site 0x100 + the image
+ * error, the slot BAD, ACTIVATE refused), accepts the signed one; FW_QUERY
+ * reports the policy and the key versions. */
+static void test_signed_end_and_activate(void **state)
+{
+	uint8_t pk[2][32], sk[2][64];
+	const uint32_t ver[1] = { 7 };
+	struct mnic_cmd_fw_activate_in act;
+	struct mnic_cmd_fw_slots_out o;
+	struct mnic_keyslot ks;
+	struct fwsig_keys keys;
+	struct fwimg_limits l = lim;
+	struct mnic_boot_handoff ho;
+
+	(void)state;
+	crypto_sign_keypair(pk[0], sk[0]);
+	crypto_sign_keypair(pk[1], sk[1]);
+	fwsig_keyslot_build(&ks, (const uint8_t (*)[32])pk, ver, 1, 0);
+	assert_int_equal(fwsig_keys_load(&keys, &ks), FWSIG_ENFORCED);
+	l.keys = &keys;
+	memset(mem, 0xff, FLASH_BYTES);          /* factory: signed 1.0 in slot A */
+	make_image(0, 1);
+	sign_image(pk[0], sk[0]);
+	memcpy(mem + MNIC_FLASH_SLOT_A, img, img_len);
+	{
+		struct mnic_bootrec r;
+
+		bootrec_default(&r);
+		r.state[0] = MNIC_SLOT_VALID;
+		assert_int_equal(bootrec_store(flash, &r), 0);
+	}
+	memset(&ho, 0, sizeof(ho));
+	ho.magic = MNIC_HANDOFF_MAGIC;
+	memcpy(&ho.hdr, img, sizeof(ho.hdr));
+	mnic_fwflash_attach(flash, &ho, &l);
+	o = query();
+	assert_int_equal(o.sig_policy, MNIC_FW_SIG_ENFORCED);
+	assert_int_equal(o.key_version[0], 7);
+	assert_int_equal(o.slot[0].image_err, 0);
+
+	make_image(2, 1);                        /* unsigned */
+	expect(stream_and_end(), MNIC_CMD_STAT_BAD_PARAM, HAL_EINVAL,
+	       MNIC_FW_SITE_IMAGE + FWIMG_E_UNSIGNED);
+	o = query();
+	assert_int_equal(o.slot[1].state, MNIC_SLOT_BAD);
+	assert_int_equal(o.slot[1].image_err, FWIMG_E_UNSIGNED);
+	memset(&act, 0, sizeof(act));
+	memcpy(buf, &act, sizeof(act));
+	expect(call(MNIC_CMD_FW_ACTIVATE, 0, sizeof(act), 8), MNIC_CMD_STAT_BAD_PARAM, HAL_EINVAL,
+	       MNIC_FW_SITE_IMAGE + FWIMG_E_UNSIGNED);
+	make_image(2, 1);
+	sign_image(pk[1], sk[1]);                /* a key the board does not hold */
+	expect(stream_and_end(), MNIC_CMD_STAT_BAD_PARAM, HAL_EINVAL,
+	       MNIC_FW_SITE_IMAGE + FWIMG_E_SIG_KEY);
+	make_image(2, 1);
+	sign_image(pk[0], sk[0]);
+	img[img_len - 1] ^= 0x80;                /* a signature bit */
+	expect(stream_and_end(), MNIC_CMD_STAT_BAD_PARAM, HAL_EINVAL,
+	       MNIC_FW_SITE_IMAGE + FWIMG_E_SIG_BAD);
+	img[img_len - 1] ^= 0x80;
+	assert_int_equal(stream_and_end().rc, 0);
+	assert_int_equal(query().slot[1].state, MNIC_SLOT_VALID);
+	memcpy(buf, &act, sizeof(act));
+	assert_int_equal(call(MNIC_CMD_FW_ACTIVATE, 0, sizeof(act), 8).rc, 0);
+	assert_true(mnic_fwflash_reset_pending());
+}
+
+/* Anti-rollback through the handlers: with the record's minimum above an
+ * image's version FW_FLASH_BEGIN refuses it from its header. */
+static void test_rollback_begin_refused(void **state)
+{
+	struct mnic_boot_handoff ho;
+	struct mnic_bootrec r;
+
+	(void)state;
+	memset(mem, 0xff, FLASH_BYTES);
+	make_image(3, 1);
+	memcpy(mem + MNIC_FLASH_SLOT_A, img, img_len);
+	bootrec_default(&r);
+	r.state[0] = MNIC_SLOT_VALID;
+	r.min_version = (struct mnic_fw_version){ 1, 3, 0, 1 };
+	assert_int_equal(bootrec_store(flash, &r), 0);
+	memset(&ho, 0, sizeof(ho));
+	ho.magic = MNIC_HANDOFF_MAGIC;
+	memcpy(&ho.hdr, img, sizeof(ho.hdr));
+	mnic_fwflash_attach(flash, &ho, &lim);
+	make_image(2, 1);
+	expect(begin(img, (uint32_t)img_len), MNIC_CMD_STAT_BAD_PARAM, HAL_EINVAL,
+	       MNIC_FW_SITE_IMAGE + FWIMG_E_ROLLBACK);
+	assert_int_equal(query().update_state, FWUPD_IDLE);
+	make_image(3, 1);
+	assert_int_equal(stream_and_end().rc, 0);
+}
+
 static void test_no_flash(void **state)
 {
 	(void)state;
@@ -267,7 +399,12 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_update_and_refusals),
+		cmocka_unit_test(test_signed_end_and_activate),
+		cmocka_unit_test(test_rollback_begin_refused),
 		cmocka_unit_test(test_no_flash),
 	};
+
+	if (sodium_init() < 0)
+		return 1;
 	return cmocka_run_group_tests_name("mgmt/fwflash", tests, setup, teardown);
 }

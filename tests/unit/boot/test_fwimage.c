@@ -13,7 +13,9 @@
 #define RAM_BASE 0x40000000ull
 #define RAM_END 0x48000000ull
 
-static const struct fwimg_limits lim_a15 = { 1, 0x200000, RAM_BASE, RAM_END };
+static const struct fwimg_limits lim_a15 = {
+	.board_id = 1, .max_image = 0x200000, .ram_base = RAM_BASE, .ram_end = RAM_END,
+};
 
 /* A valid image for board 1 with a TLV area (KEYHASH + a fake 64-byte
  * ED25519 value: the parser checks bounds, not signatures). */

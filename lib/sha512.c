@@ -1,0 +1,148 @@
+/* SHA-512, FIPS 180-4: 4.1.3 functions, 4.2.3 constants, 5.1.2 padding,
+ * 5.3.5 initial value, 6.4.2 computation.  Big-endian words throughout. */
+#include "lib/sha512.h"
+
+/* FIPS 180-4 4.2.3: first 64 bits of the fractional parts of the cube
+ * roots of the first 80 primes. */
+static const uint64_t K[80] = {
+	0x428a2f98d728ae22ull, 0x7137449123ef65cdull, 0xb5c0fbcfec4d3b2full,
+	0xe9b5dba58189dbbcull, 0x3956c25bf348b538ull, 0x59f111f1b605d019ull,
+	0x923f82a4af194f9bull, 0xab1c5ed5da6d8118ull, 0xd807aa98a3030242ull,
+	0x12835b0145706fbeull, 0x243185be4ee4b28cull, 0x550c7dc3d5ffb4e2ull,
+	0x72be5d74f27b896full, 0x80deb1fe3b1696b1ull, 0x9bdc06a725c71235ull,
+	0xc19bf174cf692694ull, 0xe49b69c19ef14ad2ull, 0xefbe4786384f25e3ull,
+	0x0fc19dc68b8cd5b5ull, 0x240ca1cc77ac9c65ull, 0x2de92c6f592b0275ull,
+	0x4a7484aa6ea6e483ull, 0x5cb0a9dcbd41fbd4ull, 0x76f988da831153b5ull,
+	0x983e5152ee66dfabull, 0xa831c66d2db43210ull, 0xb00327c898fb213full,
+	0xbf597fc7beef0ee4ull, 0xc6e00bf33da88fc2ull, 0xd5a79147930aa725ull,
+	0x06ca6351e003826full, 0x142929670a0e6e70ull, 0x27b70a8546d22ffcull,
+	0x2e1b21385c26c926ull, 0x4d2c6dfc5ac42aedull, 0x53380d139d95b3dfull,
+	0x650a73548baf63deull, 0x766a0abb3c77b2a8ull, 0x81c2c92e47edaee6ull,
+	0x92722c851482353bull, 0xa2bfe8a14cf10364ull, 0xa81a664bbc423001ull,
+	0xc24b8b70d0f89791ull, 0xc76c51a30654be30ull, 0xd192e819d6ef5218ull,
+	0xd69906245565a910ull, 0xf40e35855771202aull, 0x106aa07032bbd1b8ull,
+	0x19a4c116b8d2d0c8ull, 0x1e376c085141ab53ull, 0x2748774cdf8eeb99ull,
+	0x34b0bcb5e19b48a8ull, 0x391c0cb3c5c95a63ull, 0x4ed8aa4ae3418acbull,
+	0x5b9cca4f7763e373ull, 0x682e6ff3d6b2b8a3ull, 0x748f82ee5defb2fcull,
+	0x78a5636f43172f60ull, 0x84c87814a1f0ab72ull, 0x8cc702081a6439ecull,
+	0x90befffa23631e28ull, 0xa4506cebde82bde9ull, 0xbef9a3f7b2c67915ull,
+	0xc67178f2e372532bull, 0xca273eceea26619cull, 0xd186b8c721c0c207ull,
+	0xeada7dd6cde0eb1eull, 0xf57d4f7fee6ed178ull, 0x06f067aa72176fbaull,
+	0x0a637dc5a2c898a6ull, 0x113f9804bef90daeull, 0x1b710b35131c471bull,
+	0x28db77f523047d84ull, 0x32caab7b40c72493ull, 0x3c9ebe0a15c9bebcull,
+	0x431d67c49c100d4cull, 0x4cc5d4becb3e42b6ull, 0x597f299cfc657e2aull,
+	0x5fcb6fab3ad6faecull, 0x6c44198c4a475817ull,
+};
+
+static uint64_t ror(uint64_t x, unsigned n)
+{
+	return x >> n | x << (64 - n);
+}
+
+static uint64_t load_be64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	unsigned i;
+
+	for (i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static void compress(uint64_t h[8], const uint8_t *p)
+{
+	uint64_t w[80], v[8], t1, t2;
+	unsigned i;
+
+	for (i = 0; i < 16; i++)
+		w[i] = load_be64(p + 8 * i);
+	for (i = 16; i < 80; i++) {
+		uint64_t s0 = ror(w[i - 15], 1) ^ ror(w[i - 15], 8) ^ (w[i - 15] >> 7);
+		uint64_t s1 = ror(w[i - 2], 19) ^ ror(w[i - 2], 61) ^ (w[i - 2] >> 6);
+
+		w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+	}
+	for (i = 0; i < 8; i++)
+		v[i] = h[i];
+	/* v[0..7] = a..h */
+	for (i = 0; i < 80; i++) {
+		t1 = v[7] + (ror(v[4], 14) ^ ror(v[4], 18) ^ ror(v[4], 41)) +
+		     ((v[4] & v[5]) ^ (~v[4] & v[6])) + K[i] + w[i];
+		t2 = (ror(v[0], 28) ^ ror(v[0], 34) ^ ror(v[0], 39)) +
+		     ((v[0] & v[1]) ^ (v[0] & v[2]) ^ (v[1] & v[2]));
+		v[7] = v[6]; v[6] = v[5]; v[5] = v[4]; v[4] = v[3] + t1;
+		v[3] = v[2]; v[2] = v[1]; v[1] = v[0]; v[0] = t1 + t2;
+	}
+	for (i = 0; i < 8; i++)
+		h[i] += v[i];
+}
+
+void sha512_init(struct sha512 *s)
+{
+	/* FIPS 180-4 5.3.5: first 64 bits of the fractional parts of the
+	 * square roots of the first 8 primes */
+	static const uint64_t iv[8] = {
+		0x6a09e667f3bcc908ull, 0xbb67ae8584caa73bull, 0x3c6ef372fe94f82bull,
+		0xa54ff53a5f1d36f1ull, 0x510e527fade682d1ull, 0x9b05688c2b3e6c1full,
+		0x1f83d9abfb41bd6bull, 0x5be0cd19137e2179ull,
+	};
+	unsigned i;
+
+	for (i = 0; i < 8; i++)
+		s->h[i] = iv[i];
+	s->bytes = 0;
+	s->fill = 0;
+}
+
+void sha512_update(struct sha512 *s, const void *data, size_t len)
+{
+	const uint8_t *p = data;
+
+	s->bytes += len;
+	while (len) {
+		if (s->fill == 0 && len >= 128) {
+			compress(s->h, p);
+			p += 128;
+			len -= 128;
+			continue;
+		}
+		s->block[s->fill++] = *p++;
+		len--;
+		if (s->fill == 128) {
+			compress(s->h, s->block);
+			s->fill = 0;
+		}
+	}
+}
+
+void sha512_final(struct sha512 *s, uint8_t out[SHA512_LEN])
+{
+	uint64_t bits = s->bytes * 8;
+	unsigned i;
+
+	/* FIPS 180-4 5.1.2: 0x80, zeros to 112 mod 128, 128-bit length (the
+	 * upper 64 bits are zero for any message this code sees) */
+	s->block[s->fill++] = 0x80;
+	if (s->fill > 112) {
+		while (s->fill < 128)
+			s->block[s->fill++] = 0;
+		compress(s->h, s->block);
+		s->fill = 0;
+	}
+	while (s->fill < 120)
+		s->block[s->fill++] = 0;
+	for (i = 0; i < 8; i++)
+		s->block[120 + i] = (uint8_t)(bits >> (56 - 8 * i));
+	compress(s->h, s->block);
+	for (i = 0; i < 64; i++)
+		out[i] = (uint8_t)(s->h[i / 8] >> (56 - 8 * (i % 8)));
+}
+
+void sha512(const void *data, size_t len, uint8_t out[SHA512_LEN])
+{
+	struct sha512 s;
+
+	sha512_init(&s);
+	sha512_update(&s, data, len);
+	sha512_final(&s, out);
+}
