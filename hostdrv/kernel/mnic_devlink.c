@@ -307,6 +307,11 @@ static void refused_extack(struct netlink_ext_ack *extack, u8 status)
 #undef MNIC_REFUSED_EXTACK_
 }
 
+/* The device's image checks (site MNIC_FW_SITE_IMAGE + N), named. */
+#define MNIC_FWIMG_TEXT_(name, text) text,
+static const char *const fwimg_text[] = { MNIC_FWIMG_ERR_LIST(MNIC_FWIMG_TEXT_) };
+#undef MNIC_FWIMG_TEXT_
+
 #define MNIC_STATUS_NAME_(name, value) [value] = #name + sizeof("MNIC_CMD_STAT_") - 1,
 static const char *const status_names[] = { MNIC_CMD_STATUS_LIST(MNIC_STATUS_NAME_) };
 #undef MNIC_STATUS_NAME_
@@ -316,13 +321,16 @@ static int refused(struct mnic_kdev *d, const char *what, const struct mnic_cmd_
 {
 	const char *name = h->status < ARRAY_SIZE(status_names) ? status_names[h->status] : NULL;
 	u32 err = MNIC_SYND_ERRNO(h->syndrome), site = MNIC_SYND_SITE(h->syndrome);
-	char msg[160];
+	const char *check = site >= MNIC_FW_SITE_IMAGE &&
+				    site - MNIC_FW_SITE_IMAGE < ARRAY_SIZE(fwimg_text)
+			    ? fwimg_text[site - MNIC_FW_SITE_IMAGE] : NULL;
+	char msg[224];
 
 	mnic_count(d, MNIC_KCNT_flash_refused_fw);
 	snprintf(msg, sizeof(msg),
-		 "%s refused by the NIC: status %s (0x%x), syndrome 0x%08x: errno %u, site 0x%x%s",
+		 "%s refused by the NIC: status %s (0x%x), syndrome 0x%08x: errno %u, site 0x%x%s%s",
 		 what, name ? name : "unknown", h->status, h->syndrome, err, site,
-		 site >= MNIC_FW_SITE_IMAGE ? " (an image check: 0x100 + its number)" : "");
+		 check ? ": image " : "", check ? check : "");
 	devlink_flash_update_status_notify(d->devlink, msg, NULL, 0, 0);
 	dev_err(&d->pdev->dev, "devlink flash: %s\n", msg);
 	refused_extack(extack, h->status);

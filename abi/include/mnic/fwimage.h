@@ -187,4 +187,28 @@ struct mnic_boot_handoff {
 };
 _Static_assert(sizeof(struct mnic_boot_handoff) == 136, "boot handoff");
 
+/* Why an image is refused, in check order: enum fwimg_err (boot/fwimage.h)
+ * is this list; the device answers a FW_FLASH_* refusal with syndrome site
+ * MNIC_FW_SITE_IMAGE (mnic/cmd.h) + the error's number.  Append only. */
+#define MNIC_FWIMG_ERR_LIST(X)                                                             \
+	X(FWIMG_OK, "ok")                                                        \
+	X(FWIMG_E_TRUNCATED, "truncated: shorter than its header says")          \
+	X(FWIMG_E_MAGIC, "bad magic: not a firmware image")                      \
+	X(FWIMG_E_HDR_VERSION, "unsupported header version")                     \
+	X(FWIMG_E_HDR_SIZE, "bad header size")                                   \
+	X(FWIMG_E_RESERVED, "reserved field or flags not zero")                  \
+	X(FWIMG_E_BOARD, "image is for another board")                           \
+	X(FWIMG_E_OVERSIZED, "payload larger than the slot")                     \
+	X(FWIMG_E_EMPTY, "empty payload")                                        \
+	X(FWIMG_E_LOAD, "load address or entry outside the board's RAM")         \
+	X(FWIMG_E_DIGEST, "SHA-256 digest mismatch (corrupt image)")             \
+	X(FWIMG_E_TLV, "malformed TLV area")                                     \
+	X(FWIMG_E_TRAILING, "bytes after the image")                             \
+	X(FWIMG_E_ROLLBACK, "version below the board's minimum (anti-rollback): use a newer image") \
+	X(FWIMG_E_UNSIGNED, "not signed, and this board has a key provisioned: sign it (mnicctl image sign)") \
+	X(FWIMG_E_SIG_KEY, "signed by a key this board does not hold")          \
+	X(FWIMG_E_SIG_REVOKED, "signed by a revoked key (key version below the board's revocation counter)") \
+	X(FWIMG_E_SIG_BAD, "signature does not verify (image or signature altered)") \
+	X(FWIMG_E_KEYSLOT, "the board's key slot is corrupt or revokes every key: it accepts no image")
+
 #endif
