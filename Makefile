@@ -84,6 +84,10 @@ LDFLAGS := -nostdlib -static -no-pie -L$(PICOLIBC)/lib -T $(GEN)/board.ld -Wl,--
 START := hal/qemu-virt/start_a64.S
 endif
 
+# The ICRC on x86-64 hosts runs ISA-L's crc32_gzip_refl (rocev2/icrc.c):
+# whatever links rocev2/icrc.c there links this too.
+ICRC_LIBS := -lisal
+
 ifeq ($(BOARD),posix)
 CC := gcc
 CFLAGS := $(WARN) -O2 -g -D_GNU_SOURCE
@@ -91,7 +95,7 @@ ifeq ($(SAN),1)
 CFLAGS += -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 LDFLAGS := -fsanitize=address,undefined
 endif
-LIBS := -lvdeplug
+LIBS := -lvdeplug $(ICRC_LIBS)
 SRCS := $(FW_SRCS) $(wildcard hal/posix/*.c)
 IMAGE := $(BUILD)/mnic-fw
 else
@@ -188,11 +192,13 @@ define unit_rule
 build/host/unit/$(1): $$($(1)_SRCS) $$(wildcard hal/include/hal/*.h) | build/host/gen/board.h
 	@mkdir -p $$(dir $$@)
 	$$(if $$(Q),@echo "  CC  host $(1)")
-	$$(Q)gcc $$(UNIT_CFLAGS) -O2 $$($(1)_CFLAGS) $$($(1)_SRCS) -lcmocka $$($(1)_LIBS) -o $$@
+	$$(Q)gcc $$(UNIT_CFLAGS) -O2 $$($(1)_CFLAGS) $$($(1)_SRCS) -lcmocka $$($(1)_LIBS) \
+		$$(if $$(filter rocev2/icrc.c,$$($(1)_SRCS)),$$(ICRC_LIBS)) -o $$@
 build/host-asan/unit/$(1): $$($(1)_SRCS) $$(wildcard hal/include/hal/*.h) | build/host/gen/board.h
 	@mkdir -p $$(dir $$@)
 	$$(if $$(Q),@echo "  CC  host-asan $(1)")
-	$$(Q)gcc $$(UNIT_CFLAGS) $$(SAN_FLAGS) $$($(1)_CFLAGS) $$($(1)_SRCS) -lcmocka $$($(1)_LIBS) -o $$@
+	$$(Q)gcc $$(UNIT_CFLAGS) $$(SAN_FLAGS) $$($(1)_CFLAGS) $$($(1)_SRCS) -lcmocka $$($(1)_LIBS) \
+		$$(if $$(filter rocev2/icrc.c,$$($(1)_SRCS)),$$(ICRC_LIBS)) -o $$@
 endef
 $(foreach t,$(UNIT_TESTS),$(eval $(call unit_rule,$(t))))
 

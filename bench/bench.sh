@@ -41,11 +41,11 @@ eng_cc() {   # extra-flags... sources... -o out
     "$@" "$MNIC_ROOT"/lib/crc32.c "$MNIC_ROOT"/lib/siphash.c "$MNIC_ROOT"/lib/timer.c \
     "$MNIC_ROOT"/hal/common/dma_window.c
 }
-eng_cc "$MNIC_ROOT"/bench/engine_pair.c "$MNIC_ROOT"/rocev2/*.c -lz -o "$ep"
+eng_cc "$MNIC_ROOT"/bench/engine_pair.c "$MNIC_ROOT"/rocev2/*.c -lz -lisal -o "$ep"
 # The same engine without the migration extension (ROCEV2_MIGRATION=0).
 eng_cc -DROCEV2_MIGRATION=0 "$MNIC_ROOT"/bench/engine_pair.c \
   $(ls "$MNIC_ROOT"/rocev2/*.c | grep -v -E '/(migrate|image|image_records|dump|restore)\.c$') \
-  -lz -o "$ep.nomig"
+  -lz -lisal -o "$ep.nomig"
 # Instructions per packet in one phase, without the ICRC and payload copies.
 instr_per_pkt() {   # workload phase [binary]
   local f=$out/cg.$1.$2.$(basename "${3:-$ep}") n=1000
@@ -68,7 +68,7 @@ done
 with=$(( $(instr_per_pkt send64 tx) + $(instr_per_pkt send64 rx) ))
 without=$(( $(instr_per_pkt send64 tx "$ep.nomig") + $(instr_per_pkt send64 rx "$ep.nomig") ))
 echo "mig_overhead_ratio: $(awk -v a=$with -v b=$without 'BEGIN { printf "%.4f", a / b }') ratio"
-eng_cc "$MNIC_ROOT"/bench/dump_bench.c "$MNIC_ROOT"/rocev2/*.c -o "$out/dump_bench"
+eng_cc "$MNIC_ROOT"/bench/dump_bench.c "$MNIC_ROOT"/rocev2/*.c -lisal -o "$out/dump_bench"
 "$out/dump_bench" || mnic_die "dump_bench failed"
 
 # ---- RoCEv2 between two POSIX NICs --------------------------------------
