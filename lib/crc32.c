@@ -199,18 +199,6 @@ uint32_t crc32_ieee_raw_table(uint32_t reg, const void *buf, size_t len)
 	return crc_table(tables(&tab_ieee, POLY_IEEE), reg, buf, len);
 }
 
-#if defined(__aarch64__)
-int crc32_armv8_present(void)
-{
-	return crc_hw_present();
-}
-
-uint32_t crc32_ieee_raw_armv8(uint32_t reg, const void *buf, size_t len)
-{
-	return crc_hw_ieee(reg, buf, len);
-}
-#endif
-
 uint32_t crc32_ieee_raw(uint32_t reg, const void *buf, size_t len)
 {
 #if defined(__aarch64__)

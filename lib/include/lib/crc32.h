@@ -17,10 +17,8 @@
  * Engines: slicing-by-16 (16 x 1 KiB tables per polynomial, built once on
  * first use, thread-safe); on AArch64 with the CRC32 extension the CRC32X /
  * CRC32CX instructions, which implement exactly these reflected
- * polynomials without inversion.  *_raw uses the best of them; the IEEE
- * engines are also callable one by one (crc32_ieee_raw_table,
- * crc32_ieee_raw_armv8) so that tests cross-check them and bench/ times
- * them.  The ICRC on x86-64 hosts runs ISA-L instead (rocev2/icrc.c). */
+ * polynomials without inversion.  *_raw uses the best of them.  The ICRC
+ * on x86-64 hosts runs ISA-L instead (rocev2/icrc.c). */
 #ifndef LIB_CRC32_H
 #define LIB_CRC32_H
 
@@ -33,14 +31,9 @@ typedef uint32_t crc32_raw_fn(uint32_t reg, const void *buf, size_t len);
 uint32_t crc32_ieee_raw(uint32_t reg, const void *buf, size_t len);
 uint32_t crc32c_raw(uint32_t reg, const void *buf, size_t len);
 
-/* The IEEE engines one by one.  crc32_ieee_raw_armv8 only on a CPU for
- * which crc32_armv8_present() (ID_AA64ISAR0_EL1.CRC32; always 1 in a build
- * for a CPU that has them, such as -mcpu=cortex-a72). */
+/* The table engine on its own, where crc32_ieee_raw runs the CRC32
+ * instructions or the ICRC runs ISA-L: cross-checks and figures. */
 uint32_t crc32_ieee_raw_table(uint32_t reg, const void *buf, size_t len);
-#if defined(__aarch64__)
-int crc32_armv8_present(void);
-uint32_t crc32_ieee_raw_armv8(uint32_t reg, const void *buf, size_t len);
-#endif
 
 static inline uint32_t crc32_ieee(uint32_t crc, const void *buf, size_t len)
 {
