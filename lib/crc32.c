@@ -107,7 +107,7 @@ static inline uint32_t crc_fold16(const struct crc_tables *ct, uint32_t crc, con
 
 /* Slicing-by-16, bytes for the head and tail.  Chosen for the A15 (the
  * board without CRC instructions) by measuring under QEMU, in one run:
- * slicing-by-16 3.34-3.59 Gbit/s, slicing-by-8 2.67-3.13 (docs/rocev2.md
+ * slicing-by-16 3.34-3.59 Gbit/s, slicing-by-8 2.67-3.13 (docs/ARCHITECTURE.md
  * "ICRC").  The tables are built at run time, in .bss, so the firmware's
  * text does not grow with them; an 8-byte step for the tail would cost
  * 144 bytes of A15 text for at most 15 bytes a call. */

@@ -26,7 +26,7 @@
  *   AArch64 with the CRC32 extension (A72)  CRC32X, lib/crc32.c;
  *   elsewhere (A15)                         slicing-by-N tables, lib/crc32.c.
  *
- * docs/rocev2.md "ICRC" gives the figures behind the choice.
+ * docs/ARCHITECTURE.md "ICRC" gives the figures behind the choice.
  */
 #include <string.h>
 
