@@ -47,12 +47,14 @@ INC_libmnic-api := -Iabi/include -Ihostdrv/include
 INC_libmnic := -Ilib/include $(INC_libmnic-api)
 INC_tools := $(INC_libmnic) -Ihal/include -Iboot/include
 INC_kernel := -Iabi/include
+# bench/ sees everything, as tests do (not a layer: make check-layering skips it).
+INC_bench := $(INC_mgmt) -Irocev2 -Itests/unit/rocev2
 LAYER_MODULES := lib hal hal-common hal-posix hal-qemu-virt abi rocev2 boot mgmt firmware loader \
 	libmnic-api libmnic tools kernel
 # The module of an object: the folder of its source, most specific first.
 layer_of = $(firstword $(foreach p,boot/loader:loader hal/common:hal-common hal/posix:hal-posix \
 	hal/qemu-virt:hal-qemu-virt lib:lib abi:abi rocev2:rocev2 boot:boot mgmt:mgmt \
-	firmware:firmware hostdrv/lib:libmnic hostdrv/tools:tools,$(if $(filter \
+	firmware:firmware hostdrv/lib:libmnic hostdrv/tools:tools bench:bench,$(if $(filter \
 	$(word 1,$(subst :, ,$(p)))/%,$(1)),$(word 2,$(subst :, ,$(p))))))
 
 # Primitives below every module (lib/: CRCs, hashes): firmware, loader, libmnic, tools.
@@ -85,6 +87,10 @@ LDFLAGS := -nostdlib -static -no-pie -L$(PICOLIBC)/lib -T $(GEN)/board.ld -Wl,--
 START := hal/qemu-virt/start_a64.S
 endif
 
+# The ICRC on x86-64 hosts runs ISA-L's crc32_gzip_refl (rocev2/icrc.c):
+# whatever links rocev2/icrc.c there links this too.
+ICRC_LIBS := -lisal
+
 ifeq ($(BOARD),posix)
 CC := gcc
 CFLAGS := $(WARN) -O2 -g -D_GNU_SOURCE
@@ -92,7 +98,7 @@ ifeq ($(SAN),1)
 CFLAGS += -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 LDFLAGS := -fsanitize=address,undefined
 endif
-LIBS := -lvdeplug
+LIBS := -lvdeplug $(ICRC_LIBS)
 SRCS := $(FW_SRCS) $(wildcard hal/posix/*.c)
 IMAGE := $(BUILD)/mnic-fw
 else
@@ -100,8 +106,9 @@ CC := $(CROSS)gcc
 SIZE := $(CROSS)size
 CFLAGS := $(WARN) -O2 -g -ffreestanding -fno-stack-protector -ffunction-sections \
 	-fdata-sections $(ARCH_FLAGS)
-SRCS := $(FW_SRCS) $(addprefix hal/qemu-virt/,board.c gic.c gtimer.c semihost.c pl011.c \
+BOARD_HAL_SRCS := $(addprefix hal/qemu-virt/,board.c gic.c gtimer.c semihost.c pl011.c \
 	pcie_ecam.c ivshmem.c virtio_net.c pflash.c psci.c) $(START)
+SRCS := $(FW_SRCS) $(BOARD_HAL_SRCS)
 ifeq ($(FW_SELFTEST_FAIL),1)
 CFLAGS += -DFW_SELFTEST_FAIL=1
 endif
@@ -180,6 +187,24 @@ image: $(LOADER_DIR)/flash0.bin
 -include $(LOADER_OBJS:.o=.d)
 endif
 
+# ---- the ICRC engines on the board's CPU (bench/icrc_board.c) -------------
+# A program of its own on the board's HAL, beside the firmware (which does
+# not carry it): make bench's icrc_gbps_<board> figures and
+# tests/system/icrc_boards.sh's cross-check on the emulated CPU.
+.PHONY: icrc-bench
+ifneq ($(BOARD),posix)
+ICRC_BENCH_OBJS := $(patsubst %,$(BUILD)/obj/%.o,bench/icrc_board.c rocev2/icrc.c lib/crc32.c \
+	hal/common/dma_window.c $(BOARD_HAL_SRCS))
+icrc-bench: $(BUILD)/icrc-bench.elf
+$(BUILD)/icrc-bench.elf: $(ICRC_BENCH_OBJS)
+	$(if $(Q),@echo "  LD  $@")
+	$(Q)$(CC) $(CFLAGS) $(ICRC_BENCH_OBJS) $(LDFLAGS) $(LIBS) -o $@
+-include $(BUILD)/obj/bench/icrc_board.c.d
+else
+icrc-bench:
+	$(error icrc-bench runs on a QEMU board: BOARD=qemu-virt-a15 or qemu-virt-a72)
+endif
+
 # ---- host unit tests (CMocka), plain and ASan+UBSan ----------------------
 include tests/unit/unit.mk
 
@@ -194,11 +219,13 @@ define unit_rule
 build/host/unit/$(1): $$($(1)_SRCS) $$(wildcard hal/include/hal/*.h) | build/host/gen/board.h
 	@mkdir -p $$(dir $$@)
 	$$(if $$(Q),@echo "  CC  host $(1)")
-	$$(Q)gcc $$(UNIT_CFLAGS) -O2 $$($(1)_CFLAGS) $$($(1)_SRCS) -lcmocka $$($(1)_LIBS) -o $$@
+	$$(Q)gcc $$(UNIT_CFLAGS) -O2 $$($(1)_CFLAGS) $$($(1)_SRCS) -lcmocka $$($(1)_LIBS) \
+		$$(if $$(filter rocev2/icrc.c,$$($(1)_SRCS)),$$(ICRC_LIBS)) -o $$@
 build/host-asan/unit/$(1): $$($(1)_SRCS) $$(wildcard hal/include/hal/*.h) | build/host/gen/board.h
 	@mkdir -p $$(dir $$@)
 	$$(if $$(Q),@echo "  CC  host-asan $(1)")
-	$$(Q)gcc $$(UNIT_CFLAGS) $$(SAN_FLAGS) $$($(1)_CFLAGS) $$($(1)_SRCS) -lcmocka $$($(1)_LIBS) -o $$@
+	$$(Q)gcc $$(UNIT_CFLAGS) $$(SAN_FLAGS) $$($(1)_CFLAGS) $$($(1)_SRCS) -lcmocka $$($(1)_LIBS) \
+		$$(if $$(filter rocev2/icrc.c,$$($(1)_SRCS)),$$(ICRC_LIBS)) -o $$@
 endef
 $(foreach t,$(UNIT_TESTS),$(eval $(call unit_rule,$(t))))
 
@@ -245,8 +272,8 @@ build/interop/mnic-rw: tests/interop/mnic-rw.c tests/interop/rw_proto.h $(HOSTDR
 
 # ---- whole-project targets (every board) ---------------------------------
 images:
-	$(Q)$(MAKE) --no-print-directory BOARD=qemu-virt-a15 all
-	$(Q)$(MAKE) --no-print-directory BOARD=qemu-virt-a72 all
+	$(Q)$(MAKE) --no-print-directory BOARD=qemu-virt-a15 all icrc-bench
+	$(Q)$(MAKE) --no-print-directory BOARD=qemu-virt-a72 all icrc-bench
 	$(Q)$(MAKE) --no-print-directory BOARD=qemu-virt-a15 FW_SELFTEST_FAIL=1 all
 	$(Q)$(MAKE) --no-print-directory BOARD=qemu-virt-a72 FW_SELFTEST_FAIL=1 all
 	$(Q)$(MAKE) --no-print-directory BOARD=posix all

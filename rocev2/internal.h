@@ -17,6 +17,7 @@
 #include "rocev2/counters.h"
 #include "hal/errno.h"
 #include "hal/eth.h"
+#include "lib/crc32.h"
 #include "lib/timer.h"
 #include "opcode.h"
 #include "req.h"
@@ -216,6 +217,10 @@ int rocev2_tx_send(struct rocev2 *e, struct rocev2_tx *t);
  * IPv4 header .. end of pad (ICRC excluded).  Masks TOS, TTL, IP checksum,
  * UDP checksum and BTH byte 4 (IBA A17.3.3). */
 uint32_t rocev2_icrc(const uint8_t *ip, size_t len);
+/* The same with a given engine on the bare register (lib/crc32.h):
+ * rocev2_icrc is rocev2_icrc_by(the fastest engine of this build); tests
+ * and bench/ run the others through it to cross-check and time them. */
+uint32_t rocev2_icrc_by(crc32_raw_fn *engine, const uint8_t *ip, size_t len);
 
 /* ---- receive demux (recv.c) ---------------------------------------------- */
 /* Parse and check one frame; 0 and *pkt filled, or a negative error with

@@ -12,6 +12,7 @@ PKGS=(
   qemu-system-arm        # every NIC runs with -nic none + explicit netdevs (qemu-board/)
   gnuplot-nox tshark
   clang libclang-rt-14-dev valgrind zlib1g-dev
+  libisal-dev            # the ICRC on x86-64 hosts: ISA-L crc32_gzip_refl (rocev2/icrc.c)
   linux-headers-amd64 linux-image-amd64 busybox-static cpio   # make kmod + the x86 VM test
   qemu-system-x86        # tests/vm/vm.sh: -nic none + explicit netdevs
   ibverbs-utils ibverbs-providers libibverbs-dev iproute2 kmod   # rxe peer VM (tests/interop/)

@@ -43,8 +43,10 @@ for t in "${!SRCS[@]}"; do
   [ -z "${FUZZ_TARGETS:-}" ] || [[ " $FUZZ_TARGETS " == *" $t "* ]] || continue
   seeds=; [ -d "tests/fuzz/corpus/$hn" ] && seeds=$PWD/tests/fuzz/corpus/$hn
   d=build/fuzz/$t; mkdir -p "$d/corpus"
+  # The ICRC runs ISA-L on x86-64 hosts (rocev2/icrc.c).
+  libs=; [[ " ${SRCS[$t]} " == *" rocev2/icrc.c "* ]] && libs=-lisal
   # shellcheck disable=SC2086
-  clang $CFLAGS ${DEFS[$t]:-} "tests/fuzz/$hn.c" ${SRCS[$t]} -o "$d/$t"
+  clang $CFLAGS ${DEFS[$t]:-} "tests/fuzz/$hn.c" ${SRCS[$t]} $libs -o "$d/$t"
   echo "fuzz: $t for ${secs}s"
   if ! (cd "$d" && "./$t" -max_total_time="$secs" -print_final_stats=1 corpus $seeds >run.log 2>&1); then
     echo "fuzz: $t FOUND A CRASH; see $d/run.log and $d/crash-*"; tail -30 "$d/run.log"; rc=1

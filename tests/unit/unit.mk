@@ -76,6 +76,8 @@ $(foreach t,test_objects test_qp test_queue test_resp test_req test_comp,$(eval 
 UNIT_TESTS += test_icrc
 test_icrc_SRCS := tests/unit/rocev2/test_icrc.c rocev2/icrc.c lib/crc32.c
 test_icrc_CFLAGS := $(ROCEV2_TEST_CFLAGS)
+test_icrc_LIBS := -lz
+build/host/unit/test_icrc build/host-asan/unit/test_icrc: tests/unit/rocev2/rxe_frames.h
 
 UNIT_TESTS += test_net
 test_net_SRCS := tests/unit/rocev2/test_net.c rocev2/net.c rocev2/icrc.c rocev2/opcode.c lib/crc32.c \

@@ -1,6 +1,6 @@
 /* lib/crc32.c: both polynomials against their catalogue check values, RFC
  * 3720's CRC32C vectors and zlib's crc32 (an independent implementation);
- * the slicing-by-8 engine against the bytewise loop at every length and
+ * the slicing-by-16 engine against the bytewise loop at every length and
  * alignment.
  *
  * crc32.c is included so that its static engines can be driven directly:
@@ -87,10 +87,11 @@ static void test_incremental_equals_one_shot(void **state)
 	assert_int_not_equal(c, crc32c(0, buf, sizeof(buf)));
 }
 
-/* crc_slice8 == the bytewise loop for every length 0..300 at every
- * alignment 0..7, from arbitrary starting registers, for both tables; and
- * the selected engine (CRC32 instructions on AArch64) agrees too. */
-static void test_slice8_equals_bytewise(void **state)
+/* crc_table (slicing-by-16 and its bytewise head and tail) == the
+ * bytewise loop for every length 0..300 at every alignment 0..7, from
+ * arbitrary starting registers, for both tables; and the selected engine
+ * (CRC32 instructions on AArch64) and the public table engine agree too. */
+static void test_slice16_equals_bytewise(void **state)
 {
 	static uint8_t buf[300 + 16];
 	const struct crc_tables *ts[2] = { tables(&tab_ieee, POLY_IEEE),
@@ -104,13 +105,15 @@ static void test_slice8_equals_bytewise(void **state)
 			for (len = 0; len <= 300; len++) {
 				uint32_t seed = 0xffffffffu ^ (uint32_t)(len * 2654435761u);
 
-				if (crc_slice8(ts[t], seed, buf + align, len) !=
+				if (crc_table(ts[t], seed, buf + align, len) !=
 				    crc_bytes(ts[t], seed, buf + align, len))
-					fail_msg("slice8 differs: poly %zu len %zu align %zu", t, len,
+					fail_msg("slice16 differs: poly %zu len %zu align %zu", t, len,
 						 align);
 			}
 	for (len = 0; len <= 300; len += 7) {
 		assert_int_equal(crc32_ieee_raw(0xdebb20e3u, buf + 3, len),
+				 crc_bytes(ts[0], 0xdebb20e3u, buf + 3, len));
+		assert_int_equal(crc32_ieee_raw_table(0xdebb20e3u, buf + 3, len),
 				 crc_bytes(ts[0], 0xdebb20e3u, buf + 3, len));
 		assert_int_equal(crc32c_raw(0x12345678u, buf + 5, len),
 				 crc_bytes(ts[1], 0x12345678u, buf + 5, len));
@@ -124,7 +127,7 @@ int main(void)
 		cmocka_unit_test(test_rfc3720_vectors),
 		cmocka_unit_test(test_equals_zlib),
 		cmocka_unit_test(test_incremental_equals_one_shot),
-		cmocka_unit_test(test_slice8_equals_bytewise),
+		cmocka_unit_test(test_slice16_equals_bytewise),
 	};
 	return cmocka_run_group_tests_name("lib/crc32", tests, NULL, NULL);
 }
