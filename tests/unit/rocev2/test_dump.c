@@ -568,7 +568,8 @@ static void make_objects(struct rocev2 *e, struct objs *o)
 		ia.send_cq = o->cq[i % 3];
 		ia.recv_cq = o->cq[(i + 1) % 3];
 		ia.srq = i >= 6 ? o->srq[i - 6] : ROCEV2_NO_SRQ;
-		ia.sq = (struct rocev2_queue_attr){ .ring_addr = 0x80000 + i * 0x4000u, .dbrec_addr = 0x200 + i * 16u, .size = 8 };
+		ia.sq = (struct rocev2_queue_attr){ .ring_addr = 0x80000 + i * 0x4000u,
+						    .dbrec_addr = 0x200 + i * 16u, .size = 8 };
 		if (i < 6)
 			ia.rq = (struct rocev2_queue_attr){ .ring_addr = 0x82000 + i * 0x4000u,
 							    .dbrec_addr = 0x208 + i * 16u,
@@ -1616,7 +1617,8 @@ static void test_collisions_roll_back(void **state)
 		assert_int_equal(rocev2_dealloc_pd(&nb.e, h[i]), 0);
 	pd7 = h[7];
 	for (i = 0; i < 4; i++) {
-		q = (struct rocev2_queue_attr){ .ring_addr = 0x9000, .dbrec_addr = 0x900, .size = 8 };
+		q = (struct rocev2_queue_attr){ .ring_addr = 0x9000,
+						.dbrec_addr = 0x900, .size = 8 };
 		assert_int_equal(rocev2_create_cq(&nb.e, &q, &h[i]), 0);
 	}
 	for (i = 0; i < 3; i++)
@@ -1869,18 +1871,22 @@ static void make_side(struct node *n, unsigned side, int with_srq)
 		assert_int_equal(rocev2_create_srq(e, pd, &sa, &srq), 0);
 	}
 	for (qi = 0; qi < NQ; qi++) {
-		q = (struct rocev2_queue_attr){ .ring_addr = SCQ_RING(qi), .dbrec_addr = SCQ_DB(qi), .size = CQ_ENTRIES };
+		q = (struct rocev2_queue_attr){ .ring_addr = SCQ_RING(qi),
+						.dbrec_addr = SCQ_DB(qi), .size = CQ_ENTRIES };
 		assert_int_equal(rocev2_create_cq(e, &q, &scq), 0);
-		q = (struct rocev2_queue_attr){ .ring_addr = RCQ_RING(qi), .dbrec_addr = RCQ_DB(qi), .size = CQ_ENTRIES };
+		q = (struct rocev2_queue_attr){ .ring_addr = RCQ_RING(qi),
+						.dbrec_addr = RCQ_DB(qi), .size = CQ_ENTRIES };
 		assert_int_equal(rocev2_create_cq(e, &q, &rcq), 0);
 		memset(&ia, 0, sizeof(ia));
 		ia.pd = pd;
 		ia.send_cq = scq;
 		ia.recv_cq = rcq;
 		ia.srq = qi == 1 ? srq : ROCEV2_NO_SRQ;
-		ia.sq = (struct rocev2_queue_attr){ .ring_addr = SQ_RING(qi), .dbrec_addr = SQ_DB(qi), .size = WQ_ENTRIES };
+		ia.sq = (struct rocev2_queue_attr){ .ring_addr = SQ_RING(qi),
+						    .dbrec_addr = SQ_DB(qi), .size = WQ_ENTRIES };
 		if (ia.srq == ROCEV2_NO_SRQ)
-			ia.rq = (struct rocev2_queue_attr){ .ring_addr = RQ_RING(qi), .dbrec_addr = RQ_DB(qi), .size = WQ_ENTRIES };
+			ia.rq = (struct rocev2_queue_attr){ .ring_addr = RQ_RING(qi),
+							    .dbrec_addr = RQ_DB(qi), .size = WQ_ENTRIES };
 		ia.max_send_sge = 4;
 		ia.max_recv_sge = 4;
 		assert_int_equal(rocev2_create_qp(e, &ia, &conn_qpn[side][qi]), 0);

@@ -65,7 +65,8 @@ static int setup(void **state)
 	assert_int_equal(rocev2_create_qp(e, &qa, &qpn), 0);
 	qa.srq = srq;
 	qa.rq = (struct rocev2_queue_attr){ 0 };
-	qa.sq = (struct rocev2_queue_attr){ .ring_addr = SQ_RING + 0x2000u, .dbrec_addr = SQ_DB + 0x20u, .size = 4 };
+	qa.sq = (struct rocev2_queue_attr){ .ring_addr = SQ_RING + 0x2000u,
+					    .dbrec_addr = SQ_DB + 0x20u, .size = 4 };
 	assert_int_equal(rocev2_create_qp(e, &qa, &sqpn), 0);
 	qp = rocev2_qp_lookup(e, qpn);
 	sqp = rocev2_qp_lookup(e, sqpn);
