@@ -645,10 +645,12 @@ int rocev2_restore_image(struct rocev2 *e, const void *img, size_t len,
 	struct rocev2_image_iter it;
 	struct rocev2_record r;
 	size_t k, at;
+	uint8_t was_stopped;
 	int rc;
 
 	if (!e || !img)
 		return -HAL_EINVAL;
+	was_stopped = e->owner_stopped[e->creator];     /* a restored MTT stops it */
 	if (opts && opts->old_dip && !opts->new_dip)
 		return -HAL_EINVAL;
 	rc = rocev2_image_validate(img, len);
@@ -664,6 +666,7 @@ int rocev2_restore_image(struct rocev2 *e, const void *img, size_t len,
 			rc = rec_apply(e, &r, opts);
 			if (rc) {
 				restore_rollback(e, img, len, k, at);
+				e->owner_stopped[e->creator] = was_stopped;
 				return rc;
 			}
 		}

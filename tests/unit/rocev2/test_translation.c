@@ -823,7 +823,7 @@ static void test_migrate_to_other_pages(void **state)
 	uint8_t msg[700], got[700];
 	uint64_t pages[APP_PAGES];
 	size_t len;
-	uint32_t i, mtt_records = 0;
+	uint32_t i, mtt_records = 0, taken;
 
 	(void)state;
 	write_3_pages(&B, 1);
@@ -857,6 +857,14 @@ static void test_migrate_to_other_pages(void **state)
 	C.sq_pi = B.sq_pi;
 	C.rq_pi = B.rq_pi;
 	C.cq_ci = B.cq_ci;
+	/* A restore that fails after its MTT was made takes it back and
+	 * leaves the context running, as it was. */
+	assert_int_equal(rocev2_alloc_pd(&C.e, &taken), 0);
+	assert_int_equal(taken, B.pd);
+	assert_int_equal(rocev2_restore_image(&C.e, img, len, NULL), -HAL_EEXIST);
+	assert_int_equal(C.e.n_mtt, 0);
+	assert_int_equal(rocev2_context_stopped(&C.e, 0), 0);
+	assert_int_equal(rocev2_dealloc_pd(&C.e, taken), 0);
 	assert_int_equal(rocev2_restore_image(&C.e, img, len, NULL), 0);
 	assert_int_equal(rocev2_obj_live(&C.e, ROCEV2_OBJ_MTT, C.mtt), 1);
 	assert_int_equal(C.e.mtts[rocev2_handle_index(C.mtt)].written, 0);
