@@ -304,7 +304,11 @@ int rocev2_dealloc_pd(struct rocev2 *e, uint32_t pd);
 int rocev2_reg_mr(struct rocev2 *e, uint32_t pd, uint64_t addr, uint64_t length,
 		  uint32_t access, uint32_t *lkey, uint32_t *rkey);
 /* [iova, iova + length) inside mtt's range, mtt fully written and the
- * creating owner's (mtt ROCEV2_NO_MTT: as rocev2_reg_mr). */
+ * creating owner's (mtt ROCEV2_NO_MTT: as rocev2_reg_mr): -HAL_EINVAL for
+ * no such MTT or another owner's, -HAL_EFAULT for a range it does not
+ * cover, -HAL_EAGAIN while an entry is unwritten.  Queues (CQ, SRQ, QP)
+ * check their ring and doorbell record against ring_mtt / dbrec_mtt the
+ * same way.  Every refusal is counted (counters.h, mtt_refused_*). */
 int rocev2_reg_mr_mtt(struct rocev2 *e, uint32_t pd, uint32_t mtt, uint64_t iova,
 		      uint64_t length, uint32_t access, uint32_t *lkey, uint32_t *rkey);
 /* Memory translation (rocev2/mtt.c).  create: -HAL_EINVAL for a bad
@@ -398,6 +402,9 @@ int rocev2_dump_context(struct rocev2 *e, const struct rocev2_dump_scope *scope,
 int rocev2_abort_dump(struct rocev2 *e, uint32_t owner);
 int rocev2_restore_image(struct rocev2 *e, const void *img, size_t len,
 			 const struct rocev2_restore_opts *opts);
+/* -HAL_EAGAIN (nothing resumed, mtt_resume_unwritten) while an MTT of
+ * owner has an unwritten entry: a restore recreates MTTs unwritten and
+ * the target host refills them (rocev2_write_mtt) before the resume. */
 int rocev2_resume_context(struct rocev2 *e, uint32_t owner);
 /* Shared migration key of a connection (both ends set the same key at
  * setup; it restarts both directions at epoch 0): RESUME and NAK_STOPPED
