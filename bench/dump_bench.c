@@ -67,8 +67,9 @@ static void must(int rc, const char *what)
 
 static void build_context(void)
 {
-	struct rocev2_queue_attr cq = { 0, 0x100000, 4096 };
-	struct rocev2_srq_attr sa = { { 0x200000, 0x100040, 64 }, 4, 0 };
+	struct rocev2_queue_attr cq = { .ring_addr = 0, .dbrec_addr = 0x100000, .size = 4096 };
+	struct rocev2_srq_attr sa = { { .ring_addr = 0x200000,
+					.dbrec_addr = 0x100040, .size = 64 }, 4, 0 };
 	uint32_t pd, lkey, rkey, c, srq, i;
 
 	init(&src, &dsrc, msrc);
@@ -167,5 +168,12 @@ int main(void)
 		return 1;
 	}
 	printf("mig_resume_bytes: %zu bytes\n", resume_bytes);
+	/* Firmware RAM (issue 14): one MTT entry per page of an MR or ring;
+	 * a QP's slot, with its share of the engine's timer heap (its four
+	 * timers live in the slot, the heap holds a pointer to each).  The
+	 * pages of its rings are MTT entries, counted per page. */
+	printf("fw_ram_bytes_per_mr_page: %zu bytes\n", sizeof(src.mtt_pages[0]));
+	printf("fw_ram_bytes_per_qp: %zu bytes\n",
+	       sizeof(struct rocev2_qp) + ROCEV2_TIMERS_PER_QP * sizeof(src.timer_slots[0]));
 	return 0;
 }

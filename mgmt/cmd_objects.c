@@ -20,7 +20,8 @@ static void put_handle_out(struct cmd_call *c, uint32_t handle)
 
 static struct rocev2_queue_attr queue_attr(const struct mnic_queue_desc *q)
 {
-	struct rocev2_queue_attr a = { q->ring_addr, q->dbrec_addr, q->size };
+	struct rocev2_queue_attr a = { .ring_addr = q->ring_addr, .dbrec_addr = q->dbrec_addr,
+				       .size = q->size };
 
 	return a;
 }
