@@ -56,6 +56,14 @@ int h_query_device(struct mnic_mgmt *m, struct cmd_call *c)
 	o.n_ctx = mnic_ctx_count(m);
 	o.ctx_ua_offset = m->ctx[c->ctx].ua_offset;
 	o.ctx_ua_size = m->ctx[c->ctx].ua_size;
+	/* host memory and translation: MTTs counted as the objects above */
+	o.hostmem_size = m->cfg.hostmem_size;
+	o.max_mtt = ROCEV2_MAX_MTT;
+	o.max_mtt_pages = ROCEV2_MTT_PAGES;
+	o.n_mtt = mtt_count(m, c->ctx);
+	o.free_mtt_pages = ROCEV2_MTT_PAGES - m->mtt_pages;
+	o.page_shift_min = MNIC_PAGE_SHIFT_MIN;
+	o.page_shift_max = MNIC_PAGE_SHIFT_MAX;
 	memcpy(c->buf, &o, sizeof(o));
 	c->produced = sizeof(o);
 	return 0;
