@@ -149,12 +149,12 @@ int h_create_mtt(struct mnic_mgmt *m, struct cmd_call *c)
 static int page_ok(const struct mnic_mgmt *m, const struct cmd_call *c, uint64_t hpa,
 		   uint32_t shift)
 {
-	uint64_t page = 1ull << shift, size = m->cfg.hostmem_size;
+	uint64_t page = 1ull << shift;
 
 	if (hpa & (page - 1u))
 		return 0;
-	if (size)
-		return hpa < size && page <= size - hpa;
+	if (m->cfg.hostmem)
+		return hpa < m->cfg.hostmem->window_size && page <= m->cfg.hostmem->window_size - hpa;
 	return mnic_ctx_range_ok(m, c->ctx, hpa, page);
 }
 

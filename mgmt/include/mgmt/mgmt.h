@@ -39,9 +39,9 @@ struct mnic_mgmt_cfg {
 	volatile struct mnic_init_seg *seg;   /* the BAR's init segment */
 	volatile struct mnic_db_page *db;     /* the BAR's doorbell page */
 	struct hal_dma *dma;                  /* the BAR's host DMA window */
-	uint64_t hostmem_size;                /* the engine's host-memory aperture
-						 (its env.dma), bytes; 0: the DMA
-						 window is the aperture */
+	struct hal_dma *hostmem;              /* the engine's host-memory aperture
+						 (its env.dma); NULL: the DMA window
+						 is the aperture */
 	struct rocev2 *engine;                /* initialised by the caller */
 	uint32_t board_id;
 	const char *board_name;
