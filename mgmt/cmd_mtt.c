@@ -86,14 +86,15 @@ int mtt_cover_ok(struct mnic_mgmt *m, struct cmd_call *c, uint32_t handle, uint6
 /* ---- CREATE_MTT --------------------------------------------------------------- */
 
 /* Entries [iova, iova + length) needs at 2^shift bytes a page, or 0 for a
- * bad shape (mnic/cmd.h: shift in range, length > 0, no wrap) or one the
- * engine's pool could never hold. */
+ * bad shape (mnic/cmd.h: shift in range, length > 0, iova + length does
+ * not wrap, so the last byte is below 2^64 - 1) or one the engine's pool
+ * could never hold. */
 static uint32_t mtt_shape_pages(uint64_t iova, uint64_t length, uint32_t shift)
 {
 	uint64_t n;
 
 	if (shift < MNIC_PAGE_SHIFT_MIN || shift > MNIC_PAGE_SHIFT_MAX || length == 0 ||
-	    length - 1u > UINT64_MAX - iova)
+	    length > UINT64_MAX - iova)
 		return 0;
 	n = ((iova + (length - 1u)) >> shift) - (iova >> shift) + 1u;
 	return n > ROCEV2_MTT_PAGES ? 0 : (uint32_t)n;
