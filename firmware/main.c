@@ -92,12 +92,13 @@ int fw_main(int argc, char **argv)
 	fw_loop_init(&loop, &platform);
 	ctx.plat = &platform;
 	ctx.loop = &loop;
-	LOG_INFO("board %s, %u eth port(s), mac %s, host BAR %s (%zu bytes), host memory %s "
-		 "(%llu bytes), mode %s", platform.board, platform.n_eth, mac,
+	LOG_INFO("board %s, %u eth port(s), mac %s, host BAR %s (%zu bytes), mode %s",
+		 platform.board, platform.n_eth, mac,
 		 platform.hostif.bar ? platform.hostif.backing : "absent",
-		 platform.hostif.bar_size,
-		 platform.hostmem.base ? platform.hostmem.backing : "the DMA window",
-		 (unsigned long long)ctx.host_dma->window_size, mode->name);
+		 platform.hostif.bar_size, mode->name);
+	if (platform.hostmem.base)
+		LOG_INFO("host memory %s (%llu bytes)", platform.hostmem.backing,
+			 (unsigned long long)platform.hostmem.size);
 	rc = mode->run(&ctx, &args);
 	if (platform.hostif.bar && rc != FW_EXIT_OK && mode->run == fw_mode_run)
 		mnic_initseg_set_state(&platform.hostif, MNIC_STATE_FAILED);
