@@ -11,20 +11,22 @@
  * while the same write with good pages makes it usable.  Then WRITE and
  * DESTROY of an MTT in use, CREATE_MTT shapes, objects' ranges inside
  * their MTT (REG_MR, CQ, QP), QUERY_DEVICE's MTT fields, DEALLOC_CONTEXT,
- * and a NIC with a separate host-memory aperture, where pages are checked
- * against the aperture instead of the window's user area. */
+ * a NIC with a separate host-memory aperture, where pages are checked
+ * against the aperture instead of the window's user area, and MTTs a
+ * restore recreated (no shape in mgmt): refilled under an aperture,
+ * refused without one. */
 /* User area 4 MiB: room for the contexts below. */
 #define HOST_WINDOW (6u << 20)
 #include <stddef.h>
 
 #include "fake_host.h"
 
-static struct host H;
+static struct host H, T;   /* T: a migration's target */
 
 #define CTX_A_UA (HOST_USER + 0x100000u)
 #define CTX_B_UA (HOST_USER + 0x200000u)
 #define CTX_UA_SIZE 0x80000u
-#define OUT_MAX 256u
+#define OUT_MAX 4096u
 #define PAGE 0x1000u
 /* B's MTT: 0x3000 bytes from an IOVA in the middle of a page: 4 pages. */
 #define B_IOVA 0x7f0000003800ull
@@ -592,6 +594,88 @@ static void test_hostmem_aperture(void **state)
 	expect(&r, MNIC_CMD_STAT_OK, 0);
 }
 
+/* ---- MTTs a restore recreated ----------------------------------------------- */
+
+/* B's context with a written MTT and an MR over it, dumped; returns the
+ * image's length in img, and the MTT's handle. */
+static uint32_t dump_b(uint8_t *img, uint32_t cap, uint32_t *len)
+{
+	struct mnic_cmd_handle_in in = { in_hdr(MNIC_CMD_DUMP_CONTEXT, 0), MNIC_CTX_SELF, 0 };
+	struct mnic_cmd_dump_out d;
+	uint64_t good[B_NPAGES];
+	uint32_t mtt;
+	struct reply r;
+
+	ctx_b = new_ctx(&H, CTX_B_UA);
+	mtt = new_mtt(&H, ctx_b, B_IOVA, B_LEN, 12, B_NPAGES);
+	good_pages(good);
+	r = write_mtt(&H, ctx_b, mtt, 0, B_NPAGES, good, B_NPAGES);
+	expect(&r, MNIC_CMD_STAT_OK, 0);
+	r = reg_mr_as(&H, ctx_b, alloc_pd_as(&H, ctx_b), mtt, B_IOVA, B_LEN);
+	expect(&r, MNIC_CMD_STAT_OK, 0);
+	r = issue_as(&H, ctx_b, &in, sizeof(in), OUT_MAX);
+	expect(&r, MNIC_CMD_STAT_OK, 0);
+	memcpy(&d, r.out, sizeof(d));
+	assert_true(d.image_len <= cap && d.image_len <= OUT_MAX - sizeof(d));
+	memcpy(img, r.out + sizeof(d), d.image_len);
+	*len = d.image_len;
+	return mtt;
+}
+
+/* Restore the image into a context of t at B's range; the MTT comes back
+ * with its handle, unwritten, its context Stopped. */
+static uint16_t restore_b(struct host *t, const uint8_t *img, uint32_t len)
+{
+	uint8_t in[sizeof(struct mnic_cmd_restore_in) + OUT_MAX];
+	struct mnic_cmd_restore_in hd;
+	uint16_t ctx = new_ctx(t, CTX_B_UA);
+	struct reply r;
+
+	memset(&hd, 0, sizeof(hd));
+	hd.hdr = in_hdr(MNIC_CMD_RESTORE_OBJECT, MNIC_RESTORE_IMAGE);
+	hd.data_len = len;
+	memcpy(in, &hd, sizeof(hd));
+	memcpy(in + sizeof(hd), img, len);
+	r = issue_as(t, ctx, in, (uint32_t)sizeof(hd) + len, 8);
+	expect(&r, MNIC_CMD_STAT_OK, 0);
+	assert_int_equal(query_device_as(t, ctx).n_mtt, 1);
+	return ctx;
+}
+
+static void test_restored_mtt_refill(void **state)
+{
+	static uint8_t img[OUT_MAX];
+	uint64_t pages[B_NPAGES] = { 0x8000, 0x2000, 0x1000, 0x7000 };   /* the target's own */
+	uint32_t len, mtt = dump_b(img, sizeof(img), &len);
+	uint16_t ctx;
+	struct reply r;
+
+	(void)state;
+	/* Under a host-memory aperture the engine checks the target's pages
+	 * against it, which is the rule: the refill goes in, while the
+	 * context is Stopped, and a page past the aperture does not. */
+	host_init_hostmem(&T, HOSTMEM);
+	host_enable(&T);
+	ctx = restore_b(&T, img, len);
+	pages[3] = HOSTMEM;
+	r = write_mtt(&T, ctx, mtt, 0, B_NPAGES, pages, B_NPAGES);
+	expect(&r, MNIC_CMD_STAT_BAD_PARAM, MNIC_SITE_MTT_PAGE);
+	pages[3] = 0x7000;
+	r = write_mtt(&T, ctx, mtt, 0, B_NPAGES, pages, B_NPAGES);
+	expect(&r, MNIC_CMD_STAT_OK, 0);
+	host_free(&T);
+	/* Without one the issuer's range is the rule, and mgmt has no page
+	 * size for a restored MTT: refused, nothing written. */
+	host_init(&T);
+	host_enable(&T);
+	ctx = restore_b(&T, img, len);
+	good_pages(pages);
+	r = write_mtt(&T, ctx, mtt, 0, B_NPAGES, pages, B_NPAGES);
+	expect(&r, MNIC_CMD_STAT_BAD_PARAM, MNIC_SITE_MTT_PAGE);
+	assert_int_equal(MNIC_SYND_ERRNO(r.syndrome), HAL_ENOTSUP);
+	host_free(&T);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -601,6 +685,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_objects_inside_their_mtt, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dealloc_context_frees_mtts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hostmem_aperture, setup_hostmem, teardown),
+		cmocka_unit_test_setup_teardown(test_restored_mtt_refill, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("mgmt_mtt", tests, NULL, NULL);
