@@ -110,11 +110,29 @@ void mnic_track_qp(struct mnic_dev *dev, struct mnic_qp *qp, int add);
 int mnic_errno_of_status(uint8_t status, uint32_t syndrome);
 
 /* ---- mem.c --------------------------------------------------------------- */
-/* Allocator over a user area mapped at `user` (window address user_off,
- * user_size bytes); the pure core used by mnic_alloc and the unit tests. */
+/* The allocator over an area mapped at `user` (window address or IOVA
+ * user_off, user_size bytes); the pure core used by mnic_alloc and the
+ * unit tests.  Each call takes the area's lock word. */
 int mnic_umem_alloc(uint8_t *user, uint64_t user_off, uint64_t user_size, uint64_t size,
 		    uint64_t align, uint64_t *addr);
+int mnic_umem_free(uint8_t *user, uint64_t user_off, uint64_t user_size, uint64_t addr);
+/* Set the owner (kind, handle) of the allocation at addr; mtt != 0 also
+ * records the MTT it is registered with (kind MNIC_OBJ_NONE: mtt only). */
+int mnic_umem_bind(uint8_t *user, uint64_t user_off, uint64_t user_size, uint64_t addr,
+		   uint32_t kind, uint32_t handle, uint32_t mtt);
+/* Free every allocation owned by (kind, handle); their MTTs (up to
+ * max_mtts) into mtts.  Returns how many were freed or a negative errno. */
+int mnic_umem_release(uint8_t *user, uint64_t user_off, uint64_t user_size, uint32_t kind,
+		      uint32_t handle, uint32_t *mtts, uint32_t max_mtts, uint32_t *n_mtts);
+int mnic_umem_stats(uint8_t *user, uint64_t user_off, uint64_t user_size,
+		    struct mnic_mem_stats *st);
 int mnic_umem_reset(uint8_t *user, uint64_t user_off, uint64_t user_size);
+int mnic_umem_root(uint8_t *user, uint64_t user_off, uint64_t user_size, uint64_t *get,
+		   const uint64_t *set);
+/* The handle's area: record the MTT of an allocation; free what an
+ * object owns (and DESTROY_MTT its MTTs); returns how many were freed. */
+int mnic_mem_set_mtt(struct mnic_dev *dev, uint64_t addr, uint32_t mtt);
+int mnic_mem_release(struct mnic_dev *dev, enum mnic_obj_kind kind, uint32_t handle);
 
 /* ---- datapath.c ------------------------------------------------------------ */
 /* Poll a CQ ring directly (pure core of mnic_poll_cq, used by unit tests):
