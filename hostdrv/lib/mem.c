@@ -100,21 +100,21 @@ static int holder_gone(uint32_t pid)
 }
 
 /* The lock word holds the holder's process id.  Acquire pairs with the
- * release in area_unlock, so a holder's block writes are seen whole.  A
- * holder killed inside the allocator (a few stores) is taken over: its
- * half-done split at worst leaves a block the next walk refuses. */
-static int area_lock(const struct area *a)
+ * release in mnic_pid_unlock, so a holder's writes are seen whole.  A
+ * holder killed inside (a few stores) is taken over: its half-done split
+ * at worst leaves a block the next walk refuses. */
+int mnic_pid_lock(uint32_t *word)
 {
 	uint32_t self = (uint32_t)getpid();
 
 	for (long spin = 0; spin < 20000000L; spin++) {
 		uint32_t cur = 0;
 
-		if (__atomic_compare_exchange_n(&a->h->lock, &cur, self, 0, __ATOMIC_ACQUIRE,
+		if (__atomic_compare_exchange_n(word, &cur, self, 0, __ATOMIC_ACQUIRE,
 						__ATOMIC_RELAXED))
 			return 0;
 		if ((spin & 1023) == 1023 && cur != self && holder_gone(cur) &&
-		    __atomic_compare_exchange_n(&a->h->lock, &cur, self, 0, __ATOMIC_ACQUIRE,
+		    __atomic_compare_exchange_n(word, &cur, self, 0, __ATOMIC_ACQUIRE,
 						__ATOMIC_RELAXED))
 			return 0;
 		sched_yield();
@@ -122,9 +122,19 @@ static int area_lock(const struct area *a)
 	return -ETIMEDOUT;
 }
 
+void mnic_pid_unlock(uint32_t *word)
+{
+	__atomic_store_n(word, 0u, __ATOMIC_RELEASE);
+}
+
+static int area_lock(const struct area *a)
+{
+	return mnic_pid_lock(&a->h->lock);
+}
+
 static void area_unlock(const struct area *a)
 {
-	__atomic_store_n(&a->h->lock, 0u, __ATOMIC_RELEASE);
+	mnic_pid_unlock(&a->h->lock);
 }
 
 static int open_locked(struct area *a, uint8_t *user, uint64_t off, uint64_t size)
@@ -320,8 +330,10 @@ int mnic_umem_bind(uint8_t *user, uint64_t user_off, uint64_t user_size, uint64_
 	if (rel >= 0) {
 		struct mnic_umem_blk *b = blk_at(&a, (uint64_t)rel);
 
-		b->kind = kind;
-		b->handle = handle;
+		if (kind != MNIC_OBJ_NONE) {
+			b->kind = kind;
+			b->handle = handle;
+		}
 		if (mtt)
 			b->mtt = mtt;
 	}

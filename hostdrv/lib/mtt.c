@@ -1,6 +1,6 @@
 /* Memory translation tables (mnic/cmd.h "Memory translation",
  * docs/host-interface.md "Host memory and translation"): CREATE_MTT,
- * WRITE_MTT in chunks of at most MNIC_MTT_WRITE_MAX entries (so one
+ * WRITE_MTT in chunks of at most MNIC_MTT_WRITE_CHUNK entries (so one
  * command's mailbox chain stays far below MNIC_CMD_MAX_LEN and the driver
  * area), DESTROY_MTT. */
 #ifndef _GNU_SOURCE
@@ -54,7 +54,7 @@ int mnic_write_mtt(struct mnic_dev *dev, uint32_t mtt, uint32_t first, const uin
 {
 	struct mnic_cmd_write_mtt_in *in;
 	struct mnic_cmd_simple_out o;
-	uint32_t chunk = count < MNIC_MTT_WRITE_MAX ? count : MNIC_MTT_WRITE_MAX;
+	uint32_t chunk = count < MNIC_MTT_WRITE_CHUNK ? count : MNIC_MTT_WRITE_CHUNK;
 	int err = 0;
 
 	if (!dev || (!pages && count))

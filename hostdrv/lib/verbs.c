@@ -102,12 +102,23 @@ int mnic_dealloc_pd(struct mnic_pd *pd)
 	return err;
 }
 
+/* A refused create's MTT: the refusal stays the last error. */
+static void drop_mtt(struct mnic_dev *dev, uint32_t mtt)
+{
+	struct mnic_cmd_result keep = dev->last;
+
+	if (mtt)
+		mnic_destroy_mtt(dev, mtt);
+	dev->last = keep;
+}
+
 int mnic_reg_mr(struct mnic_pd *pd, uint64_t addr, uint64_t length, uint32_t access,
 		struct mnic_mr **out)
 {
 	struct mnic_cmd_reg_mr_in in;
 	struct mnic_cmd_reg_mr_out o;
 	struct mnic_mr *mr;
+	uint32_t mtt;
 	void *ptr;
 	int err;
 
@@ -116,22 +127,33 @@ int mnic_reg_mr(struct mnic_pd *pd, uint64_t addr, uint64_t length, uint32_t acc
 	ptr = mnic_window_ptr(pd->dev, addr, length);
 	if (!ptr || length == 0)
 		return mnic_set_err(pd->dev, MNIC_ERR_ARG, -EFAULT);
+	/* host-memory mode: the MR's pages through an MTT (IOVA = addr) */
+	err = mnic_hostmem_mtt(pd->dev, addr, length, &mtt);
+	if (err < 0)
+		return err;
 	memset(&in, 0, sizeof(in));
 	in.hdr.opcode = MNIC_CMD_REG_MR;
 	in.pd = pd->handle;
 	in.access = access;
 	in.addr = addr;
 	in.length = length;
+	in.mtt = mtt;
 	err = mnic_cmd(pd->dev, &in, sizeof(in), &o, sizeof(o), NULL);
+	if (err == 0 && (o.lkey == 0 || o.rkey == 0))
+		err = mnic_reply_err(pd->dev);   /* an MR we cannot name: keep its MTT */
+	else if (err < 0)
+		drop_mtt(pd->dev, mtt);
 	if (err < 0)
 		return err;
-	if (o.lkey == 0 || o.rkey == 0)
-		return mnic_reply_err(pd->dev);
 	mr = calloc(1, sizeof(*mr));
 	if (!mr) {
 		handle_cmd(pd->dev, MNIC_CMD_DEREG_MR, o.lkey);
+		drop_mtt(pd->dev, mtt);
 		return mnic_set_err(pd->dev, MNIC_ERR_ARG, -ENOMEM);
 	}
+	if (mtt)   /* so that a destroy by lkey (mnic_destroy_object) finds it */
+		mnic_mem_set_mtt(pd->dev, addr, mtt);
+	mr->mtt = mtt;
 	mr->dev = pd->dev;
 	mr->pd = pd;
 	mr->lkey = o.lkey;
@@ -151,8 +173,11 @@ int mnic_dereg_mr(struct mnic_mr *mr)
 	if (!mr)
 		return -EINVAL;
 	err = handle_cmd(mr->dev, MNIC_CMD_DEREG_MR, mr->lkey);
-	if (err == 0)
+	if (err == 0) {
+		if (mr->mtt)
+			mnic_destroy_mtt(mr->dev, mr->mtt);
 		free(mr);
+	}
 	return err;
 }
 
@@ -194,6 +219,19 @@ static int alloc_queue(struct mnic_dev *dev, uint32_t entries, uint32_t esize,
 	q->ring_addr = ring.addr;
 	q->dbrec_addr = db.addr;
 	q->size = entries;
+	/* host-memory mode: ring and record each through an MTT, recorded in
+	 * their blocks for a destroy by handle */
+	err = mnic_hostmem_mtt(dev, ring.addr, ring.len, &q->ring_mtt);
+	if (err == 0)
+		err = mnic_hostmem_mtt(dev, db.addr, db.len, &q->dbrec_mtt);
+	if (err < 0) {
+		free_queue(dev, q);
+		return err;
+	}
+	if (q->ring_mtt)
+		mnic_mem_set_mtt(dev, ring.addr, q->ring_mtt);
+	if (q->dbrec_mtt)
+		mnic_mem_set_mtt(dev, db.addr, q->dbrec_mtt);
 	return 0;
 }
 

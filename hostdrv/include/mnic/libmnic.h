@@ -281,10 +281,25 @@ int mnic_mem_get_root(struct mnic_dev *dev, uint64_t *addr);
  * Returns bytes copied or a negative errno. */
 int64_t mnic_copy_user_area(struct mnic_dev *from, struct mnic_dev *to);
 
+/* Host-memory mode (docs/libmnic.md "Host memory"): with a NIC that has a
+ * host-memory aperture, a BAR-backend handle's memory is pages of that
+ * file mapped at a VA range of the process (buf.addr = IOVA = VA), and
+ * every ring, doorbell record and MR is registered with an MTT.  The file
+ * is $MNIC_HOSTMEM, else "<BAR path>.hostmem"; MNIC_HOSTMEM_SHUFFLE=1
+ * takes the pages in a random order (tests of translation).  All zero in
+ * physical mode. */
+struct mnic_hostmem_info {
+	uint64_t aperture;           /* bytes of the host-memory file */
+	uint32_t free_pages;         /* 4 KiB pages nobody holds */
+	uint32_t pages;              /* this handle's pages */
+	uint32_t discontiguities;    /* virtually adjacent pages not physically so */
+};
+int mnic_hostmem_info(struct mnic_dev *dev, struct mnic_hostmem_info *info);
+
 /* ---- memory translation tables (mnic/cmd.h, docs/libmnic.md "MTTs") ---- */
 
 /* WRITE_MTT entries per command: mnic_write_mtt splits longer lists. */
-#define MNIC_MTT_WRITE_MAX 4096u
+#define MNIC_MTT_WRITE_CHUNK 4096u
 /* CREATE_MTT of [iova, iova + length) with pages of 2^page_shift bytes;
  * *npages (may be NULL) is the entries WRITE_MTT must fill. */
 int mnic_create_mtt(struct mnic_dev *dev, uint64_t iova, uint64_t length, uint32_t page_shift,

@@ -520,6 +520,73 @@ static void test_alloc_dead_holder(void **state)
 	free(ua);
 }
 
+/* ---- host-memory page table ------------------------------------------------------- */
+
+static int every_owner_gone(uint32_t owner)
+{
+	return owner == 4242;
+}
+
+/* Pages of the aperture: the table's own pages are never handed out; a
+ * take is all or nothing; shuffled pages are distinct and not in order;
+ * the owner's pages are found again by virtual index; release and the
+ * sweep of gone owners return them. */
+static void test_hostmem_table(void **state)
+{
+	const uint64_t size = 4u << 20;   /* 1024 pages */
+	struct mnic_hm_hdr *h = calloc(1, size);
+	uint32_t tp = mnic_hm_table_pages(size), npages = (uint32_t)(size / 4096);
+	uint32_t *pfn = calloc(npages, sizeof(*pfn)), *again = calloc(npages, sizeof(*again));
+	uint8_t *seen = calloc(npages, 1);
+	uint32_t jumps = 0, free0;
+
+	(void)state;
+	assert_int_equal(tp, 3);   /* 64 + 8 x 1024 bytes */
+	assert_int_equal(mnic_hm_init(h, size), 0);
+	assert_int_equal(mnic_hm_init(h, size), 0);   /* a second process: kept */
+	assert_int_equal(mnic_hm_init(h, size / 2), -EUCLEAN);   /* another geometry */
+	free0 = h->free_pages;
+	assert_int_equal(free0, npages - tp);
+	/* refusals */
+	assert_int_equal(mnic_hm_take(h, 0, 1, 0, pfn), -EINVAL);
+	assert_int_equal(mnic_hm_take(h, MNIC_HM_RESERVED, 1, 0, pfn), -EINVAL);
+	assert_int_equal(mnic_hm_take(h, 7, free0 + 1, 0, pfn), -ENOMEM);
+	assert_int_equal(h->free_pages, free0);   /* nothing taken */
+	/* in order: the lowest free pages after the table */
+	assert_int_equal(mnic_hm_take(h, 7, 10, 0, pfn), 0);
+	for (uint32_t i = 0; i < 10; i++)
+		assert_int_equal(pfn[i], tp + i);
+	/* shuffled */
+	assert_int_equal(mnic_hm_take(h, 4242, 500, 99, pfn), 0);
+	for (uint32_t i = 0; i < 500; i++) {
+		assert_true(pfn[i] >= tp + 10 && pfn[i] < npages);
+		assert_int_equal(seen[pfn[i]], 0);
+		seen[pfn[i]] = 1;
+		if (i && pfn[i] != pfn[i - 1] + 1)
+			jumps++;
+	}
+	assert_true(jumps > 400);
+	assert_int_equal(mnic_hm_find(h, 4242, again, npages), 500);
+	assert_memory_equal(again, pfn, 500 * sizeof(*pfn));
+	assert_int_equal(mnic_hm_find(h, 4242, again, 499), -E2BIG);
+	assert_int_equal(mnic_hm_find(h, 8, again, npages), 0);
+	assert_int_equal(h->free_pages, free0 - 510);
+	/* a corrupt table (two pages claim one virtual slot) is refused */
+	((struct mnic_hm_page *)(h + 1))[pfn[1]].vpage = 0;
+	assert_int_equal(mnic_hm_find(h, 4242, again, npages), -EUCLEAN);
+	((struct mnic_hm_page *)(h + 1))[pfn[1]].vpage = 1;
+	/* the sweep frees the gone owner's pages only */
+	assert_int_equal(mnic_hm_release(h, 0, every_owner_gone), 500);
+	assert_int_equal(h->free_pages, free0 - 10);
+	assert_int_equal(mnic_hm_release(h, 7, NULL), 10);
+	assert_int_equal(h->free_pages, free0);
+	assert_int_equal(mnic_hm_release(h, 7, NULL), 0);
+	free(h);
+	free(pfn);
+	free(again);
+	free(seen);
+}
+
 /* ---- CQ polling ------------------------------------------------------------- */
 
 static void produce(struct mnic_cqe *ring, uint32_t size, uint32_t pi, uint64_t wr_id)
@@ -671,6 +738,7 @@ int main(void)
 		cmocka_unit_test(test_alloc),        cmocka_unit_test(test_alloc_free_coalesce),
 		cmocka_unit_test(test_alloc_free_refusals), cmocka_unit_test(test_alloc_churn),
 		cmocka_unit_test(test_alloc_bind_release), cmocka_unit_test(test_alloc_dead_holder),
+		cmocka_unit_test(test_hostmem_table),
 		cmocka_unit_test(test_cq_poll),
 		cmocka_unit_test(test_errors),       cmocka_unit_test(test_args),
 	};
