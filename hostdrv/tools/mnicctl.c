@@ -1370,6 +1370,7 @@ static int cmd_destroy(struct mnic_dev *dev, int argc, const char **argv)
 static int cmd_mem(struct mnic_dev *dev, int argc, const char **argv)
 {
 	struct mnic_mem_stats st;
+	struct mnic_hostmem_info hm;
 	struct mnic_ctx_info ci;
 	int err;
 
@@ -1377,10 +1378,13 @@ static int cmd_mem(struct mnic_dev *dev, int argc, const char **argv)
 	if (argc > 1)
 		return mnicctl_usage("mem takes no arguments");
 	memset(&st, 0, sizeof(st));
+	memset(&hm, 0, sizeof(hm));
 	/* a query makes nothing: no management memory yet is 0 bytes in use */
 	err = mnic_find_context(dev, MNIC_OWNER_MGMT_MEM, &ci);
 	if (err == 0)
 		err = mnic_mem_stats(dev, &st);
+	if (err == 0)
+		err = mnic_hostmem_info(dev, &hm);
 	if (err < 0 && err != -ESRCH)
 		return dev_fail(dev, "memory", err);
 	if (opt.json) {
@@ -1390,6 +1394,9 @@ static int cmd_mem(struct mnic_dev *dev, int argc, const char **argv)
 		jnum("size", st.size);
 		jnum("free_blocks", st.free_blocks);
 		jnum("largest_free", st.largest_free);
+		jnum("hostmem_aperture", hm.aperture);
+		jnum("hostmem_free_pages", hm.free_pages);
+		jnum("hostmem_pages", hm.pages);
 		jclose('}');
 		return MNICCTL_OK;
 	}
@@ -1398,6 +1405,9 @@ static int cmd_mem(struct mnic_dev *dev, int argc, const char **argv)
 	printf("managed     %llu bytes, %llu free blocks, largest %llu bytes\n",
 	       (unsigned long long)st.size, (unsigned long long)st.free_blocks,
 	       (unsigned long long)st.largest_free);
+	if (hm.aperture)
+		printf("host memory %llu bytes, %u pages free; mnicctl's range %u pages\n",
+		       (unsigned long long)hm.aperture, hm.free_pages, hm.pages);
 	return MNICCTL_OK;
 }
 
