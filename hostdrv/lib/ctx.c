@@ -138,7 +138,9 @@ static int reap(struct mnic_dev *dev)
 	}
 	if (next <= MNIC_CTX_MAX && err != -ENXIO)
 		return err;
-	mnic_hostmem_reap(dev);   /* the dead owners' pages, context or not */
+	/* the dead owners' pages, context or not */
+	if (mnic_hostmem_attach(dev) == 0)
+		mnic_hostmem_reap(dev);
 	return freed;
 }
 

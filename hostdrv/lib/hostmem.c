@@ -419,7 +419,7 @@ int mnic_hostmem_info(struct mnic_dev *dev, struct mnic_hostmem_info *info)
 	if (!dev || !info)
 		return -EINVAL;
 	memset(info, 0, sizeof(*info));
-	err = mnic_mem_ensure(dev);
+	err = mnic_hostmem_attach(dev);   /* the aperture; the view only if there is one */
 	if (err < 0)
 		return err;
 	if (!dev->hm_table)

@@ -282,6 +282,11 @@ static int cmd_info(struct mnic_dev *dev, int argc, const char **argv)
 		jnum("pd", q.n_pd); jnum("mr", q.n_mr); jnum("cq", q.n_cq);
 		jnum("srq", q.n_srq); jnum("qp", q.n_qp);
 		jclose('}');
+		jopen("mtt", '{');
+		jnum("hostmem_size", q.hostmem_size); jnum("max", q.max_mtt);
+		jnum("in_use", q.n_mtt); jnum("max_pages", q.max_mtt_pages);
+		jnum("free_pages", q.free_mtt_pages);
+		jclose('}');
 		jclose('}');
 		return MNICCTL_OK;
 	}
@@ -302,6 +307,12 @@ static int cmd_info(struct mnic_dev *dev, int argc, const char **argv)
 	       q.max_sge, q.max_qp_wr, q.max_cqe, q.max_rd_atomic, q.max_msg);
 	printf("in use      pd %u  mr %u  cq %u  srq %u  qp %u\n", q.n_pd, q.n_mr, q.n_cq,
 	       q.n_srq, q.n_qp);
+	printf("translation mtt %u of %u, entries %u free of %u; host memory ", q.n_mtt, q.max_mtt,
+	       q.free_mtt_pages, q.max_mtt_pages);
+	if (q.hostmem_size)
+		printf("%llu bytes (aperture)\n", (unsigned long long)q.hostmem_size);
+	else
+		printf("the DMA window (physical mode)\n");
 	printf("migration   image max %u bytes, pause timeout %u ms, resume budget ", q.image_max,
 	       q.pause_timeout_ms);
 	if (q.resume_budget_ms)
@@ -1383,8 +1394,8 @@ static int cmd_mem(struct mnic_dev *dev, int argc, const char **argv)
 	err = mnic_find_context(dev, MNIC_OWNER_MGMT_MEM, &ci);
 	if (err == 0)
 		err = mnic_mem_stats(dev, &st);
-	if (err == 0)
-		err = mnic_hostmem_info(dev, &hm);
+	if (err == 0 || err == -ESRCH)
+		err = mnic_hostmem_info(dev, &hm) < 0 ? -EIO : err;
 	if (err < 0 && err != -ESRCH)
 		return dev_fail(dev, "memory", err);
 	if (opt.json) {
