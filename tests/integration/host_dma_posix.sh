@@ -18,6 +18,8 @@
 #   3. mnicctl in host-memory mode: create/destroy by handle in separate
 #      processes (the management pages found again at their VA), memory
 #      and MTTs returned; a refused create leaves no MTT
+#   3b. a 40 MiB MR (10240 pages) registers in CREATE_MTT + 3 WRITE_MTT
+#      chunks + REG_MR (commands counted by the NIC), its pages back after
 #   4. the same NICs' MTT refusal counters stayed 0 (libmnic only sends
 #      page lists the firmware accepts)
 set -euo pipefail
@@ -29,7 +31,7 @@ tools=$MNIC_ROOT/build/host-asan/hostdrv
 M=$tools/mnicctl
 T=$tools/mnic-traffic
 PP=$tools/mnic-pingpong
-for f in "$fw" "$M" "$T" "$PP"; do [ -x "$f" ] || mnic_die "$f missing: run make BOARD=posix hostdrv"; done
+for f in "$fw" "$M" "$T" "$PP" "$tools/mnic-tenant"; do [ -x "$f" ] || mnic_die "$f missing: run make BOARD=posix hostdrv"; done
 json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 
 mnic_switch_start "$out/switch"
@@ -110,6 +112,16 @@ for o in "qp $qp" "mr $mr" "cq $cq" "pd $pd"; do "$M" -d "$A" destroy $o >/dev/n
 [ "$(n_mtt "$A")" = 0 ] || mnic_die "$(n_mtt "$A") MTTs left after destroy"
 [ "$("$M" -d "$A" --json mem | json "d['in_use']")" = 0 ] || mnic_die "mnicctl memory not returned"
 echo "ok: mnicctl create/destroy in host-memory mode: 7 MTTs, then none; memory returned"
+
+# ---- 3b. a page list longer than one WRITE_MTT carries ------------------------------------
+# 40 MiB = 10240 pages: CREATE_MTT, WRITE_MTT x 3 (4096 + 4096 + 2048), REG_MR
+TEN=$tools/mnic-tenant
+fa3=$(free_pages "$A")   # less mnicctl's management range, which stays
+"$TEN" bigmr "$A" $((40 << 20)) >"$out/bigmr.log" 2>&1 || { cat "$out/bigmr.log"; mnic_die "bigmr failed"; }
+grep -q "^bigmr: 10240 pages, 5 commands$" "$out/bigmr.log" ||
+  { cat "$out/bigmr.log"; mnic_die "a 10240-page MR: not CREATE_MTT + 3 WRITE_MTT + REG_MR"; }
+[ "$(free_pages "$A")" = "$fa3" ] && [ "$(n_mtt "$A")" = 0 ] || mnic_die "bigmr: pages or MTT left"
+echo "ok: $(cat "$out/bigmr.log") (CREATE_MTT, 3 x WRITE_MTT, REG_MR)"
 
 # ---- 4. nothing refused ------------------------------------------------------------------
 for d in "$A" "$B"; do

@@ -18,6 +18,13 @@
  *                                and checks after every round that the
  *                                host-memory figure (mnic_mem_usage) is back
  *                                where it started; one line at the end
+ *   mnic-tenant bigmr DEV BYTES  host-memory mode: registers one MR of BYTES
+ *                                (its page list longer than one WRITE_MTT
+ *                                carries) and prints how many commands the
+ *                                NIC answered for it (QUERY_COUNTERS
+ *                                cmds_delivered through a management
+ *                                handle, the counting's own commands
+ *                                subtracted)
  *
  * "Exactly as a handle that does not exist": the probe makes an object of
  * the same type, destroys it, and names that handle; the firmware's answer
@@ -446,6 +453,54 @@ static int churn(const char *path, unsigned long n)
 	return 0;
 }
 
+static int delivered(struct mnic_dev *mg, uint64_t *v)
+{
+	struct mnic_counter c[128];
+	int n = mnic_query_counters(mg, MNIC_COUNTERS_MGMT, c, 128, NULL);
+
+	for (int i = 0; i < n; i++)
+		if (!strcmp(c[i].name, "cmds_delivered")) {
+			*v = c[i].value;
+			return 0;
+		}
+	return -1;
+}
+
+static int bigmr(const char *path, uint64_t bytes)
+{
+	struct mnic_dev *dev, *mg;
+	struct mnic_pd *pd;
+	struct mnic_mr *mr;
+	struct mnic_buf buf;
+	struct mnic_hostmem_info hm;
+	uint64_t c0, c1, c2;
+
+	if (mnic_open(path, &dev) < 0 || mnic_open_mgmt(path, &mg) < 0) {
+		fprintf(stderr, "mnic-tenant: %s\n", mnic_open_error());
+		return 1;
+	}
+	if (mnic_set_context_size(dev, bytes + (1u << 20)) || mnic_alloc_pd(dev, &pd) ||
+	    mnic_alloc(dev, bytes, 4096, &buf))
+		return die("PD and memory", dev);
+	if (mnic_hostmem_info(dev, &hm) || hm.aperture == 0) {
+		fprintf(stderr, "mnic-tenant: %s has no host-memory aperture\n", path);
+		return 1;
+	}
+	if (delivered(mg, &c0) || delivered(mg, &c1))
+		return die("QUERY_COUNTERS", mg);
+	if (mnic_reg_mr(pd, buf.addr, bytes, MNIC_ACCESS_LOCAL_WRITE, &mr))
+		return die("REG_MR", dev);
+	if (delivered(mg, &c2))
+		return die("QUERY_COUNTERS", mg);
+	printf("bigmr: %llu pages, %llu commands\n", (unsigned long long)(bytes / 4096),
+	       (unsigned long long)((c2 - c1) - (c1 - c0)));
+	if (mnic_dereg_mr(mr) || mnic_free(dev, buf.addr) || mnic_dealloc_pd(pd))
+		return die("teardown", dev);
+	mnic_close(mg);
+	mnic_close(dev);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);   /* every line in the log, whatever ends us */
@@ -455,6 +510,9 @@ int main(int argc, char **argv)
 		return probe(argv[2], argv[3]);
 	if (argc == 4 && !strcmp(argv[1], "churn"))
 		return churn(argv[2], strtoul(argv[3], NULL, 0));
-	fprintf(stderr, "usage: mnic-tenant hold DEV FILE | probe DEV FILE | churn DEV N\n");
+	if (argc == 4 && !strcmp(argv[1], "bigmr"))
+		return bigmr(argv[2], strtoull(argv[3], NULL, 0));
+	fprintf(stderr, "usage: mnic-tenant hold DEV FILE | probe DEV FILE | churn DEV N | "
+		"bigmr DEV BYTES\n");
 	return 2;
 }

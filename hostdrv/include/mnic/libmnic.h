@@ -12,7 +12,9 @@
  *
  * Addresses.  Everything the NIC is given (rings, doorbell records, MR
  * memory, SGEs) is a *window address*: an offset in the host DMA window of
- * the BAR (mnic/abi.h).  Applications get memory in the user area with
+ * the BAR (mnic/abi.h; physical mode), or, when the NIC has a host-memory
+ * aperture, an IOVA = the process's VA, translated by the NIC through the
+ * MTTs libmnic registers (host-memory mode, below).  Applications get memory in the user area with
  * mnic_alloc(), which returns both the window address and a host pointer;
  * mnic_window_ptr() turns any window address of the user area back into a
  * pointer.  The allocator's state lives in the user area itself (struct
@@ -429,7 +431,8 @@ struct mnic_qp {
 int mnic_alloc_pd(struct mnic_dev *dev, struct mnic_pd **pd);
 int mnic_dealloc_pd(struct mnic_pd *pd);
 
-/* Register [addr, addr + length) of the user area (window address). */
+/* Register [addr, addr + length) of the handle's memory (window address;
+ * host-memory mode: an IOVA of mnic_alloc'd memory, through an MTT). */
 int mnic_reg_mr(struct mnic_pd *pd, uint64_t addr, uint64_t length, uint32_t access,
 		struct mnic_mr **mr);
 int mnic_dereg_mr(struct mnic_mr *mr);
