@@ -129,17 +129,22 @@ static int reap(struct mnic_dev *dev)
 {
 	struct mnic_ctx_info ci;
 	uint32_t next = 1;
-	int freed = 0, err;
+	int freed = 0, kept = 0, err;
 
 	while (next <= MNIC_CTX_MAX && (err = query_as(dev, MNIC_CTX_MGMT, next, 1, &ci)) == 0) {
 		next = ci.ctx + 1;
-		if (ci.owner_tag && owner_gone(ci.owner_tag) && dealloc_as(dev, MNIC_CTX_MGMT, ci.ctx) == 0)
-			freed++;
+		if (ci.owner_tag && owner_gone(ci.owner_tag)) {
+			if (dealloc_as(dev, MNIC_CTX_MGMT, ci.ctx) == 0)
+				freed++;
+			else
+				kept++;
+		}
 	}
 	if (next <= MNIC_CTX_MAX && err != -ENXIO)
 		return err;
-	/* the dead owners' pages, context or not */
-	if (mnic_hostmem_attach(dev) == 0)
+	/* the dead owners' pages, once none of their contexts is left: the
+	 * NIC may still reach the pages of one that would not go */
+	if (!kept && mnic_hostmem_attach(dev) == 0)
 		mnic_hostmem_reap(dev);
 	return freed;
 }
@@ -295,9 +300,9 @@ void mnic_ctx_release(struct mnic_dev *dev)
 		return;
 	if (dev->ctx_lost && ensure_bar(dev) < 0)
 		return;   /* migrated and not found: nothing of ours to free here */
-	/* a context may free itself; the objects go with it, then its pages */
-	dealloc_as(dev, dev->ctx, MNIC_CTX_SELF);
-	if (dev->role == MNIC_ROLE_TENANT)
+	/* a context may free itself; the objects go with it, then its pages
+	 * (kept while the NIC may reach them: a reap frees them later) */
+	if (dealloc_as(dev, dev->ctx, MNIC_CTX_SELF) == 0 && dev->role == MNIC_ROLE_TENANT)
 		mnic_hostmem_release(dev, (uint32_t)getpid());
 	dev->ctx = MNIC_CTX_MGMT;
 	dev->ctx_owned = 0;
