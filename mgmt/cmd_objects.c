@@ -1,8 +1,9 @@
 /* Object commands: PD, MR, CQ, SRQ and QP (mnic/cmd.h,
- * docs/host-interface.md).  Rings, doorbell records and MRs must lie in the
- * issuer's user-area range; the dispatcher checked that every handle is
- * the issuer's; the engine validates the rest and changes nothing when it
- * refuses. */
+ * docs/host-interface.md).  Rings, doorbell records and MRs in physical
+ * mode must lie in the issuer's user-area range (mem_ok); with an MTT the
+ * engine checks them against it (mtt_engine_fail names that refusal); the
+ * dispatcher checked that every handle, MTTs included, is the issuer's;
+ * the engine validates the rest and changes nothing when it refuses. */
 #include <string.h>
 
 #include "cmd_priv.h"
@@ -18,10 +19,17 @@ static void put_handle_out(struct cmd_call *c, uint32_t handle)
 	c->produced = sizeof(o);
 }
 
+/* 1 when the queue names an MTT. */
+static int queue_uses_mtt(const struct mnic_queue_desc *q)
+{
+	return q->ring_mtt != MNIC_MTT_NONE || q->dbrec_mtt != MNIC_MTT_NONE;
+}
+
 static struct rocev2_queue_attr queue_attr(const struct mnic_queue_desc *q)
 {
 	struct rocev2_queue_attr a = { .ring_addr = q->ring_addr, .dbrec_addr = q->dbrec_addr,
-				       .size = q->size };
+				       .size = q->size, .ring_mtt = q->ring_mtt,
+				       .dbrec_mtt = q->dbrec_mtt };
 
 	return a;
 }
@@ -45,11 +53,12 @@ int h_reg_mr(struct mnic_mgmt *m, struct cmd_call *c)
 	int rc;
 
 	memcpy(&in, c->buf, sizeof(in));
-	if (mr_range_ok(m, c, in.addr, in.length))
+	if (mem_ok(m, c, in.mtt, in.addr, in.length, MNIC_SITE_MR_ADDR))
 		return -1;
-	rc = rocev2_reg_mr(m->cfg.engine, in.pd, in.addr, in.length, in.access, &lkey, &rkey);
+	rc = rocev2_reg_mr_mtt(m->cfg.engine, in.pd, in.mtt, in.addr, in.length, in.access, &lkey,
+			       &rkey);
 	if (rc)
-		return engine_fail(m, c, rc);
+		return mtt_engine_fail(m, c, rc, in.mtt != MNIC_MTT_NONE);
 	memset(&o, 0, sizeof(o));
 	o.lkey = lkey;
 	o.rkey = rkey;
@@ -66,12 +75,12 @@ int h_create_cq(struct mnic_mgmt *m, struct cmd_call *c)
 	int rc;
 
 	memcpy(&in, c->buf, sizeof(in));
-	if (queue_ok(m, c, in.q.ring_addr, in.q.dbrec_addr, in.q.size, MNIC_CQE_SIZE))
+	if (queue_ok(m, c, &in.q, MNIC_CQE_SIZE))
 		return -1;
 	q = queue_attr(&in.q);
 	rc = rocev2_create_cq(m->cfg.engine, &q, &cq);
 	if (rc)
-		return engine_fail(m, c, rc);
+		return mtt_engine_fail(m, c, rc, queue_uses_mtt(&in.q));
 	put_handle_out(c, cq);
 	return 0;
 }
@@ -84,7 +93,7 @@ int h_create_srq(struct mnic_mgmt *m, struct cmd_call *c)
 	int rc;
 
 	memcpy(&in, c->buf, sizeof(in));
-	if (queue_ok(m, c, in.q.ring_addr, in.q.dbrec_addr, in.q.size, MNIC_WQE_SIZE))
+	if (queue_ok(m, c, &in.q, MNIC_WQE_SIZE))
 		return -1;
 	memset(&a, 0, sizeof(a));
 	a.q = queue_attr(&in.q);
@@ -92,7 +101,7 @@ int h_create_srq(struct mnic_mgmt *m, struct cmd_call *c)
 	a.srq_limit = in.srq_limit;
 	rc = rocev2_create_srq(m->cfg.engine, in.pd, &a, &srq);
 	if (rc)
-		return engine_fail(m, c, rc);
+		return mtt_engine_fail(m, c, rc, queue_uses_mtt(&in.q));
 	put_handle_out(c, srq);
 	return 0;
 }
@@ -118,8 +127,7 @@ int h_create_qp(struct mnic_mgmt *m, struct cmd_call *c)
 	int rc;
 
 	memcpy(&in, c->buf, sizeof(in));
-	if (queue_ok(m, c, in.sq.ring_addr, in.sq.dbrec_addr, in.sq.size, MNIC_WQE_SIZE) ||
-	    queue_ok(m, c, in.rq.ring_addr, in.rq.dbrec_addr, in.rq.size, MNIC_WQE_SIZE))
+	if (queue_ok(m, c, &in.sq, MNIC_WQE_SIZE) || queue_ok(m, c, &in.rq, MNIC_WQE_SIZE))
 		return -1;
 	memset(&a, 0, sizeof(a));
 	a.pd = in.pd;
@@ -133,7 +141,7 @@ int h_create_qp(struct mnic_mgmt *m, struct cmd_call *c)
 	a.sq_sig_all = in.sq_sig_all != 0;
 	rc = rocev2_create_qp(m->cfg.engine, &a, &qpn);
 	if (rc)
-		return engine_fail(m, c, rc);
+		return mtt_engine_fail(m, c, rc, queue_uses_mtt(&in.sq) || queue_uses_mtt(&in.rq));
 	put_handle_out(c, qpn);
 	return 0;
 }

@@ -129,15 +129,23 @@ static int reap(struct mnic_dev *dev)
 {
 	struct mnic_ctx_info ci;
 	uint32_t next = 1;
-	int freed = 0, err;
+	int freed = 0, kept = 0, err;
 
 	while (next <= MNIC_CTX_MAX && (err = query_as(dev, MNIC_CTX_MGMT, next, 1, &ci)) == 0) {
 		next = ci.ctx + 1;
-		if (ci.owner_tag && owner_gone(ci.owner_tag) && dealloc_as(dev, MNIC_CTX_MGMT, ci.ctx) == 0)
-			freed++;
+		if (ci.owner_tag && owner_gone(ci.owner_tag)) {
+			if (dealloc_as(dev, MNIC_CTX_MGMT, ci.ctx) == 0)
+				freed++;
+			else
+				kept++;
+		}
 	}
 	if (next <= MNIC_CTX_MAX && err != -ENXIO)
 		return err;
+	/* the dead owners' pages, once none of their contexts is left: the
+	 * NIC may still reach the pages of one that would not go */
+	if (!kept && mnic_hostmem_attach(dev) == 0)
+		mnic_hostmem_reap(dev);
 	return freed;
 }
 
@@ -191,13 +199,26 @@ static int ensure_bar(struct mnic_dev *dev)
 		dev->ctx_lost = 0;
 		return 0;
 	}
+	err = mnic_hostmem_attach(dev);
+	if (err < 0)
+		return err;
 	reap(dev);
-	err = alloc_as_mgmt(dev, MNIC_CTX_UA_ANY, 0, tenant_size(dev), pid, &ci);
+	/* host-memory mode: the context's memory is pages of the aperture, its
+	 * window range only what ALLOC_CONTEXT needs */
+	err = alloc_as_mgmt(dev, MNIC_CTX_UA_ANY, 0,
+			    dev->hm_table ? MNIC_CTX_UA_ALIGN : tenant_size(dev), pid, &ci);
 	if (err < 0)
 		return err;
 	err = mnic_ctx_set_range(dev, ci.ua_offset, ci.ua_size);
-	if (err == 0)
+	if (err == 0 && dev->hm_table) {
+		err = mnic_hostmem_view(dev, pid, tenant_size(dev), 0);
+		if (err < 0) {
+			dealloc_as(dev, MNIC_CTX_MGMT, ci.ctx);
+			return err;
+		}
+	} else if (err == 0) {
 		err = mnic_umem_reset(dev->user, dev->user_off, dev->user_size);
+	}
 	if (err < 0) {
 		dealloc_as(dev, MNIC_CTX_MGMT, ci.ctx);
 		return mnic_set_err(dev, MNIC_ERR_REPLY, err);
@@ -230,15 +251,24 @@ int mnic_mem_ensure(struct mnic_dev *dev)
 		return mnic_ctx_ensure(dev);
 	if (dev->backend != MNIC_BACKEND_BAR || dev->ctx != MNIC_CTX_MGMT || dev->mem_ready)
 		return 0;   /* the module's range, or an adopted context's */
+	err = mnic_hostmem_attach(dev);
+	if (err < 0)
+		return err;
 	err = find_mgmt_mem(dev, &ci);
 	if (err == -ESRCH) {
-		err = alloc_as_mgmt(dev, MNIC_CTX_UA_ANY, 0, tenant_size(dev) / 2, MNIC_OWNER_MGMT_MEM,
-				    &ci);
-		if (err == 0 && (err = mnic_ctx_set_range(dev, ci.ua_offset, ci.ua_size)) == 0)
+		err = alloc_as_mgmt(dev, MNIC_CTX_UA_ANY, 0,
+				    dev->hm_table ? MNIC_CTX_UA_ALIGN : tenant_size(dev) / 2,
+				    MNIC_OWNER_MGMT_MEM, &ci);
+		if (err == 0 && (err = mnic_ctx_set_range(dev, ci.ua_offset, ci.ua_size)) == 0 &&
+		    !dev->hm_table)
 			err = mnic_umem_reset(dev->user, dev->user_off, dev->user_size);
 	} else if (err == 0) {
 		err = mnic_ctx_set_range(dev, ci.ua_offset, ci.ua_size);
 	}
+	/* host-memory mode: the management pages, found again (kept across
+	 * mnicctl runs, at the VA they had) or taken now */
+	if (err == 0 && dev->hm_table)
+		err = mnic_hostmem_view(dev, MNIC_OWNER_MGMT_MEM, tenant_size(dev) / 2, 1);
 	if (err < 0)
 		return err;
 	dev->mem_ready = 1;
@@ -270,8 +300,10 @@ void mnic_ctx_release(struct mnic_dev *dev)
 		return;
 	if (dev->ctx_lost && ensure_bar(dev) < 0)
 		return;   /* migrated and not found: nothing of ours to free here */
-	/* a context may free itself; the objects go with it */
-	dealloc_as(dev, dev->ctx, MNIC_CTX_SELF);
+	/* a context may free itself; the objects go with it, then its pages
+	 * (kept while the NIC may reach them: a reap frees them later) */
+	if (dealloc_as(dev, dev->ctx, MNIC_CTX_SELF) == 0 && dev->role == MNIC_ROLE_TENANT)
+		mnic_hostmem_release(dev, (uint32_t)getpid());
 	dev->ctx = MNIC_CTX_MGMT;
 	dev->ctx_owned = 0;
 }

@@ -319,6 +319,7 @@ void mnic_close(struct mnic_dev *dev)
 	if (!dev)
 		return;
 	mnic_ctx_release(dev);
+	mnic_hostmem_detach(dev);
 	unmap_dev(dev);
 	pthread_mutex_destroy(&dev->lock);
 	free(dev->qps);

@@ -54,6 +54,18 @@ struct mnic_dev {
 	uint8_t token;
 	int cmdq_ready;                   /* BAR backend: cmdq checked/enabled */
 	struct mnic_cmd_result last;
+	/* host-memory mode (hostmem.c): the aperture file, its page table, and
+	 * this handle's pages mapped at hm_va (the user view then is that VA
+	 * range: IOVA = VA) */
+	uint8_t hm_checked;               /* QUERY_DEVICE asked */
+	char hm_path[280];                /* "" : no host-memory file open */
+	int hm_fd;
+	struct mnic_hm_hdr *hm_table;
+	size_t hm_table_len;
+	uint64_t hm_size;                 /* aperture bytes */
+	void *hm_va;
+	uint32_t *hm_pfn;                 /* page frame of each virtual page */
+	uint32_t hm_npages;
 	/* QPs and SRQs of this handle, so poll_cq can retire their WQEs */
 	struct mnic_qp **qps;
 	uint32_t n_qps, cap_qps;
@@ -110,11 +122,80 @@ void mnic_track_qp(struct mnic_dev *dev, struct mnic_qp *qp, int add);
 int mnic_errno_of_status(uint8_t status, uint32_t syndrome);
 
 /* ---- mem.c --------------------------------------------------------------- */
-/* Allocator over a user area mapped at `user` (window address user_off,
- * user_size bytes); the pure core used by mnic_alloc and the unit tests. */
+/* The allocator over an area mapped at `user` (window address or IOVA
+ * user_off, user_size bytes); the pure core used by mnic_alloc and the
+ * unit tests.  Each call takes the area's lock word. */
 int mnic_umem_alloc(uint8_t *user, uint64_t user_off, uint64_t user_size, uint64_t size,
 		    uint64_t align, uint64_t *addr);
+int mnic_umem_free(uint8_t *user, uint64_t user_off, uint64_t user_size, uint64_t addr);
+/* Set the owner (kind, handle) of the allocation at addr; mtt != 0 also
+ * records the MTT it is registered with (kind MNIC_OBJ_NONE: mtt only). */
+int mnic_umem_bind(uint8_t *user, uint64_t user_off, uint64_t user_size, uint64_t addr,
+		   uint32_t kind, uint32_t handle, uint32_t mtt);
+/* Free every allocation owned by (kind, handle); their MTTs (up to
+ * max_mtts) into mtts.  Returns how many were freed or a negative errno. */
+int mnic_umem_release(uint8_t *user, uint64_t user_off, uint64_t user_size, uint32_t kind,
+		      uint32_t handle, uint32_t *mtts, uint32_t max_mtts, uint32_t *n_mtts);
+int mnic_umem_stats(uint8_t *user, uint64_t user_off, uint64_t user_size,
+		    struct mnic_mem_stats *st);
 int mnic_umem_reset(uint8_t *user, uint64_t user_off, uint64_t user_size);
+int mnic_umem_root(uint8_t *user, uint64_t user_off, uint64_t user_size, uint64_t *get,
+		   const uint64_t *set);
+/* The handle's area: record the MTT of an allocation; free what an
+ * object owns (and DESTROY_MTT its MTTs); returns how many were freed. */
+int mnic_mem_set_mtt(struct mnic_dev *dev, uint64_t addr, uint32_t mtt);
+int mnic_mem_release(struct mnic_dev *dev, enum mnic_obj_kind kind, uint32_t handle);
+
+/* A lock word holding the holder's process id; a holder that is gone is
+ * taken over.  Acquire / release ordering. */
+int mnic_pid_lock(uint32_t *word);
+void mnic_pid_unlock(uint32_t *word);
+
+/* ---- hostmem.c: host-memory mode ------------------------------------------------ */
+/* The page table at offset 0 of the host-memory file: this header, then
+ * one struct mnic_hm_page per 4 KiB page of the file; the pages holding
+ * the table are MNIC_HM_RESERVED. */
+#define MNIC_HM_MAGIC 0x4d454d48u      /* "HMEM" */
+#define MNIC_HM_RESERVED 0xffffffffu
+struct mnic_hm_hdr {
+	uint32_t magic;
+	uint32_t version;                 /* 1 */
+	uint32_t npages;                  /* pages of the aperture */
+	uint32_t table_pages;             /* pages [0, table_pages) hold the table */
+	uint32_t lock;                    /* mnic_pid_lock */
+	uint32_t free_pages;
+	uint8_t reserved[40];
+};
+_Static_assert(sizeof(struct mnic_hm_hdr) == 64, "hostmem table header");
+struct mnic_hm_page {
+	uint32_t owner;                   /* owner tag; 0 free */
+	uint32_t vpage;                   /* its page index in the owner's VA range */
+};
+_Static_assert(sizeof(struct mnic_hm_page) == 8, "hostmem page entry");
+
+/* Pure core over a mapped table (unit tests). */
+uint32_t mnic_hm_table_pages(uint64_t size);
+int mnic_hm_init(struct mnic_hm_hdr *h, uint64_t size);
+/* n free pages for owner, virtual index 0..n-1 in pfn[] order; shuffled
+ * when shuffle_seed != 0.  All or nothing (-ENOMEM). */
+int mnic_hm_take(struct mnic_hm_hdr *h, uint32_t owner, uint32_t n, uint64_t shuffle_seed,
+		 uint32_t *pfn);
+/* The owner's pages by virtual index; returns how many (-E2BIG > max). */
+int mnic_hm_find(struct mnic_hm_hdr *h, uint32_t owner, uint32_t *pfn, uint32_t max);
+/* Free the owner's pages (owner 0: every page whose owner gone() says is
+ * gone); returns how many. */
+int mnic_hm_release(struct mnic_hm_hdr *h, uint32_t owner, int (*gone)(uint32_t owner));
+/* The device: QUERY_DEVICE once, and the file when there is an aperture. */
+int mnic_hostmem_attach(struct mnic_dev *dev);
+void mnic_hostmem_detach(struct mnic_dev *dev);
+/* Make the handle's view `bytes` of pages owned by `owner` (keep: the
+ * owner's pages if it has some, at their previous VA). */
+int mnic_hostmem_view(struct mnic_dev *dev, uint32_t owner, uint64_t bytes, int keep);
+void mnic_hostmem_release(struct mnic_dev *dev, uint32_t owner);
+int mnic_hostmem_reap(struct mnic_dev *dev);
+/* An MTT for [addr, addr + len) of the view (4 KiB pages); *mtt = 0 in
+ * physical mode. */
+int mnic_hostmem_mtt(struct mnic_dev *dev, uint64_t addr, uint64_t len, uint32_t *mtt);
 
 /* ---- datapath.c ------------------------------------------------------------ */
 /* Poll a CQ ring directly (pure core of mnic_poll_cq, used by unit tests):

@@ -1,8 +1,10 @@
 /* Objects: PD, MR, CQ, SRQ, QP.  Each create allocates its rings and
- * doorbell records in the user area (mnic_alloc), sends one command and
- * checks the reply; each destroy sends one command and frees the library's
- * struct only when the device agreed (verbs semantics).  Ring memory is
- * not returned to the bump allocator. */
+ * doorbell records (mnic_alloc), sends one command and checks the reply;
+ * the memory is then bound to the object (mnic_mem_bind), so whoever
+ * destroys it, this process or another by handle (mnic_destroy_object),
+ * returns it.  A refused create returns its memory at once.  Each destroy
+ * sends one command and frees the library's struct and the memory only
+ * when the device agreed (verbs semantics). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -100,12 +102,23 @@ int mnic_dealloc_pd(struct mnic_pd *pd)
 	return err;
 }
 
+/* A refused create's MTT: the refusal stays the last error. */
+static void drop_mtt(struct mnic_dev *dev, uint32_t mtt)
+{
+	struct mnic_cmd_result keep = dev->last;
+
+	if (mtt)
+		mnic_destroy_mtt(dev, mtt);
+	dev->last = keep;
+}
+
 int mnic_reg_mr(struct mnic_pd *pd, uint64_t addr, uint64_t length, uint32_t access,
 		struct mnic_mr **out)
 {
 	struct mnic_cmd_reg_mr_in in;
 	struct mnic_cmd_reg_mr_out o;
 	struct mnic_mr *mr;
+	uint32_t mtt;
 	void *ptr;
 	int err;
 
@@ -114,22 +127,33 @@ int mnic_reg_mr(struct mnic_pd *pd, uint64_t addr, uint64_t length, uint32_t acc
 	ptr = mnic_window_ptr(pd->dev, addr, length);
 	if (!ptr || length == 0)
 		return mnic_set_err(pd->dev, MNIC_ERR_ARG, -EFAULT);
+	/* host-memory mode: the MR's pages through an MTT (IOVA = addr) */
+	err = mnic_hostmem_mtt(pd->dev, addr, length, &mtt);
+	if (err < 0)
+		return err;
 	memset(&in, 0, sizeof(in));
 	in.hdr.opcode = MNIC_CMD_REG_MR;
 	in.pd = pd->handle;
 	in.access = access;
 	in.addr = addr;
 	in.length = length;
+	in.mtt = mtt;
 	err = mnic_cmd(pd->dev, &in, sizeof(in), &o, sizeof(o), NULL);
+	if (err == 0 && (o.lkey == 0 || o.rkey == 0))
+		err = mnic_reply_err(pd->dev);   /* an MR we cannot name: keep its MTT */
+	else if (err < 0)
+		drop_mtt(pd->dev, mtt);
 	if (err < 0)
 		return err;
-	if (o.lkey == 0 || o.rkey == 0)
-		return mnic_reply_err(pd->dev);
 	mr = calloc(1, sizeof(*mr));
 	if (!mr) {
 		handle_cmd(pd->dev, MNIC_CMD_DEREG_MR, o.lkey);
+		drop_mtt(pd->dev, mtt);
 		return mnic_set_err(pd->dev, MNIC_ERR_ARG, -ENOMEM);
 	}
+	if (mtt)   /* so that a destroy by lkey (mnic_destroy_object) finds it */
+		mnic_mem_set_mtt(pd->dev, addr, mtt);
+	mr->mtt = mtt;
 	mr->dev = pd->dev;
 	mr->pd = pd;
 	mr->lkey = o.lkey;
@@ -149,9 +173,29 @@ int mnic_dereg_mr(struct mnic_mr *mr)
 	if (!mr)
 		return -EINVAL;
 	err = handle_cmd(mr->dev, MNIC_CMD_DEREG_MR, mr->lkey);
-	if (err == 0)
+	if (err == 0) {
+		if (mr->mtt)
+			mnic_destroy_mtt(mr->dev, mr->mtt);
 		free(mr);
+	}
 	return err;
+}
+
+/* A refused create's cleanup: the refusal stays the last error. */
+static void free_queue(struct mnic_dev *dev, struct mnic_queue_desc *q)
+{
+	struct mnic_cmd_result keep = dev->last;
+
+	if (q->size == 0)
+		return;
+	if (q->ring_mtt)
+		mnic_destroy_mtt(dev, q->ring_mtt);
+	if (q->dbrec_mtt)
+		mnic_destroy_mtt(dev, q->dbrec_mtt);
+	mnic_free(dev, q->ring_addr);
+	mnic_free(dev, q->dbrec_addr);
+	memset(q, 0, sizeof(*q));
+	dev->last = keep;
 }
 
 /* Ring + doorbell record for `entries` entries of `esize` bytes. */
@@ -168,12 +212,36 @@ static int alloc_queue(struct mnic_dev *dev, uint32_t entries, uint32_t esize,
 	if (err < 0)
 		return err;
 	err = mnic_alloc(dev, sizeof(struct mnic_dbrec), 64, &db);
-	if (err < 0)
+	if (err < 0) {
+		mnic_free(dev, ring.addr);
 		return err;
+	}
 	q->ring_addr = ring.addr;
 	q->dbrec_addr = db.addr;
 	q->size = entries;
+	/* host-memory mode: ring and record each through an MTT, recorded in
+	 * their blocks for a destroy by handle */
+	err = mnic_hostmem_mtt(dev, ring.addr, ring.len, &q->ring_mtt);
+	if (err == 0)
+		err = mnic_hostmem_mtt(dev, db.addr, db.len, &q->dbrec_mtt);
+	if (err < 0) {
+		free_queue(dev, q);
+		return err;
+	}
+	if (q->ring_mtt)
+		mnic_mem_set_mtt(dev, ring.addr, q->ring_mtt);
+	if (q->dbrec_mtt)
+		mnic_mem_set_mtt(dev, db.addr, q->dbrec_mtt);
 	return 0;
+}
+
+static void bind_queue(struct mnic_dev *dev, const struct mnic_queue_desc *q,
+		       enum mnic_obj_kind kind, uint32_t handle)
+{
+	if (q->size == 0)
+		return;
+	mnic_mem_bind(dev, q->ring_addr, kind, handle);
+	mnic_mem_bind(dev, q->dbrec_addr, kind, handle);
 }
 
 int mnic_create_cq(struct mnic_dev *dev, uint32_t cqe, struct mnic_cq **out)
@@ -196,10 +264,12 @@ int mnic_create_cq(struct mnic_dev *dev, uint32_t cqe, struct mnic_cq **out)
 	err = create_cmd(dev, &in, sizeof(in), &cq->handle);
 	if (err < 0)
 		goto fail;
+	bind_queue(dev, &cq->q, MNIC_OBJ_CQ, cq->handle);
 	cq->dev = dev;
 	*out = cq;
 	return 0;
 fail:
+	free_queue(dev, &cq->q);
 	free(cq);
 	return err;
 }
@@ -211,8 +281,10 @@ int mnic_destroy_cq(struct mnic_cq *cq)
 	if (!cq)
 		return -EINVAL;
 	err = handle_cmd(cq->dev, MNIC_CMD_DESTROY_CQ, cq->handle);
-	if (err == 0)
+	if (err == 0) {
+		mnic_mem_release(cq->dev, MNIC_OBJ_CQ, cq->handle);
 		free(cq);
+	}
 	return err;
 }
 
@@ -242,6 +314,7 @@ int mnic_create_srq(struct mnic_pd *pd, uint32_t max_wr, uint32_t max_sge, uint3
 	err = create_cmd(pd->dev, &in, sizeof(in), &srq->handle);
 	if (err < 0)
 		goto fail;
+	bind_queue(pd->dev, &srq->q, MNIC_OBJ_SRQ, srq->handle);
 	srq->dev = pd->dev;
 	srq->pd = pd;
 	srq->max_sge = max_sge;
@@ -249,6 +322,7 @@ int mnic_create_srq(struct mnic_pd *pd, uint32_t max_wr, uint32_t max_sge, uint3
 	*out = srq;
 	return 0;
 fail:
+	free_queue(pd->dev, &srq->q);
 	free(srq);
 	return err;
 }
@@ -278,8 +352,10 @@ int mnic_destroy_srq(struct mnic_srq *srq)
 	if (!srq)
 		return -EINVAL;
 	err = handle_cmd(srq->dev, MNIC_CMD_DESTROY_SRQ, srq->handle);
-	if (err == 0)
+	if (err == 0) {
+		mnic_mem_release(srq->dev, MNIC_OBJ_SRQ, srq->handle);
 		free(srq);
+	}
 	return err;
 }
 
@@ -329,9 +405,14 @@ int mnic_create_qp(struct mnic_qp_init_attr *a, struct mnic_qp **out)
 	if (err < 0)
 		goto fail;
 	if (qp->qp_num > 0xffffffu) {
+		/* the NIC may hold a QP on these rings: keep them, lose only the struct */
 		err = mnic_reply_err(dev);
-		goto fail;
+		free(qp->sig_fifo);
+		free(qp);
+		return err;
 	}
+	bind_queue(dev, &qp->sq, MNIC_OBJ_QP, qp->qp_num);
+	bind_queue(dev, &qp->rq, MNIC_OBJ_QP, qp->qp_num);
 	qp->dev = dev;
 	qp->pd = a->pd;
 	qp->send_cq = a->send_cq;
@@ -344,6 +425,8 @@ int mnic_create_qp(struct mnic_qp_init_attr *a, struct mnic_qp **out)
 	*out = qp;
 	return 0;
 fail:
+	free_queue(dev, &qp->sq);
+	free_queue(dev, &qp->rq);
 	free(qp->sig_fifo);
 	free(qp);
 	return err;
@@ -387,6 +470,7 @@ int mnic_destroy_qp(struct mnic_qp *qp)
 		return -EINVAL;
 	err = handle_cmd(qp->dev, MNIC_CMD_DESTROY_QP, qp->qp_num);
 	if (err == 0) {
+		mnic_mem_release(qp->dev, MNIC_OBJ_QP, qp->qp_num);
 		mnic_track_qp(qp->dev, qp, 0);
 		free(qp->sig_fifo);
 		free(qp);

@@ -819,6 +819,16 @@ static int setup(int fd)
 			return err;
 		}
 	}
+	{
+		/* host-memory mode (libmnic.h): the addresses we hand the peer are
+		 * IOVAs (our VAs), translated by the NIC through MTTs */
+		struct mnic_hostmem_info hm;
+
+		if (mnic_hostmem_info(g.dev, &hm) == 0 && hm.aperture)
+			printf("host memory: %u pages of a %llu-byte aperture, %u discontiguities, "
+			       "region at IOVA 0x%llx\n", hm.pages, (unsigned long long)hm.aperture,
+			       hm.discontiguities, (unsigned long long)base);
+	}
 	memset(&me, 0, sizeof(me));
 	me.magic = OOB_MAGIC;
 	me.qps = nq;

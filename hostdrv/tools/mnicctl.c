@@ -287,6 +287,11 @@ static int cmd_info(struct mnic_dev *dev, int argc, const char **argv)
 		jnum("pd", q.n_pd); jnum("mr", q.n_mr); jnum("cq", q.n_cq);
 		jnum("srq", q.n_srq); jnum("qp", q.n_qp);
 		jclose('}');
+		jopen("mtt", '{');
+		jnum("hostmem_size", q.hostmem_size); jnum("max", q.max_mtt);
+		jnum("in_use", q.n_mtt); jnum("max_pages", q.max_mtt_pages);
+		jnum("free_pages", q.free_mtt_pages);
+		jclose('}');
 		jclose('}');
 		return MNICCTL_OK;
 	}
@@ -308,6 +313,12 @@ static int cmd_info(struct mnic_dev *dev, int argc, const char **argv)
 	       q.max_sge, q.max_qp_wr, q.max_cqe, q.max_rd_atomic, q.max_msg);
 	printf("in use      pd %u  mr %u  cq %u  srq %u  qp %u\n", q.n_pd, q.n_mr, q.n_cq,
 	       q.n_srq, q.n_qp);
+	printf("translation mtt %u of %u, entries %u free of %u; host memory ", q.n_mtt, q.max_mtt,
+	       q.free_mtt_pages, q.max_mtt_pages);
+	if (q.hostmem_size)
+		printf("%llu bytes (aperture)\n", (unsigned long long)q.hostmem_size);
+	else
+		printf("the DMA window (physical mode)\n");
 	printf("migration   image max %u bytes, pause timeout %u ms, resume budget ", q.image_max,
 	       q.pause_timeout_ms);
 	if (q.resume_budget_ms)
@@ -1298,8 +1309,14 @@ static int cmd_create(struct mnic_dev *dev, int argc, const char **argv)
 			return dev_fail(dev, "alloc", err);
 		err = mnic_reg_mr(&pd, buf.addr, b, MNIC_ACCESS_LOCAL_WRITE |
 				  MNIC_ACCESS_REMOTE_WRITE | MNIC_ACCESS_REMOTE_READ, &mr);
-		if (err < 0)
-			return dev_fail(dev, "REG_MR", err);
+		if (err < 0) {
+			int rc = dev_fail(dev, "REG_MR", err);
+
+			mnic_free(dev, buf.addr);   /* a refused create leaves nothing */
+			return rc;
+		}
+		/* the memory goes with the MR: `destroy mr LKEY` returns it */
+		mnic_mem_bind(dev, buf.addr, MNIC_OBJ_MR, mr->lkey);
 		print_handle("mr", mr->lkey, mr->rkey);
 		free(mr);
 		return MNICCTL_OK;
@@ -1329,13 +1346,11 @@ static int cmd_destroy(struct mnic_dev *dev, int argc, const char **argv)
 {
 	static const struct {
 		const char *name;
-		uint16_t opcode;
+		enum mnic_obj_kind kind;   /* MNIC_OBJ_NONE: the PD, which holds no memory */
 	} kinds[] = {
-		{"pd", MNIC_CMD_DEALLOC_PD}, {"mr", MNIC_CMD_DEREG_MR}, {"cq", MNIC_CMD_DESTROY_CQ},
-		{"srq", MNIC_CMD_DESTROY_SRQ}, {"qp", MNIC_CMD_DESTROY_QP},
+		{"pd", MNIC_OBJ_NONE}, {"mr", MNIC_OBJ_MR}, {"cq", MNIC_OBJ_CQ},
+		{"srq", MNIC_OBJ_SRQ}, {"qp", MNIC_OBJ_QP},
 	};
-	struct mnic_cmd_handle_in in;
-	struct mnic_cmd_simple_out out;
 	uint32_t h;
 	int err;
 
@@ -1344,17 +1359,73 @@ static int cmd_destroy(struct mnic_dev *dev, int argc, const char **argv)
 			continue;
 		if (mnicctl_parse_u32(argv[2], &h))
 			break;
-		memset(&in, 0, sizeof(in));
-		in.hdr.opcode = kinds[i].opcode;
-		in.handle = h;
-		err = mnic_cmd(dev, &in, sizeof(in), &out, sizeof(out), NULL);
+		if (kinds[i].kind == MNIC_OBJ_NONE) {
+			struct mnic_pd *pd = malloc(sizeof(*pd));
+
+			if (!pd)
+				return dev_fail(dev, "DEALLOC_PD", -ENOMEM);
+			pd->dev = dev;
+			pd->handle = h;
+			err = mnic_dealloc_pd(pd);   /* frees pd on success */
+			if (err < 0)
+				free(pd);
+		} else {
+			/* the object, then the rings and MR memory bound to it */
+			err = mnic_destroy_object(dev, kinds[i].kind, h);
+		}
 		if (err < 0)
-			return dev_fail(dev, mnic_opcode_name(kinds[i].opcode), err);
+			return dev_fail(dev, mnic_opcode_name(mnic_last_error(dev)->opcode), err);
 		if (!opt.json)
 			printf("destroyed %s 0x%x\n", kinds[i].name, h);
 		return MNICCTL_OK;
 	}
 	return mnicctl_usage("destroy pd|mr|cq|srq|qp HANDLE (mr: the lkey, qp: the QPN)");
+}
+
+/* ---- mem: the host-memory figure of the management handle's memory --------------------- */
+
+static int cmd_mem(struct mnic_dev *dev, int argc, const char **argv)
+{
+	struct mnic_mem_stats st;
+	struct mnic_hostmem_info hm;
+	struct mnic_ctx_info ci;
+	int err;
+
+	(void)argv;
+	if (argc > 1)
+		return mnicctl_usage("mem takes no arguments");
+	memset(&st, 0, sizeof(st));
+	memset(&hm, 0, sizeof(hm));
+	/* a query makes nothing: no management memory yet is 0 bytes in use */
+	err = mnic_find_context(dev, MNIC_OWNER_MGMT_MEM, &ci);
+	if (err == 0)
+		err = mnic_mem_stats(dev, &st);
+	if (err == 0 || err == -ESRCH)
+		err = mnic_hostmem_info(dev, &hm) < 0 ? -EIO : err;
+	if (err < 0 && err != -ESRCH)
+		return dev_fail(dev, "memory", err);
+	if (opt.json) {
+		jopen(NULL, '{');
+		jnum("in_use", st.in_use);
+		jnum("allocs", st.allocs);
+		jnum("size", st.size);
+		jnum("free_blocks", st.free_blocks);
+		jnum("largest_free", st.largest_free);
+		jnum("hostmem_aperture", hm.aperture);
+		jnum("hostmem_free_pages", hm.free_pages);
+		jnum("hostmem_pages", hm.pages);
+		jclose('}');
+		return MNICCTL_OK;
+	}
+	printf("in use      %llu bytes in %llu allocations\n", (unsigned long long)st.in_use,
+	       (unsigned long long)st.allocs);
+	printf("managed     %llu bytes, %llu free blocks, largest %llu bytes\n",
+	       (unsigned long long)st.size, (unsigned long long)st.free_blocks,
+	       (unsigned long long)st.largest_free);
+	if (hm.aperture)
+		printf("host memory %llu bytes, %u pages free; mnicctl's range %u pages\n",
+		       (unsigned long long)hm.aperture, hm.free_pages, hm.pages);
+	return MNICCTL_OK;
 }
 
 /* ---- image (offline) ------------------------------------------------------------------- */
@@ -1526,7 +1597,9 @@ static const struct subcmd {
 	{"create", DEV_READY, cmd_create,
 	 "create pd | cq ENTRIES | mr PD LEN | qp PD CQ   make an object, print its handle"},
 	{"destroy", DEV_READY, cmd_destroy,
-	 "destroy pd|mr|cq|srq|qp HANDLE   destroy an object by handle"},
+	 "destroy pd|mr|cq|srq|qp HANDLE   destroy an object by handle (and its memory)"},
+	{"mem", DEV_READY, cmd_mem,
+	 "mem                        host memory of mnicctl's objects: bytes in use"},
 	{"image", DEV_NONE, cmd_image,
 	 "image show IMG             parse an image offline (header, CRC32C, records)\n"
 	 "  image build --board B --version X.Y.Z[+N] -o IMG ELF   firmware image from the ELF\n"

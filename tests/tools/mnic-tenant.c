@@ -13,6 +13,19 @@
  *                                dumps and aborts.  One line per check;
  *                                exit 0 only if every check holds.
  *
+ *   mnic-tenant churn DEV N      a tenant makes and destroys N objects (rounds
+ *                                of PD, CQ, MR, QP, SRQ, plus refused creates)
+ *                                and checks after every round that the
+ *                                host-memory figure (mnic_mem_usage) is back
+ *                                where it started; one line at the end
+ *   mnic-tenant bigmr DEV BYTES  host-memory mode: registers one MR of BYTES
+ *                                (its page list longer than one WRITE_MTT
+ *                                carries) and prints how many commands the
+ *                                NIC answered for it (QUERY_COUNTERS
+ *                                cmds_delivered through a management
+ *                                handle, the counting's own commands
+ *                                subtracted)
+ *
  * "Exactly as a handle that does not exist": the probe makes an object of
  * the same type, destroys it, and names that handle; the firmware's answer
  * to the other tenant's live handle must carry the same status and
@@ -361,6 +374,133 @@ static int probe(const char *path, const char *file)
 	return failures ? 1 : 0;
 }
 
+/* Memory must come back after every destroy and every refused create. */
+static int churn(const char *path, unsigned long n)
+{
+	struct mnic_dev *dev;
+	uint64_t start, used, size;
+	unsigned long objects = 0, refused = 0;
+
+	if (mnic_open(path, &dev) < 0) {
+		fprintf(stderr, "mnic-tenant: %s\n", mnic_open_error());
+		return 1;
+	}
+	if (mnic_mem_usage(dev, &start, &size) < 0)
+		return die("memory figure", dev);
+	for (unsigned long round = 0; objects < n; round++) {
+		struct mnic_pd *pd;
+		struct mnic_cq *cq, *gone;
+		struct mnic_mr *mr;
+		struct mnic_qp *qp;
+		struct mnic_srq *srq;
+		struct mnic_buf buf;
+		struct mnic_qp_init_attr a;
+
+		if (mnic_alloc_pd(dev, &pd) || mnic_create_cq(dev, 64, &cq) ||
+		    mnic_alloc(dev, 4096u << (round % 5), 4096, &buf) ||
+		    mnic_reg_mr(pd, buf.addr, buf.len, MNIC_ACCESS_LOCAL_WRITE, &mr) ||
+		    mnic_create_srq(pd, 32, 1, 0, &srq))
+			return die("making objects", dev);
+		memset(&a, 0, sizeof(a));
+		a.pd = pd;
+		a.send_cq = cq;
+		a.recv_cq = cq;
+		a.max_send_wr = 16u << (round % 3);
+		a.max_recv_wr = round % 2 ? 16 : 0;
+		a.srq = round % 2 ? NULL : srq;
+		a.max_send_sge = 1;
+		a.max_recv_sge = 1;
+		if (mnic_create_qp(&a, &qp))
+			return die("CREATE_QP", dev);
+		objects += 5;
+		if (round % 16 == 0) {
+			struct mnic_pd bad = {.dev = dev, .handle = pd->handle ^ 0x5a5a0000u};
+			struct mnic_srq *no;
+
+			/* refused by the device after the library allocated the
+			 * rings: a QP on a CQ that is gone, an SRQ of a PD that
+			 * does not exist */
+			struct mnic_cq stale;
+			struct mnic_qp *no_qp;
+
+			if (mnic_create_cq(dev, 16, &gone))
+				return die("CQ to destroy", dev);
+			stale = *gone;   /* the handle outlives the struct */
+			if (mnic_destroy_cq(gone))
+				return die("DESTROY_CQ", dev);
+			a.send_cq = a.recv_cq = &stale;
+			if (mnic_create_qp(&a, &no_qp) == 0)
+				return die("a QP on a destroyed CQ was made", dev);
+			if (mnic_create_srq(&bad, 32, 1, 0, &no) == 0)
+				return die("an SRQ of a bogus PD was made", dev);
+			refused += 2;
+		}
+		if (mnic_destroy_qp(qp) || mnic_destroy_srq(srq) || mnic_dereg_mr(mr) ||
+		    mnic_free(dev, buf.addr) || mnic_destroy_cq(cq) || mnic_dealloc_pd(pd))
+			return die("destroying objects", dev);
+		if (mnic_mem_usage(dev, &used, &size) < 0)
+			return die("memory figure", dev);
+		if (used != start) {
+			fprintf(stderr, "mnic-tenant: round %lu: %llu bytes in use, %llu at the start\n",
+				round, (unsigned long long)used, (unsigned long long)start);
+			return 1;
+		}
+	}
+	printf("churn: %lu objects made and destroyed, %lu creates refused, %llu bytes in use "
+	       "(%llu at the start) of %llu\n", objects, refused, (unsigned long long)used,
+	       (unsigned long long)start, (unsigned long long)size);
+	mnic_close(dev);
+	return 0;
+}
+
+static int delivered(struct mnic_dev *mg, uint64_t *v)
+{
+	struct mnic_counter c[128];
+	int n = mnic_query_counters(mg, MNIC_COUNTERS_MGMT, c, 128, NULL);
+
+	for (int i = 0; i < n; i++)
+		if (!strcmp(c[i].name, "cmds_delivered")) {
+			*v = c[i].value;
+			return 0;
+		}
+	return -1;
+}
+
+static int bigmr(const char *path, uint64_t bytes)
+{
+	struct mnic_dev *dev, *mg;
+	struct mnic_pd *pd;
+	struct mnic_mr *mr;
+	struct mnic_buf buf;
+	struct mnic_hostmem_info hm;
+	uint64_t c0, c1, c2;
+
+	if (mnic_open(path, &dev) < 0 || mnic_open_mgmt(path, &mg) < 0) {
+		fprintf(stderr, "mnic-tenant: %s\n", mnic_open_error());
+		return 1;
+	}
+	if (mnic_set_context_size(dev, bytes + (1u << 20)) || mnic_alloc_pd(dev, &pd) ||
+	    mnic_alloc(dev, bytes, 4096, &buf))
+		return die("PD and memory", dev);
+	if (mnic_hostmem_info(dev, &hm) || hm.aperture == 0) {
+		fprintf(stderr, "mnic-tenant: %s has no host-memory aperture\n", path);
+		return 1;
+	}
+	if (delivered(mg, &c0) || delivered(mg, &c1))
+		return die("QUERY_COUNTERS", mg);
+	if (mnic_reg_mr(pd, buf.addr, bytes, MNIC_ACCESS_LOCAL_WRITE, &mr))
+		return die("REG_MR", dev);
+	if (delivered(mg, &c2))
+		return die("QUERY_COUNTERS", mg);
+	printf("bigmr: %llu pages, %llu commands\n", (unsigned long long)(bytes / 4096),
+	       (unsigned long long)((c2 - c1) - (c1 - c0)));
+	if (mnic_dereg_mr(mr) || mnic_free(dev, buf.addr) || mnic_dealloc_pd(pd))
+		return die("teardown", dev);
+	mnic_close(mg);
+	mnic_close(dev);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);   /* every line in the log, whatever ends us */
@@ -368,6 +508,11 @@ int main(int argc, char **argv)
 		return hold(argv[2], argv[3]);
 	if (argc == 4 && !strcmp(argv[1], "probe"))
 		return probe(argv[2], argv[3]);
-	fprintf(stderr, "usage: mnic-tenant hold DEV FILE | mnic-tenant probe DEV FILE\n");
+	if (argc == 4 && !strcmp(argv[1], "churn"))
+		return churn(argv[2], strtoul(argv[3], NULL, 0));
+	if (argc == 4 && !strcmp(argv[1], "bigmr"))
+		return bigmr(argv[2], strtoull(argv[3], NULL, 0));
+	fprintf(stderr, "usage: mnic-tenant hold DEV FILE | probe DEV FILE | churn DEV N | "
+		"bigmr DEV BYTES\n");
 	return 2;
 }

@@ -109,14 +109,14 @@ build/host/unit/test_migrate build/host-asan/unit/test_migrate: rocev2/migrate.c
 
 # Host interface (issue #5): the command queue transport and the
 # dispatcher with the real engine behind it (tests/unit/mgmt/fake_host.h).
-MGMT_SRCS := mgmt/cmdq.c mgmt/cmd.c mgmt/cmd_device.c mgmt/cmd_objects.c mgmt/cmd_migrate.c mgmt/cmd_context.c mgmt/doorbell.c abi/cmd_names.c mgmt/fwflash.c \
+MGMT_SRCS := mgmt/cmdq.c mgmt/cmd.c mgmt/cmd_device.c mgmt/cmd_objects.c mgmt/cmd_mtt.c mgmt/cmd_migrate.c mgmt/cmd_context.c mgmt/doorbell.c abi/cmd_names.c mgmt/fwflash.c \
 	lib/sha256.c lib/sha512.c lib/ed25519.c boot/fwimage.c boot/fwsig.c boot/bootrec.c
 define mgmt_test
 UNIT_TESTS += $(1)
 $(1)_SRCS := tests/unit/mgmt/$(1).c $(MGMT_SRCS) $(ROCEV2_ENGINE_SRCS)
 $(1)_CFLAGS := $(ROCEV2_TEST_CFLAGS) -Itests/unit/mgmt
 endef
-$(foreach t,test_cmdq test_cmd test_tenancy,$(eval $(call mgmt_test,$(t))))
+$(foreach t,test_cmdq test_cmd test_tenancy test_mtt,$(eval $(call mgmt_test,$(t))))
 
 # Host library (issue #5): libmnic's pure parts and mnicctl's argument parsing.
 UNIT_TESTS += test_libmnic

@@ -12,7 +12,9 @@
  *
  * Addresses.  Everything the NIC is given (rings, doorbell records, MR
  * memory, SGEs) is a *window address*: an offset in the host DMA window of
- * the BAR (mnic/abi.h).  Applications get memory in the user area with
+ * the BAR (mnic/abi.h; physical mode), or, when the NIC has a host-memory
+ * aperture, an IOVA = the process's VA, translated by the NIC through the
+ * MTTs libmnic registers (host-memory mode, below).  Applications get memory in the user area with
  * mnic_alloc(), which returns both the window address and a host pointer;
  * mnic_window_ptr() turns any window address of the user area back into a
  * pointer.  The allocator's state lives in the user area itself (struct
@@ -184,22 +186,56 @@ int mnic_cmd(struct mnic_dev *dev, const void *in, uint32_t in_len, void *out, u
 
 /* ---- memory in the user area -------------------------------------------- */
 
-/* The allocator header at window address MNIC_USER_AREA_OFFSET (first
- * bytes of the user area).  Bump allocation with an atomic compare-and-
- * swap on `next`, so several processes sharing one NIC may allocate. */
+/* The allocator (docs/libmnic.md "Memory"): a first-fit free list with
+ * coalescing whose whole state lives in the memory it manages, so a copy
+ * of the area carries it (what a checkpoint carries of a process).  The
+ * header below sits in the first MNIC_USER_HDR_SIZE bytes; after it the
+ * area is tiled by blocks, each a 64-byte struct mnic_umem_blk followed by
+ * its payload (boundary tags: a block knows its own size and the size of
+ * the block before it, so a free merges with both neighbours in O(1)).
+ * Processes sharing the area take `lock` (the holder's process id; a
+ * holder that died is taken over). */
 #define MNIC_USER_HDR_MAGIC 0x4d454d55u   /* "UMEM" little-endian */
-#define MNIC_USER_HDR_SIZE 4096u          /* the first allocation starts here */
+#define MNIC_USER_HDR_VERSION 2u          /* 2: free list (1 was a bump allocator) */
+#define MNIC_USER_HDR_SIZE 4096u          /* the first block starts here */
 struct mnic_user_hdr {
 	uint32_t magic;              /* MNIC_USER_HDR_MAGIC once initialised */
-	uint32_t version;            /* 1 */
-	uint64_t base;               /* window address of this header */
-	uint64_t size;               /* user-area bytes the allocator manages */
-	uint64_t next;               /* first free window address */
+	uint32_t version;            /* MNIC_USER_HDR_VERSION */
+	uint64_t base;               /* window address (or IOVA) of this header */
+	uint64_t size;               /* bytes the allocator manages */
 	uint64_t root;               /* application's anchor (mnic_mem_set_root) */
-	uint64_t allocs;             /* allocations made */
-	uint8_t reserved[16];
+	uint64_t allocs;             /* live allocations */
+	uint64_t in_use;             /* bytes of live blocks (headers included) */
+	uint32_t lock;               /* process id of the holder, 0 free */
+	uint32_t reserved0;
+	uint64_t reserved1;
 };
 _Static_assert(sizeof(struct mnic_user_hdr) == 64, "mnic_user_hdr layout");
+
+#define MNIC_UMEM_BLK_FREE 0x45455246u   /* "FREE" */
+#define MNIC_UMEM_BLK_USED 0x44455355u   /* "USED" */
+#define MNIC_UMEM_BLK_SIZE 64u
+struct mnic_umem_blk {
+	uint32_t magic;              /* MNIC_UMEM_BLK_FREE / _USED */
+	uint32_t kind;               /* enum mnic_obj_kind of the owning object, 0 none */
+	uint64_t size;               /* block bytes, this header included; multiple of 64 */
+	uint64_t prev_size;          /* the block before (0: the first block) */
+	uint32_t handle;             /* the owning object's handle (lkey, QPN, ...) */
+	uint32_t mtt;                /* the MTT this block is registered with, 0 none */
+	uint64_t len;                /* bytes asked for */
+	uint8_t reserved[24];
+};
+_Static_assert(sizeof(struct mnic_umem_blk) == MNIC_UMEM_BLK_SIZE, "mnic_umem_blk layout");
+
+/* Objects memory can be bound to (mnic_mem_bind), so a destroy by handle
+ * from another process (mnicctl destroy) returns it. */
+enum mnic_obj_kind {
+	MNIC_OBJ_NONE = 0,
+	MNIC_OBJ_MR = 1,             /* handle: the lkey */
+	MNIC_OBJ_CQ = 2,
+	MNIC_OBJ_SRQ = 3,
+	MNIC_OBJ_QP = 4,             /* handle: the QPN */
+};
 
 struct mnic_buf {
 	void *ptr;                   /* host pointer */
@@ -207,15 +243,36 @@ struct mnic_buf {
 	uint64_t len;
 };
 /* Allocate `size` bytes aligned to `align` (a power of two, >= 8; 0 means
- * 64), zeroed.  -ENOMEM when the user area is full. */
+ * 64), zeroed.  -ENOMEM when no free block is large enough. */
 int mnic_alloc(struct mnic_dev *dev, uint64_t size, uint64_t align, struct mnic_buf *buf);
+/* Return an allocation (buf.addr of mnic_alloc): it merges with free
+ * neighbours.  -EINVAL an address that is not an allocation's,
+ * -EUCLEAN a corrupt allocator state. */
+int mnic_free(struct mnic_dev *dev, uint64_t addr);
+/* Bind the allocation at addr to an object (kind, handle), so that
+ * mnic_destroy_object frees it with the object, from any process. */
+int mnic_mem_bind(struct mnic_dev *dev, uint64_t addr, enum mnic_obj_kind kind, uint32_t handle);
+/* Destroy an object by handle (DEREG_MR, DESTROY_CQ/SRQ/QP), then free
+ * every allocation bound to it and the MTTs they were registered with
+ * (mnicctl destroy).  Only when the device agreed. */
+int mnic_destroy_object(struct mnic_dev *dev, enum mnic_obj_kind kind, uint32_t handle);
 /* Host pointer of [addr, addr + len) in the user area, NULL if any of it
  * lies outside. */
 void *mnic_window_ptr(struct mnic_dev *dev, uint64_t addr, uint64_t len);
 /* Reset the allocator (everything allocated is forgotten; objects on the
  * NIC are not touched). */
 int mnic_mem_reset(struct mnic_dev *dev);
+/* The host-memory figure: bytes held by live allocations (block headers
+ * included; 0 when everything is free) and the bytes managed. */
 int mnic_mem_usage(struct mnic_dev *dev, uint64_t *used, uint64_t *size);
+struct mnic_mem_stats {
+	uint64_t size;               /* bytes managed (the header's page included) */
+	uint64_t in_use;             /* as mnic_mem_usage's used */
+	uint64_t allocs;             /* live allocations */
+	uint64_t free_blocks;        /* fragments of free space */
+	uint64_t largest_free;       /* payload bytes of the largest free block */
+};
+int mnic_mem_stats(struct mnic_dev *dev, struct mnic_mem_stats *st);
 /* An application may record one window address (e.g. of its own state
  * block) that survives a copy of the user area. */
 int mnic_mem_set_root(struct mnic_dev *dev, uint64_t addr);
@@ -225,6 +282,41 @@ int mnic_mem_get_root(struct mnic_dev *dev, uint64_t *addr);
  * and adopted handles.  Both views must be the same window range.
  * Returns bytes copied or a negative errno. */
 int64_t mnic_copy_user_area(struct mnic_dev *from, struct mnic_dev *to);
+
+/* Host-memory mode (docs/libmnic.md "Host memory"): with a NIC that has a
+ * host-memory aperture, a BAR-backend handle's memory is pages of that
+ * file mapped at a VA range of the process (buf.addr = IOVA = VA), and
+ * every ring, doorbell record and MR is registered with an MTT.  The file
+ * is $MNIC_HOSTMEM, else "<BAR path>.hostmem"; MNIC_HOSTMEM_SHUFFLE=1
+ * takes the pages in a random order (tests of translation).  All zero in
+ * physical mode. */
+struct mnic_hostmem_info {
+	uint64_t aperture;           /* bytes of the host-memory file */
+	uint32_t free_pages;         /* 4 KiB pages nobody holds */
+	uint32_t pages;              /* this handle's pages */
+	uint32_t discontiguities;    /* virtually adjacent pages not physically so */
+};
+int mnic_hostmem_info(struct mnic_dev *dev, struct mnic_hostmem_info *info);
+
+/* ---- memory translation tables (mnic/cmd.h, docs/libmnic.md "MTTs") ---- */
+
+/* WRITE_MTT entries per command: mnic_write_mtt splits longer lists. */
+#define MNIC_MTT_WRITE_CHUNK 4096u
+/* CREATE_MTT of [iova, iova + length) with pages of 2^page_shift bytes;
+ * *npages (may be NULL) is the entries WRITE_MTT must fill. */
+int mnic_create_mtt(struct mnic_dev *dev, uint64_t iova, uint64_t length, uint32_t page_shift,
+		    uint32_t *mtt, uint32_t *npages);
+/* Entries [first, first + count) from pages[] (host-physical addresses),
+ * in as many WRITE_MTT commands as it takes; stops at the first refusal. */
+int mnic_write_mtt(struct mnic_dev *dev, uint32_t mtt, uint32_t first, const uint64_t *pages,
+		   uint32_t count);
+int mnic_destroy_mtt(struct mnic_dev *dev, uint32_t mtt);
+/* in_len of a WRITE_MTT of count entries. */
+uint32_t mnic_mtt_write_len(uint32_t count);
+/* CREATE_MTT + WRITE_MTT of all npages entries (the MTT is destroyed again
+ * if a write fails). */
+int mnic_reg_mtt(struct mnic_dev *dev, uint64_t iova, uint64_t length, uint32_t page_shift,
+		 const uint64_t *pages, uint32_t npages, uint32_t *mtt);
 
 /* ---- contexts ------------------------------------------------------------ */
 
@@ -285,6 +377,7 @@ struct mnic_mr {
 	uint64_t length;
 	uint32_t access;
 	void *ptr;                   /* host pointer of addr */
+	uint32_t mtt;                /* its translation (host-memory mode), 0 none */
 };
 
 struct mnic_cq {
@@ -338,7 +431,8 @@ struct mnic_qp {
 int mnic_alloc_pd(struct mnic_dev *dev, struct mnic_pd **pd);
 int mnic_dealloc_pd(struct mnic_pd *pd);
 
-/* Register [addr, addr + length) of the user area (window address). */
+/* Register [addr, addr + length) of the handle's memory (window address;
+ * host-memory mode: an IOVA of mnic_alloc'd memory, through an MTT). */
 int mnic_reg_mr(struct mnic_pd *pd, uint64_t addr, uint64_t length, uint32_t access,
 		struct mnic_mr **mr);
 int mnic_dereg_mr(struct mnic_mr *mr);

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -306,7 +308,8 @@ static void test_alloc(void **state)
 	(void)state;
 	assert_int_equal(mnic_umem_alloc(ua, UA_OFF, UA_SIZE, 100, 0, &a), 0);
 	assert_int_equal(h->magic, MNIC_USER_HDR_MAGIC);
-	assert_true(a >= UA_OFF + MNIC_USER_HDR_SIZE);   /* never over the header */
+	assert_int_equal(h->version, MNIC_USER_HDR_VERSION);
+	assert_true(a >= UA_OFF + MNIC_USER_HDR_SIZE + MNIC_UMEM_BLK_SIZE);   /* never over the header */
 	assert_int_equal(a % 64, 0);
 	assert_int_equal(mnic_umem_alloc(ua, UA_OFF, UA_SIZE, 10, 4096, &b), 0);
 	assert_int_equal(b % 4096, 0);
@@ -328,7 +331,7 @@ static void test_alloc(void **state)
 	/* a copy from an area of another geometry is refused, not trusted */
 	assert_int_equal(mnic_umem_alloc(copy, UA_OFF, UA_SIZE / 2, 64, 64, &d), -EUCLEAN);
 	/* a corrupt header is refused */
-	((struct mnic_user_hdr *)copy)->next = UA_OFF + UA_SIZE + 1;
+	((struct mnic_user_hdr *)copy)->in_use = UA_SIZE + 1;
 	assert_int_equal(mnic_umem_alloc(copy, UA_OFF, UA_SIZE, 64, 64, &d), -EUCLEAN);
 	/* reset starts over */
 	assert_int_equal(mnic_umem_reset(ua, UA_OFF, UA_SIZE), 0);
@@ -336,6 +339,252 @@ static void test_alloc(void **state)
 	assert_true(c == a);
 	free(ua);
 	free(copy);
+}
+
+static struct mnic_mem_stats stats_of(uint8_t *ua)
+{
+	struct mnic_mem_stats st;
+
+	assert_int_equal(mnic_umem_stats(ua, UA_OFF, UA_SIZE, &st), 0);
+	return st;
+}
+
+/* Frees merge with both neighbours: the area ends as one free block, and
+ * the space a freed block leaves is reused (first fit). */
+static void test_alloc_free_coalesce(void **state)
+{
+	uint8_t *ua = calloc(1, UA_SIZE);
+	uint64_t x[4], y, whole;
+	struct mnic_mem_stats st;
+
+	(void)state;
+	assert_int_equal(mnic_umem_reset(ua, UA_OFF, UA_SIZE), 0);
+	st = stats_of(ua);
+	assert_int_equal(st.in_use, 0);
+	assert_int_equal(st.free_blocks, 1);
+	whole = st.largest_free;
+	assert_int_equal(whole, UA_SIZE - MNIC_USER_HDR_SIZE - MNIC_UMEM_BLK_SIZE);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(mnic_umem_alloc(ua, UA_OFF, UA_SIZE, 1000, 64, &x[i]), 0);
+	st = stats_of(ua);
+	assert_int_equal(st.allocs, 4);
+	assert_int_equal(st.in_use, 4 * (1024 + MNIC_UMEM_BLK_SIZE));
+	/* free 1 then 3: two holes; 2 then merges 1, 2, 3 into one */
+	assert_int_equal(mnic_umem_free(ua, UA_OFF, UA_SIZE, x[1]), 0);
+	assert_int_equal(mnic_umem_free(ua, UA_OFF, UA_SIZE, x[3]), 0);   /* merges with the tail */
+	assert_int_equal(stats_of(ua).free_blocks, 2);
+	assert_int_equal(mnic_umem_free(ua, UA_OFF, UA_SIZE, x[2]), 0);
+	assert_int_equal(stats_of(ua).free_blocks, 1);
+	/* a hole is reused: the first fit is where x[1] was */
+	assert_int_equal(mnic_umem_alloc(ua, UA_OFF, UA_SIZE, 500, 64, &y), 0);
+	assert_true(y == x[1]);
+	assert_int_equal(mnic_umem_free(ua, UA_OFF, UA_SIZE, y), 0);
+	assert_int_equal(mnic_umem_free(ua, UA_OFF, UA_SIZE, x[0]), 0);
+	st = stats_of(ua);
+	assert_int_equal(st.in_use, 0);
+	assert_int_equal(st.allocs, 0);
+	assert_int_equal(st.free_blocks, 1);
+	assert_true(st.largest_free == whole);
+	/* the whole area in one allocation once everything came back */
+	assert_int_equal(mnic_umem_alloc(ua, UA_OFF, UA_SIZE, whole, 64, &y), 0);
+	assert_int_equal(mnic_umem_free(ua, UA_OFF, UA_SIZE, y), 0);
+	free(ua);
+}
+
+/* Frees that are not of an allocation are refused and change nothing:
+ * twice, inside a payload, a forged header in application data. */
+static void test_alloc_free_refusals(void **state)
+{
+	uint8_t *ua = calloc(1, UA_SIZE);
+	uint64_t a, b;
+	struct mnic_umem_blk *forged;
+
+	(void)state;
+	assert_int_equal(mnic_umem_alloc(ua, UA_OFF, UA_SIZE, 4096, 64, &a), 0);
+	assert_int_equal(mnic_umem_alloc(ua, UA_OFF, UA_SIZE, 64, 64, &b), 0);
+	assert_int_equal(mnic_umem_free(ua, UA_OFF, UA_SIZE, a + 64), -EINVAL);
+	assert_int_equal(mnic_umem_free(ua, UA_OFF, UA_SIZE, a + 3), -EINVAL);
+	assert_int_equal(mnic_umem_free(ua, UA_OFF, UA_SIZE, UA_OFF), -EINVAL);
+	assert_int_equal(mnic_umem_free(ua, UA_OFF, UA_SIZE, UA_OFF + UA_SIZE), -EINVAL);
+	/* a header written by the application inside a's payload */
+	forged = (struct mnic_umem_blk *)(ua + (a - UA_OFF) + 1024);
+	forged->magic = MNIC_UMEM_BLK_USED;
+	forged->size = 128;
+	forged->prev_size = 64;
+	assert_int_equal(mnic_umem_free(ua, UA_OFF, UA_SIZE, a + 1024 + 64), -EUCLEAN);
+	assert_int_equal(stats_of(ua).allocs, 2);
+	assert_int_equal(mnic_umem_free(ua, UA_OFF, UA_SIZE, b), 0);
+	assert_int_equal(mnic_umem_free(ua, UA_OFF, UA_SIZE, b), -EINVAL);   /* double free */
+	assert_int_equal(mnic_umem_free(ua, UA_OFF, UA_SIZE, a), 0);
+	assert_int_equal(stats_of(ua).in_use, 0);
+	/* a corrupt block is found by the walk */
+	assert_int_equal(mnic_umem_alloc(ua, UA_OFF, UA_SIZE, 64, 64, &a), 0);
+	((struct mnic_umem_blk *)(ua + (a - UA_OFF) - MNIC_UMEM_BLK_SIZE))->size = 3;
+	assert_int_equal(mnic_umem_alloc(ua, UA_OFF, UA_SIZE, 64, 64, &b), -EUCLEAN);
+	free(ua);
+}
+
+/* 10,000 objects' memory made and returned in a shuffled order, sizes
+ * and alignments as rings (4 KiB aligned), doorbell records (64) and MRs:
+ * the figure returns to where it started and the area to one block. */
+static void test_alloc_churn(void **state)
+{
+	enum { N = 10000, LIVE = 64 };
+	const uint64_t size = 16u << 20;
+	uint8_t *ua = calloc(1, size);
+	uint64_t live[LIVE] = {0}, seed = 12345;
+	struct mnic_mem_stats st0, st;
+	int made = 0;
+
+	(void)state;
+	assert_int_equal(mnic_umem_stats(ua, UA_OFF, size, &st0), 0);
+	while (made < N) {
+		uint32_t slot, r;
+
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		r = (uint32_t)(seed >> 33);
+		slot = r % LIVE;
+		if (live[slot]) {
+			assert_int_equal(mnic_umem_free(ua, UA_OFF, size, live[slot]), 0);
+			live[slot] = 0;
+			continue;
+		}
+		uint64_t len = (r >> 8) % 3 == 0 ? 64 : (r >> 8) % 3 == 1 ? 512u << (r % 6) : 1 + r % 100000;
+		uint64_t align = (r >> 8) % 3 == 1 ? 4096 : 64;
+
+		assert_int_equal(mnic_umem_alloc(ua, UA_OFF, size, len, align, &live[slot]), 0);
+		assert_int_equal(live[slot] % align, 0);
+		memset(ua + (live[slot] - UA_OFF), 0xa5, len);   /* never over a neighbour's tag */
+		made++;
+	}
+	for (int i = 0; i < LIVE; i++)
+		if (live[i])
+			assert_int_equal(mnic_umem_free(ua, UA_OFF, size, live[i]), 0);
+	assert_int_equal(mnic_umem_stats(ua, UA_OFF, size, &st), 0);
+	assert_true(st.in_use == st0.in_use);
+	assert_int_equal(st.in_use, 0);
+	assert_int_equal(st.allocs, 0);
+	assert_int_equal(st.free_blocks, 1);
+	assert_true(st.largest_free == st0.largest_free);
+	free(ua);
+}
+
+/* Memory bound to an object is freed by (kind, handle) alone, as
+ * mnicctl destroy in another process does; the MTTs are handed back. */
+static void test_alloc_bind_release(void **state)
+{
+	uint8_t *ua = calloc(1, UA_SIZE);
+	uint64_t ring, db, other;
+	uint32_t mtts[4], n = 9;
+
+	(void)state;
+	assert_int_equal(mnic_umem_alloc(ua, UA_OFF, UA_SIZE, 8192, 4096, &ring), 0);
+	assert_int_equal(mnic_umem_alloc(ua, UA_OFF, UA_SIZE, 64, 64, &db), 0);
+	assert_int_equal(mnic_umem_alloc(ua, UA_OFF, UA_SIZE, 64, 64, &other), 0);
+	assert_int_equal(mnic_umem_bind(ua, UA_OFF, UA_SIZE, ring, MNIC_OBJ_QP, 0x42, 7), 0);
+	assert_int_equal(mnic_umem_bind(ua, UA_OFF, UA_SIZE, db, MNIC_OBJ_QP, 0x42, 0), 0);
+	assert_int_equal(mnic_umem_bind(ua, UA_OFF, UA_SIZE, other, MNIC_OBJ_CQ, 0x42, 0), 0);
+	assert_int_equal(mnic_umem_bind(ua, UA_OFF, UA_SIZE, ring + 64, MNIC_OBJ_QP, 1, 0), -EINVAL);
+	/* nothing of another object, nothing of kind NONE */
+	assert_int_equal(mnic_umem_release(ua, UA_OFF, UA_SIZE, MNIC_OBJ_QP, 0x43, mtts, 4, &n), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(mnic_umem_release(ua, UA_OFF, UA_SIZE, MNIC_OBJ_NONE, 0, mtts, 4, &n), 0);
+	assert_int_equal(mnic_umem_release(ua, UA_OFF, UA_SIZE, MNIC_OBJ_QP, 0x42, mtts, 4, &n), 2);
+	assert_int_equal(n, 1);
+	assert_int_equal(mtts[0], 7);
+	assert_int_equal(stats_of(ua).allocs, 1);   /* the CQ's stays */
+	assert_int_equal(mnic_umem_release(ua, UA_OFF, UA_SIZE, MNIC_OBJ_CQ, 0x42, mtts, 4, &n), 1);
+	assert_int_equal(stats_of(ua).in_use, 0);
+	assert_int_equal(stats_of(ua).free_blocks, 1);
+	free(ua);
+}
+
+/* The lock word of a process that died inside the allocator is taken over. */
+static void test_alloc_dead_holder(void **state)
+{
+	uint8_t *ua = calloc(1, UA_SIZE);
+	uint64_t a;
+	pid_t pid;
+	int status;
+
+	(void)state;
+	assert_int_equal(mnic_umem_reset(ua, UA_OFF, UA_SIZE), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	((struct mnic_user_hdr *)ua)->lock = (uint32_t)pid;   /* a holder that is gone */
+	assert_int_equal(mnic_umem_alloc(ua, UA_OFF, UA_SIZE, 64, 64, &a), 0);
+	assert_int_equal(((struct mnic_user_hdr *)ua)->lock, 0);
+	free(ua);
+}
+
+/* ---- host-memory page table ------------------------------------------------------- */
+
+static int every_owner_gone(uint32_t owner)
+{
+	return owner == 4242;
+}
+
+/* Pages of the aperture: the table's own pages are never handed out; a
+ * take is all or nothing; shuffled pages are distinct and not in order;
+ * the owner's pages are found again by virtual index; release and the
+ * sweep of gone owners return them. */
+static void test_hostmem_table(void **state)
+{
+	const uint64_t size = 4u << 20;   /* 1024 pages */
+	struct mnic_hm_hdr *h = calloc(1, size);
+	uint32_t tp = mnic_hm_table_pages(size), npages = (uint32_t)(size / 4096);
+	uint32_t *pfn = calloc(npages, sizeof(*pfn)), *again = calloc(npages, sizeof(*again));
+	uint8_t *seen = calloc(npages, 1);
+	uint32_t jumps = 0, free0;
+
+	(void)state;
+	assert_int_equal(tp, 3);   /* 64 + 8 x 1024 bytes */
+	assert_int_equal(mnic_hm_init(h, size), 0);
+	assert_int_equal(mnic_hm_init(h, size), 0);   /* a second process: kept */
+	assert_int_equal(mnic_hm_init(h, size / 2), -EUCLEAN);   /* another geometry */
+	free0 = h->free_pages;
+	assert_int_equal(free0, npages - tp);
+	/* refusals */
+	assert_int_equal(mnic_hm_take(h, 0, 1, 0, pfn), -EINVAL);
+	assert_int_equal(mnic_hm_take(h, MNIC_HM_RESERVED, 1, 0, pfn), -EINVAL);
+	assert_int_equal(mnic_hm_take(h, 7, free0 + 1, 0, pfn), -ENOMEM);
+	assert_int_equal(h->free_pages, free0);   /* nothing taken */
+	/* in order: the lowest free pages after the table */
+	assert_int_equal(mnic_hm_take(h, 7, 10, 0, pfn), 0);
+	for (uint32_t i = 0; i < 10; i++)
+		assert_int_equal(pfn[i], tp + i);
+	/* shuffled */
+	assert_int_equal(mnic_hm_take(h, 4242, 500, 99, pfn), 0);
+	for (uint32_t i = 0; i < 500; i++) {
+		assert_true(pfn[i] >= tp + 10 && pfn[i] < npages);
+		assert_int_equal(seen[pfn[i]], 0);
+		seen[pfn[i]] = 1;
+		if (i && pfn[i] != pfn[i - 1] + 1)
+			jumps++;
+	}
+	assert_true(jumps > 400);
+	assert_int_equal(mnic_hm_find(h, 4242, again, npages), 500);
+	assert_memory_equal(again, pfn, 500 * sizeof(*pfn));
+	assert_int_equal(mnic_hm_find(h, 4242, again, 499), -E2BIG);
+	assert_int_equal(mnic_hm_find(h, 8, again, npages), 0);
+	assert_int_equal(h->free_pages, free0 - 510);
+	/* a corrupt table (two pages claim one virtual slot) is refused */
+	((struct mnic_hm_page *)(h + 1))[pfn[1]].vpage = 0;
+	assert_int_equal(mnic_hm_find(h, 4242, again, npages), -EUCLEAN);
+	((struct mnic_hm_page *)(h + 1))[pfn[1]].vpage = 1;
+	/* the sweep frees the gone owner's pages only */
+	assert_int_equal(mnic_hm_release(h, 0, every_owner_gone), 500);
+	assert_int_equal(h->free_pages, free0 - 10);
+	assert_int_equal(mnic_hm_release(h, 7, NULL), 10);
+	assert_int_equal(h->free_pages, free0);
+	assert_int_equal(mnic_hm_release(h, 7, NULL), 0);
+	free(h);
+	free(pfn);
+	free(again);
+	free(seen);
 }
 
 /* ---- CQ polling ------------------------------------------------------------- */
@@ -486,7 +735,11 @@ int main(void)
 		cmocka_unit_test(test_chain_sizes),  cmocka_unit_test(test_chain_refusals),
 		cmocka_unit_test(test_collect),      
 		cmocka_unit_test(test_image_valid),  cmocka_unit_test(test_image_corrupt),
-		cmocka_unit_test(test_alloc),        cmocka_unit_test(test_cq_poll),
+		cmocka_unit_test(test_alloc),        cmocka_unit_test(test_alloc_free_coalesce),
+		cmocka_unit_test(test_alloc_free_refusals), cmocka_unit_test(test_alloc_churn),
+		cmocka_unit_test(test_alloc_bind_release), cmocka_unit_test(test_alloc_dead_holder),
+		cmocka_unit_test(test_hostmem_table),
+		cmocka_unit_test(test_cq_poll),
 		cmocka_unit_test(test_errors),       cmocka_unit_test(test_args),
 	};
 

@@ -1,0 +1,434 @@
+/* Host-memory mode of the BAR backend (docs/libmnic.md "Host memory";
+ * docs/host-interface.md "Host memory and translation").  A NIC that
+ * reports a host-memory aperture (QUERY_DEVICE hostmem_size != 0: a POSIX
+ * NIC's --hostmem FILE) DMAs into that file, whose offsets are the
+ * host-physical addresses (HPA).  libmnic plays the host's memory manager:
+ *
+ *   host-memory file          page 0..T-1: this page table (owner per page)
+ *   +-----+-----+-----+-----+-----+-----+-----+
+ *   | tbl | tbl |  A  |  B  |  A  | free|  A  |   A: a context's pages, any order
+ *   +-----+-----+-----+-----+-----+-----+-----+
+ *               ^ HPA = file offset
+ *   process VA  [ A.v0 | A.v1 | A.v2 ]           each page mapped MAP_FIXED at
+ *                                                 its virtual slot: IOVA = VA
+ *
+ * A context's memory is a set of 4 KiB pages taken from the file under
+ * the table's lock, owned by the context's owner tag (a tenant's pid, or
+ * MNIC_OWNER_MGMT_MEM), each remembering its virtual page index, mapped in
+ * order at one reserved VA range.  The allocator (mem.c) runs over that
+ * range as over a user-area range; every ring, doorbell record and MR gets
+ * an MTT from its VA to the pages' HPAs.  The table lives in the first
+ * pages of the file itself, as an OS keeps its page array in the RAM it
+ * manages; those pages are never handed out.  A tenant's pages go back at
+ * mnic_close or, when it died, with the reap (owner gone); the management
+ * range persists, and the next mnicctl maps it again at the same VA (its
+ * allocator header records it). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "libmnic_int.h"
+
+#define PAGE 4096u
+
+static struct mnic_hm_page *table_of(struct mnic_hm_hdr *h)
+{
+	return (struct mnic_hm_page *)(h + 1);
+}
+
+uint32_t mnic_hm_table_pages(uint64_t size)
+{
+	uint64_t npages = size / PAGE;
+
+	return (uint32_t)((sizeof(struct mnic_hm_hdr) + npages * sizeof(struct mnic_hm_page) +
+			   PAGE - 1) / PAGE);
+}
+
+int mnic_hm_init(struct mnic_hm_hdr *h, uint64_t size)
+{
+	uint32_t zero = 0, tp = mnic_hm_table_pages(size);
+	uint64_t npages = size / PAGE;
+	struct mnic_hm_page *t = table_of(h);
+
+	if (size % PAGE || npages > UINT32_MAX || npages <= tp)
+		return -EINVAL;
+	if (__atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) == MNIC_HM_MAGIC)
+		return h->version == 1 && h->npages == npages && h->table_pages == tp &&
+				       h->free_pages <= npages - tp ? 0 : -EUCLEAN;
+	if (!__atomic_compare_exchange_n(&h->magic, &zero, 1u, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE)) {
+		for (long spin = 0; spin < 100000000L; spin++)
+			if (__atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) == MNIC_HM_MAGIC)
+				return mnic_hm_init(h, size);
+		return -ETIMEDOUT;
+	}
+	h->version = 1;
+	h->npages = (uint32_t)npages;
+	h->table_pages = tp;
+	h->lock = 0;
+	h->free_pages = (uint32_t)npages - tp;
+	for (uint32_t i = 0; i < npages; i++) {
+		t[i].owner = i < tp ? MNIC_HM_RESERVED : 0;
+		t[i].vpage = 0;
+	}
+	/* the table whole before anyone may take a page */
+	__atomic_store_n(&h->magic, MNIC_HM_MAGIC, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static uint64_t next_rand(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+int mnic_hm_take(struct mnic_hm_hdr *h, uint32_t owner, uint32_t n, uint64_t shuffle_seed,
+		 uint32_t *pfn)
+{
+	struct mnic_hm_page *t = table_of(h);
+	uint32_t got = 0;
+	int err;
+
+	if (owner == 0 || owner == MNIC_HM_RESERVED || n == 0)
+		return -EINVAL;
+	err = mnic_pid_lock(&h->lock);
+	if (err < 0)
+		return err;
+	if (h->free_pages < n) {
+		mnic_pid_unlock(&h->lock);
+		return -ENOMEM;
+	}
+	for (uint32_t i = h->table_pages; i < h->npages && got < n; i++)
+		if (t[i].owner == 0)
+			pfn[got++] = i;
+	/* shuffled: a random order of the lowest free pages, so that no two
+	 * virtually adjacent pages need be physically adjacent */
+	if (shuffle_seed)
+		for (uint32_t i = got - 1; i > 0; i--) {
+			uint32_t j = (uint32_t)(next_rand(&shuffle_seed) % (i + 1u)), x = pfn[i];
+
+			pfn[i] = pfn[j];
+			pfn[j] = x;
+		}
+	for (uint32_t v = 0; v < got; v++) {
+		t[pfn[v]].owner = owner;
+		t[pfn[v]].vpage = v;
+	}
+	h->free_pages -= got;
+	mnic_pid_unlock(&h->lock);
+	return 0;
+}
+
+int mnic_hm_find(struct mnic_hm_hdr *h, uint32_t owner, uint32_t *pfn, uint32_t max)
+{
+	const struct mnic_hm_page *t = table_of(h);
+	uint32_t n = 0;
+	int err = mnic_pid_lock(&h->lock);
+
+	if (err < 0)
+		return err;
+	for (uint32_t i = h->table_pages; i < h->npages; i++)
+		if (t[i].owner == owner)
+			n++;
+	if (n > max) {
+		err = -E2BIG;
+	} else {
+		for (uint32_t v = 0; v < n; v++)
+			pfn[v] = UINT32_MAX;
+		for (uint32_t i = h->table_pages; i < h->npages; i++)
+			if (t[i].owner == owner && t[i].vpage < n)
+				pfn[t[i].vpage] = i;
+		for (uint32_t v = 0; v < n; v++)
+			if (pfn[v] == UINT32_MAX)
+				err = -EUCLEAN;   /* a slot no page claims (two claim another) */
+	}
+	mnic_pid_unlock(&h->lock);
+	return err < 0 ? err : (int)n;
+}
+
+int mnic_hm_release(struct mnic_hm_hdr *h, uint32_t owner, int (*gone)(uint32_t owner))
+{
+	struct mnic_hm_page *t = table_of(h);
+	int freed = 0, err = mnic_pid_lock(&h->lock);
+
+	if (err < 0)
+		return err;
+	for (uint32_t i = h->table_pages; i < h->npages; i++) {
+		uint32_t o = t[i].owner;
+
+		if (o == 0 || o == MNIC_HM_RESERVED || (owner ? o != owner : !gone(o)))
+			continue;
+		t[i].owner = 0;
+		t[i].vpage = 0;
+		freed++;
+	}
+	h->free_pages += (uint32_t)freed;
+	mnic_pid_unlock(&h->lock);
+	return freed;
+}
+
+/* ---- the device ---------------------------------------------------------------- */
+
+static int owner_gone(uint32_t owner)
+{
+	return owner > MNIC_OWNER_MGMT_MEM && owner <= (uint32_t)INT32_MAX &&
+	       kill((pid_t)owner, 0) < 0 && errno == ESRCH;
+}
+
+/* The host-memory file of BAR file `bar`: $MNIC_HOSTMEM (a process with one
+ * NIC), else "<bar>.hostmem". */
+static void hostmem_path(const char *bar, char *path, size_t len)
+{
+	const char *env = getenv("MNIC_HOSTMEM");
+
+	if (env && *env)
+		snprintf(path, len, "%s", env);
+	else
+		snprintf(path, len, "%s.hostmem", bar);
+}
+
+int mnic_hostmem_attach(struct mnic_dev *dev)
+{
+	struct mnic_cmd_simple_in in = {.hdr = {.opcode = MNIC_CMD_QUERY_DEVICE}};
+	struct mnic_cmd_query_device_out q;
+	struct stat st;
+	size_t tlen;
+	void *map;
+	int err;
+
+	if (dev->backend != MNIC_BACKEND_BAR || dev->hm_checked)
+		return 0;
+	err = mnic_cmd_as(dev, MNIC_CTX_MGMT, &in, sizeof(in), &q, sizeof(q), NULL);
+	if (err < 0)
+		return err;
+	dev->hm_checked = 1;
+	if (q.hostmem_size == 0)
+		return 0;   /* physical mode: the DMA window is the aperture */
+	if (q.hostmem_size % PAGE || q.hostmem_size > (1ull << 40))
+		return mnic_reply_err(dev);
+	hostmem_path(dev->path, dev->hm_path, sizeof(dev->hm_path));
+	dev->hm_fd = open(dev->hm_path, O_RDWR | O_CLOEXEC);
+	if (dev->hm_fd < 0 || fstat(dev->hm_fd, &st) < 0 || (uint64_t)st.st_size < q.hostmem_size) {
+		err = dev->hm_fd < 0 ? -errno : -ENODEV;
+		fprintf(stderr, "libmnic: %s has a %llu-byte host-memory aperture: %s must be that "
+			"file (set MNIC_HOSTMEM to its path)\n", dev->path,
+			(unsigned long long)q.hostmem_size, dev->hm_path);
+		goto fail;
+	}
+	tlen = (size_t)mnic_hm_table_pages(q.hostmem_size) * PAGE;
+	map = mmap(NULL, tlen, PROT_READ | PROT_WRITE, MAP_SHARED, dev->hm_fd, 0);
+	if (map == MAP_FAILED) {
+		err = -errno;
+		goto fail;
+	}
+	dev->hm_table = map;
+	dev->hm_table_len = tlen;
+	dev->hm_size = q.hostmem_size;
+	err = mnic_hm_init(dev->hm_table, q.hostmem_size);
+	if (err < 0)
+		goto fail;
+	return 0;
+fail:
+	mnic_hostmem_detach(dev);
+	dev->hm_checked = 1;
+	return mnic_set_err(dev, MNIC_ERR_TRANSPORT, err);
+}
+
+static void unmap_view(struct mnic_dev *dev)
+{
+	if (dev->hm_va)
+		munmap(dev->hm_va, (size_t)dev->hm_npages * PAGE);
+	free(dev->hm_pfn);
+	dev->hm_va = NULL;
+	dev->hm_pfn = NULL;
+	dev->hm_npages = 0;
+}
+
+void mnic_hostmem_detach(struct mnic_dev *dev)
+{
+	unmap_view(dev);
+	if (dev->hm_table)
+		munmap(dev->hm_table, dev->hm_table_len);
+	if (dev->hm_path[0] && dev->hm_fd >= 0)
+		close(dev->hm_fd);
+	dev->hm_path[0] = '\0';
+	dev->hm_table = NULL;
+	dev->hm_fd = -1;
+	dev->hm_size = 0;
+	dev->hm_checked = 0;
+}
+
+/* The VA a range was mapped at before (the allocator header in its first
+ * page records it), read through a short mapping of that page. */
+static void *previous_va(struct mnic_dev *dev, uint32_t pfn0)
+{
+	struct mnic_user_hdr *h = mmap(NULL, PAGE, PROT_READ, MAP_SHARED, dev->hm_fd,
+				       (off_t)pfn0 * PAGE);
+	void *va = NULL;
+
+	if (h == MAP_FAILED)
+		return NULL;
+	if (h->magic == MNIC_USER_HDR_MAGIC)
+		va = (void *)(uintptr_t)h->base;
+	munmap(h, PAGE);
+	return va;
+}
+
+/* Map the pages in pfn[] in order at one VA range (runs of physically
+ * adjacent pages in one mmap). */
+static int map_view(struct mnic_dev *dev, uint32_t *pfn, uint32_t n, void *want)
+{
+	size_t len = (size_t)n * PAGE;
+	uint8_t *va = mmap(want, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+					       (want ? MAP_FIXED_NOREPLACE : 0), -1, 0);
+
+	if (va == MAP_FAILED)
+		return -errno;
+	if (want && va != want) {
+		munmap(va, len);
+		return -EADDRINUSE;
+	}
+	for (uint32_t v = 0; v < n;) {
+		uint32_t run = 1;
+
+		while (v + run < n && pfn[v + run] == pfn[v] + run)
+			run++;
+		if (mmap(va + (size_t)v * PAGE, (size_t)run * PAGE, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_FIXED, dev->hm_fd, (off_t)pfn[v] * PAGE) == MAP_FAILED) {
+			int err = -errno;
+
+			munmap(va, len);
+			return err;
+		}
+		v += run;
+	}
+	dev->hm_va = va;
+	dev->hm_pfn = pfn;
+	dev->hm_npages = n;
+	dev->user = va;
+	dev->user_off = (uint64_t)(uintptr_t)va;   /* IOVA = VA, as verbs */
+	dev->user_size = len;
+	return 0;
+}
+
+static uint64_t shuffle_seed(void)
+{
+	const char *env = getenv("MNIC_HOSTMEM_SHUFFLE");
+
+	if (!env || !*env || !strcmp(env, "0"))
+		return 0;
+	return ((uint64_t)getpid() << 32) ^ (uint64_t)time(NULL) ^ 0x9e3779b97f4a7c15ull;
+}
+
+int mnic_hostmem_view(struct mnic_dev *dev, uint32_t owner, uint64_t bytes, int keep)
+{
+	uint32_t n = (uint32_t)((bytes + PAGE - 1) / PAGE), *pfn;
+	void *want = NULL;
+	int err, found = 0;
+
+	unmap_view(dev);
+	if (n < 2 || bytes > dev->hm_size)
+		return mnic_set_err(dev, MNIC_ERR_ARG, -ENOMEM);
+	pfn = calloc(dev->hm_size / PAGE, sizeof(*pfn));
+	if (!pfn)
+		return mnic_set_err(dev, MNIC_ERR_ARG, -ENOMEM);
+	if (keep) {
+		found = mnic_hm_find(dev->hm_table, owner, pfn, (uint32_t)(dev->hm_size / PAGE));
+		if (found < 0) {
+			free(pfn);
+			return mnic_set_err(dev, MNIC_ERR_ARG, found);
+		}
+	}
+	if (found > 0) {
+		n = (uint32_t)found;
+		want = previous_va(dev, pfn[0]);
+	} else {
+		err = mnic_hm_take(dev->hm_table, owner, n, shuffle_seed(), pfn);
+		if (err < 0) {
+			free(pfn);
+			return mnic_set_err(dev, MNIC_ERR_ARG, err);
+		}
+	}
+	err = map_view(dev, pfn, n, want);
+	if (err < 0) {
+		if (!found)
+			mnic_hm_release(dev->hm_table, owner, NULL);
+		free(pfn);
+		return mnic_set_err(dev, MNIC_ERR_TRANSPORT, err);
+	}
+	/* a range found again keeps its allocator state; new pages start empty */
+	if (!found && (err = mnic_umem_reset(dev->user, dev->user_off, dev->user_size)) < 0)
+		return err;
+	return 0;
+}
+
+void mnic_hostmem_release(struct mnic_dev *dev, uint32_t owner)
+{
+	unmap_view(dev);
+	if (dev->hm_table && owner)
+		mnic_hm_release(dev->hm_table, owner, NULL);
+}
+
+int mnic_hostmem_reap(struct mnic_dev *dev)
+{
+	if (!dev->hm_table)
+		return 0;
+	return mnic_hm_release(dev->hm_table, 0, owner_gone);
+}
+
+int mnic_hostmem_mtt(struct mnic_dev *dev, uint64_t addr, uint64_t len, uint32_t *mtt)
+{
+	uint64_t first, last, *pages;
+	uint32_t n;
+	int err;
+
+	*mtt = MNIC_MTT_NONE;
+	if (!dev->hm_va)
+		return 0;   /* physical mode: window addresses are the HPAs */
+	if (len == 0 || !mnic_window_ptr(dev, addr, len))
+		return mnic_set_err(dev, MNIC_ERR_ARG, -EFAULT);
+	first = (addr - dev->user_off) / PAGE;
+	last = (addr - dev->user_off + len - 1) / PAGE;
+	n = (uint32_t)(last - first + 1);
+	pages = malloc((size_t)n * sizeof(*pages));
+	if (!pages)
+		return mnic_set_err(dev, MNIC_ERR_ARG, -ENOMEM);
+	for (uint32_t i = 0; i < n; i++)
+		pages[i] = (uint64_t)dev->hm_pfn[first + i] * PAGE;
+	err = mnic_reg_mtt(dev, addr, len, 12, pages, n, mtt);
+	free(pages);
+	return err;
+}
+
+int mnic_hostmem_info(struct mnic_dev *dev, struct mnic_hostmem_info *info)
+{
+	int err;
+
+	if (!dev || !info)
+		return -EINVAL;
+	memset(info, 0, sizeof(*info));
+	err = mnic_hostmem_attach(dev);   /* the aperture; the view only if there is one */
+	if (err < 0)
+		return err;
+	if (!dev->hm_table)
+		return 0;
+	info->aperture = dev->hm_size;
+	info->free_pages = __atomic_load_n(&dev->hm_table->free_pages, __ATOMIC_RELAXED);
+	info->pages = dev->hm_npages;
+	for (uint32_t v = 1; v < dev->hm_npages; v++)
+		if (dev->hm_pfn[v] != dev->hm_pfn[v - 1] + 1)
+			info->discontiguities++;
+	return 0;
+}
