@@ -233,7 +233,7 @@ static int tenant_objects(struct tenant *t, const char *who)
 	if (rc == 0) {
 		memset(&cq_in, 0, sizeof(cq_in));
 		cq_in.hdr.opcode = MNIC_CMD_CREATE_CQ;
-		cq_in.q = (struct mnic_queue_desc){ base + T_CQ_RING, base + T_DBREC, 64, 0 };
+		cq_in.q = (struct mnic_queue_desc){ .ring_addr = base + T_CQ_RING, .dbrec_addr = base + T_DBREC, .size = 64 };
 		rc = cmd(t->fd, &cq_in, sizeof(cq_in), &ho, sizeof(ho));
 		t->cq = ho.handle;
 	}
@@ -244,8 +244,8 @@ static int tenant_objects(struct tenant *t, const char *who)
 		qp_in.send_cq = qp_in.recv_cq = t->cq;
 		qp_in.srq = MNIC_NO_SRQ;
 		qp_in.max_send_sge = qp_in.max_recv_sge = 1;
-		qp_in.sq = (struct mnic_queue_desc){ base + T_SQ_RING, base + T_DBREC + 64, 16, 0 };
-		qp_in.rq = (struct mnic_queue_desc){ base + T_RQ_RING, base + T_DBREC + 128, 16, 0 };
+		qp_in.sq = (struct mnic_queue_desc){ .ring_addr = base + T_SQ_RING, .dbrec_addr = base + T_DBREC + 64, .size = 16 };
+		qp_in.rq = (struct mnic_queue_desc){ .ring_addr = base + T_RQ_RING, .dbrec_addr = base + T_DBREC + 128, .size = 16 };
 		rc = cmd(t->fd, &qp_in, sizeof(qp_in), &ho, sizeof(ho));
 		t->qpn = ho.handle;
 	}
