@@ -213,8 +213,9 @@ include hostdrv/hostdrv.mk
 # runs in build/kmod/ on links to hostdrv/kernel/.
 KMOD_SRCS := $(notdir $(wildcard hostdrv/kernel/*.c hostdrv/kernel/*.h)) Kbuild
 .PHONY: kmod
-kmod: build/kmod/mnic.ko build/kmod/mnic-ioctl-check build/kmod/mnic-tenancy-check
-# Hostile-caller and tenancy checks of /dev/mnicN, run in the test VM
+kmod: build/kmod/mnic.ko build/kmod/mnic-ioctl-check build/kmod/mnic-tenancy-check \
+      build/kmod/mnic-mem-check
+# Hostile-caller, tenancy and host-memory checks of /dev/mnicN, run in the test VM
 # (static: any libc).
 build/kmod/mnic-%-check: hostdrv/kernel/test/mnic_%_check.c $(wildcard abi/include/mnic/*.h)
 	@mkdir -p $(dir $@)
