@@ -48,7 +48,7 @@ int fw_engine_start(struct fw_ctx *c, struct rocev2 **e)
 	env.ctx = c;
 	env.tx = env_tx;
 	env.now_ns = env_now;
-	env.dma = &c->dma;
+	env.dma = c->host_dma;        /* the host-memory aperture (modes.h) */
 	if (c->plat->n_eth)
 		memcpy(env.mac, c->plat->eth[0]->mac, 6);
 	env.ipv4 = fw_port_ipv4(env.mac);

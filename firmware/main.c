@@ -82,13 +82,22 @@ int fw_main(int argc, char **argv)
 		hal_dma_window_init(&ctx.dma, platform.hostif.bar + MNIC_DMA_WINDOW_OFFSET,
 				    platform.hostif.bar_size - MNIC_DMA_WINDOW_OFFSET);
 	}
+	/* Host memory (docs/host-interface.md "Host memory and translation"):
+	 * the platform's aperture when it has one, else the window. */
+	ctx.host_dma = &ctx.dma;
+	if (platform.hostmem.base) {
+		hal_dma_window_init(&ctx.hostmem, platform.hostmem.base, platform.hostmem.size);
+		ctx.host_dma = &ctx.hostmem;
+	}
 	fw_loop_init(&loop, &platform);
 	ctx.plat = &platform;
 	ctx.loop = &loop;
-	LOG_INFO("board %s, %u eth port(s), mac %s, host BAR %s (%zu bytes), mode %s",
-		 platform.board, platform.n_eth, mac,
+	LOG_INFO("board %s, %u eth port(s), mac %s, host BAR %s (%zu bytes), host memory %s "
+		 "(%llu bytes), mode %s", platform.board, platform.n_eth, mac,
 		 platform.hostif.bar ? platform.hostif.backing : "absent",
-		 platform.hostif.bar_size, mode->name);
+		 platform.hostif.bar_size,
+		 platform.hostmem.base ? platform.hostmem.backing : "the DMA window",
+		 (unsigned long long)ctx.host_dma->window_size, mode->name);
 	rc = mode->run(&ctx, &args);
 	if (platform.hostif.bar && rc != FW_EXIT_OK && mode->run == fw_mode_run)
 		mnic_initseg_set_state(&platform.hostif, MNIC_STATE_FAILED);

@@ -8,7 +8,10 @@
 struct fw_ctx {
 	struct hal_platform *plat;
 	struct fw_loop *loop;
-	struct hal_dma dma;
+	struct hal_dma dma;            /* the BAR's DMA window: command queue, mailboxes */
+	struct hal_dma hostmem;        /* the platform's host-memory aperture, if any */
+	struct hal_dma *host_dma;      /* what the engine reaches (rings, MRs):
+					  &hostmem, or &dma without an aperture */
 };
 
 int fw_mode_run(struct fw_ctx *c, const struct fw_args *a);

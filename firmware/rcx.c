@@ -1,7 +1,8 @@
 /* rcx: verified RDMA traffic between two NICs, with the firmware playing
  * the host as well.
  *
- * The firmware lays out host memory in its own DMA window exactly as a
+ * The firmware lays out host memory in what the engine reaches (its DMA
+ * window, or the platform's host-memory aperture) exactly as a
  * host application would (rings, doorbell records, buffers, MRs), posts
  * WQEs, rings doorbells and polls CQEs through the same engine API the
  * host interface uses, so every packet on the wire is real RoCEv2 RC
@@ -179,7 +180,7 @@ static int host_fill(struct rcx *x, uint64_t addr, uint64_t key, uint32_t len)
 
 		for (i = 0; i < n; i++)
 			x->buf[i] = pattern_byte(key, off + i);
-		if (hal_dma_write(&x->c->dma, addr + off, x->buf, n))
+		if (hal_dma_write(x->c->host_dma, addr + off, x->buf, n))
 			return -HAL_EFAULT;
 		off += n;
 	}
@@ -193,7 +194,7 @@ static int host_check(struct rcx *x, uint64_t addr, uint64_t key, uint32_t len)
 	while (off < len) {
 		uint32_t n = len - off < sizeof(x->buf) ? len - off : (uint32_t)sizeof(x->buf), i;
 
-		if (hal_dma_read(&x->c->dma, addr + off, x->buf, n))
+		if (hal_dma_read(x->c->host_dma, addr + off, x->buf, n))
 			return -HAL_EFAULT;
 		for (i = 0; i < n; i++) {
 			if (x->buf[i] != pattern_byte(key, off + i)) {
@@ -210,7 +211,7 @@ static int host_check(struct rcx *x, uint64_t addr, uint64_t key, uint32_t len)
 
 static int host_put32(struct rcx *x, uint64_t addr, uint32_t v)
 {
-	return hal_dma_write(&x->c->dma, addr, &v, sizeof(v));
+	return hal_dma_write(x->c->host_dma, addr, &v, sizeof(v));
 }
 
 static void fail(struct rcx *x, const char *why)
@@ -231,7 +232,7 @@ static void post_recv(struct rcx *x, struct rcx_qp *q, unsigned i)
 	w.wr_id = i;
 	w.num_sge = 1;
 	w.sge[0] = (struct mnic_sge){ q->recv_buf[i], x->max_size, x->lkey };
-	hal_dma_write(&x->c->dma, at, &w, sizeof(w));
+	hal_dma_write(x->c->host_dma, at, &w, sizeof(w));
 	q->rq_pi++;
 	/* The WQE is in host memory before the producer index says so. */
 	hal_wmb();
@@ -304,7 +305,7 @@ static int post_send(struct rcx *x, struct rcx_qp *q, uint32_t qi, unsigned si)
 	s->op = op;
 	s->seq = q->next_seq;
 	s->len = len;
-	hal_dma_write(&x->c->dma, at, &w, sizeof(w));
+	hal_dma_write(x->c->host_dma, at, &w, sizeof(w));
 	q->sq_pi++;
 	q->next_seq++;
 	x->op_count[op]++;
@@ -357,7 +358,7 @@ static void on_send_cqe(struct rcx *x, const struct mnic_cqe *c)
 		break;
 	case RCX_FADD:
 	case RCX_CSWAP:
-		if (hal_dma_read(&x->c->dma, s->buf, &orig, sizeof(orig)) || orig != s->expect_orig) {
+		if (hal_dma_read(x->c->host_dma, s->buf, &orig, sizeof(orig)) || orig != s->expect_orig) {
 			LOG_ERR("rcx: qp %u seq %u %s returned 0x%llx, want 0x%llx", (unsigned)qi,
 				(unsigned)s->seq,
 				rcx_ops[s->op].name, (unsigned long long)orig,
@@ -423,12 +424,12 @@ static void poll_cq(struct rcx *x)
 	for (n = 0; n < 64; n++) {
 		uint64_t at = x->cq_ring + (uint64_t)(x->cq_ci % RCX_CQ_SIZE) * MNIC_CQE_SIZE;
 
-		if (hal_dma_read(&x->c->dma, at, &c, sizeof(c)))
+		if (hal_dma_read(x->c->host_dma, at, &c, sizeof(c)))
 			return;
 		if (c.owner != MNIC_CQE_OWNER(x->cq_ci, RCX_CQ_SIZE))
 			break;
 		hal_rmb();   /* owner seen before the rest is trusted */
-		hal_dma_read(&x->c->dma, at, &c, sizeof(c));
+		hal_dma_read(x->c->host_dma, at, &c, sizeof(c));
 		x->cq_ci++;
 		if (c.status != MNIC_WC_SUCCESS) {
 			LOG_ERR("rcx: completion error: qp 0x%x wr_id 0x%llx status %u opcode %u "
@@ -534,8 +535,8 @@ static uint32_t start_psn(const uint8_t *mac, uint32_t q)
 
 static int setup(struct rcx *x)
 {
-	uint64_t next = 0, win = x->c->dma.window_size, need;
-	struct rocev2_queue_attr cq = { 0, 0, RCX_CQ_SIZE };
+	uint64_t next = 0, win = x->c->host_dma->window_size, need;
+	struct rocev2_queue_attr cq = { 0, 0, RCX_CQ_SIZE, ROCEV2_NO_MTT, ROCEV2_NO_MTT };
 	uint32_t i;
 	unsigned k;
 	int rc;
@@ -576,7 +577,7 @@ static int setup(struct rcx *x)
 	/* Zero everything we use: rings, doorbell records, areas. */
 	memset(x->buf, 0, sizeof(x->buf));
 	for (next = 0; next < need; next += sizeof(x->buf))
-		hal_dma_write(&x->c->dma, next, x->buf,
+		hal_dma_write(x->c->host_dma, next, x->buf,
 			      need - next < sizeof(x->buf) ? (size_t)(need - next) : sizeof(x->buf));
 
 	if ((rc = rocev2_alloc_pd(x->e, &x->pd)) ||

@@ -91,6 +91,7 @@ static int start_engine(struct run_state *r)
 	cfg.seg = mnic_initseg(&c->plat->hostif);
 	cfg.db = mnic_db_page(&c->plat->hostif);
 	cfg.dma = &c->dma;
+	cfg.hostmem = c->host_dma != &c->dma ? c->host_dma : NULL;
 	cfg.engine = r->e;
 	cfg.board_id = c->plat->board_id;
 	cfg.board_name = c->plat->board;

@@ -4,7 +4,7 @@
  * One table row per opcode (cmd_priv.h struct cmd_desc: input and output
  * size, op_mod limit, who may issue it, reserved byte ranges, handle
  * fields, handler); the handlers live by object in cmd_device.c,
- * cmd_objects.c, cmd_migrate.c, cmd_context.c and, for firmware update,
+ * cmd_objects.c, cmd_mtt.c, cmd_migrate.c, cmd_context.c and, for firmware update,
  * fwflash.c.  Before a handler runs, the dispatcher has checked, in this
  * order (each refusal a status, a syndrome MNIC_SYND(errno, site) and a
  * counter):
@@ -19,8 +19,10 @@
  *   ... of the issuer's context   BAD_RES, the same syndrome (refused_foreign)
  * The issuer is hdr.ctx (docs/host-interface.md "Contexts"); MNIC_CTX_MGMT
  * may name any object.  The engine then creates on the issuer's behalf
- * (rocev2_create_as).  Handlers check addresses (the issuer's user-area
- * range), call the engine, and map its -HAL_E* error through err_status[].
+ * (rocev2_create_as).  Handlers check addresses (physical mode: the
+ * issuer's user-area range; with an MTT: its IOVA range, and WRITE_MTT
+ * each page, cmd_mtt.c), call the engine, and map its -HAL_E* error
+ * through err_status[].
  * The engine changes nothing when it refuses, so no handler has anything
  * to undo except DUMP_CONTEXT.
  */
@@ -83,28 +85,29 @@ int mnic_ctx_range_ok(const struct mnic_mgmt *m, uint32_t ctx, uint64_t addr, ui
 	return addr >= x->ua_offset && addr <= end && len <= end - addr;
 }
 
-int queue_ok(struct mnic_mgmt *m, struct cmd_call *c, uint64_t ring, uint64_t dbrec,
-	     uint32_t size, uint32_t entry_size)
+int mem_ok(struct mnic_mgmt *m, struct cmd_call *c, uint32_t mtt, uint64_t addr, uint64_t len,
+	   uint32_t site)
 {
-	if (size == 0)
-		return 0;               /* no queue: the engine decides if that is allowed */
-	if (!mnic_ctx_range_ok(m, c->ctx, ring, (uint64_t)size * entry_size)) {
-		m->cnt.refused_address++;
-		return fail(c, MNIC_CMD_STAT_BAD_PARAM, HAL_EFAULT, MNIC_SITE_RING_ADDR);
-	}
-	if (!mnic_ctx_range_ok(m, c->ctx, dbrec, sizeof(struct mnic_dbrec))) {
-		m->cnt.refused_address++;
-		return fail(c, MNIC_CMD_STAT_BAD_PARAM, HAL_EFAULT, MNIC_SITE_DBREC_ADDR);
-	}
-	return 0;
-}
-
-int mr_range_ok(struct mnic_mgmt *m, struct cmd_call *c, uint64_t addr, uint64_t len)
-{
+	/* With an MTT the address is the application's IOVA: the engine
+	 * checks it against the MTT, whose pages WRITE_MTT checked. */
+	if (mtt != MNIC_MTT_NONE)
+		return mtt_cover_ok(m, c, mtt, addr, len);
 	if (mnic_ctx_range_ok(m, c->ctx, addr, len))
 		return 0;
 	m->cnt.refused_address++;
-	return fail(c, MNIC_CMD_STAT_BAD_PARAM, HAL_EFAULT, MNIC_SITE_MR_ADDR);
+	return fail(c, MNIC_CMD_STAT_BAD_PARAM, HAL_EFAULT, site);
+}
+
+int queue_ok(struct mnic_mgmt *m, struct cmd_call *c, const struct mnic_queue_desc *q,
+	     uint32_t entry_size)
+{
+	if (q->size == 0)
+		return 0;               /* no queue: the engine decides if that is allowed */
+	if (mem_ok(m, c, q->ring_mtt, q->ring_addr, (uint64_t)q->size * entry_size,
+		   MNIC_SITE_RING_ADDR))
+		return -1;
+	return mem_ok(m, c, q->dbrec_mtt, q->dbrec_addr, sizeof(struct mnic_dbrec),
+		      MNIC_SITE_DBREC_ADDR);
 }
 
 _Static_assert(MNIC_CTX_MAX < ROCEV2_MAX_OWNERS, "every context is an engine owner");
@@ -125,6 +128,7 @@ enum cmd_row { MNIC_CMD_OPCODE_LIST(CMD_ROW_ENUM_) CMD_NUM_ROWS };
 #define RSVD_Q(t, q) { offsetof(struct t, q) + offsetof(struct mnic_queue_desc, reserved), 4 }
 #define HANDLE(t, f, k) { offsetof(struct t, f), k }
 #define HANDLE_IN(k) { HANDLE(mnic_cmd_handle_in, handle, k) }
+#define HANDLE_Q(t, q, f) { offsetof(struct t, q) + offsetof(struct mnic_queue_desc, f), H_MTT_OPT }
 
 static const struct cmd_desc cmd_table[CMD_NUM_ROWS] = {
 	/* device (cmd_device.c) */
@@ -175,6 +179,8 @@ static const struct cmd_desc cmd_table[CMD_NUM_ROWS] = {
 	[ROW(MNIC_CMD_CREATE_CQ)] = {
 		.in_len = IN(mnic_cmd_create_cq_in), .out_len = IN(mnic_cmd_handle_out),
 		.rsvd = { RSVD_Q(mnic_cmd_create_cq_in, q) },
+		.handles = { HANDLE_Q(mnic_cmd_create_cq_in, q, ring_mtt),
+			     HANDLE_Q(mnic_cmd_create_cq_in, q, dbrec_mtt) },
 		.fn = h_create_cq,
 	},
 	[ROW(MNIC_CMD_DESTROY_CQ)] = {
@@ -190,7 +196,11 @@ static const struct cmd_desc cmd_table[CMD_NUM_ROWS] = {
 		.handles = { HANDLE(mnic_cmd_create_qp_in, pd, H_PD),
 			     HANDLE(mnic_cmd_create_qp_in, send_cq, H_CQ),
 			     HANDLE(mnic_cmd_create_qp_in, recv_cq, H_CQ),
-			     HANDLE(mnic_cmd_create_qp_in, srq, H_SRQ_OPT) },
+			     HANDLE(mnic_cmd_create_qp_in, srq, H_SRQ_OPT),
+			     HANDLE_Q(mnic_cmd_create_qp_in, sq, ring_mtt),
+			     HANDLE_Q(mnic_cmd_create_qp_in, sq, dbrec_mtt),
+			     HANDLE_Q(mnic_cmd_create_qp_in, rq, ring_mtt),
+			     HANDLE_Q(mnic_cmd_create_qp_in, rq, dbrec_mtt) },
 		.fn = h_create_qp,
 	},
 	[ROW(MNIC_CMD_MODIFY_QP)] = {
@@ -220,7 +230,9 @@ static const struct cmd_desc cmd_table[CMD_NUM_ROWS] = {
 	[ROW(MNIC_CMD_CREATE_SRQ)] = {
 		.in_len = IN(mnic_cmd_create_srq_in), .out_len = IN(mnic_cmd_handle_out),
 		.rsvd = { RSVD(mnic_cmd_create_srq_in, reserved), RSVD_Q(mnic_cmd_create_srq_in, q) },
-		.handles = { HANDLE(mnic_cmd_create_srq_in, pd, H_PD) },
+		.handles = { HANDLE(mnic_cmd_create_srq_in, pd, H_PD),
+			     HANDLE_Q(mnic_cmd_create_srq_in, q, ring_mtt),
+			     HANDLE_Q(mnic_cmd_create_srq_in, q, dbrec_mtt) },
 		.fn = h_create_srq,
 	},
 	[ROW(MNIC_CMD_DESTROY_SRQ)] = {
@@ -246,7 +258,9 @@ static const struct cmd_desc cmd_table[CMD_NUM_ROWS] = {
 	},
 	[ROW(MNIC_CMD_REG_MR)] = {
 		.in_len = IN(mnic_cmd_reg_mr_in), .out_len = IN(mnic_cmd_reg_mr_out),
-		.handles = { HANDLE(mnic_cmd_reg_mr_in, pd, H_PD) },
+		.rsvd = { RSVD(mnic_cmd_reg_mr_in, reserved) },
+		.handles = { HANDLE(mnic_cmd_reg_mr_in, pd, H_PD),
+			     HANDLE(mnic_cmd_reg_mr_in, mtt, H_MTT_OPT) },
 		.fn = h_reg_mr,
 	},
 	[ROW(MNIC_CMD_DEREG_MR)] = {
@@ -254,6 +268,26 @@ static const struct cmd_desc cmd_table[CMD_NUM_ROWS] = {
 		.rsvd = { RSVD(mnic_cmd_handle_in, reserved) },
 		.handles = HANDLE_IN(H_MR),
 		.fn = h_handle, .obj_fn = rocev2_dereg_mr,
+	},
+	/* memory translation (cmd_mtt.c); WRITE_MTT's in_len is exactly its
+	 * header and page list, which the handler checks against count */
+	[ROW(MNIC_CMD_CREATE_MTT)] = {
+		.in_len = IN(mnic_cmd_create_mtt_in), .out_len = IN(mnic_cmd_create_mtt_out),
+		.rsvd = { RSVD(mnic_cmd_create_mtt_in, reserved) },
+		.fn = h_create_mtt,
+	},
+	[ROW(MNIC_CMD_WRITE_MTT)] = {
+		.in_len = IN(mnic_cmd_write_mtt_in), .out_len = IN(mnic_cmd_simple_out),
+		.rsvd = { RSVD(mnic_cmd_write_mtt_in, reserved),
+			  RSVD(mnic_cmd_write_mtt_in, reserved1) },
+		.handles = { HANDLE(mnic_cmd_write_mtt_in, mtt, H_MTT) },
+		.fn = h_write_mtt,
+	},
+	[ROW(MNIC_CMD_DESTROY_MTT)] = {
+		.in_len = IN(mnic_cmd_handle_in), .out_len = IN(mnic_cmd_simple_out),
+		.rsvd = { RSVD(mnic_cmd_handle_in, reserved) },
+		.handles = HANDLE_IN(H_MTT),
+		.fn = h_destroy_mtt,
 	},
 	/* migration (cmd_migrate.c) */
 	[ROW(MNIC_CMD_DUMP_CONTEXT)] = {
@@ -329,12 +363,13 @@ static const struct cmd_desc *cmd_lookup(uint16_t opcode)
 /* What a handle field names, for the issuer. */
 enum handle_check { HC_OK, HC_NONE, HC_FOREIGN };
 
-/* A cursor (QUERY_QP / QUERY_CONTEXT NEXT) or MNIC_NO_SRQ names nothing. */
+/* A cursor (QUERY_QP / QUERY_CONTEXT NEXT), MNIC_NO_SRQ or MNIC_MTT_NONE
+ * names nothing. */
 static int handle_is_cursor(uint8_t k, uint32_t h, uint16_t op_mod)
 {
 	return (k == H_QP_BY_QPN && op_mod != MNIC_QUERY_QP_BY_QPN) ||
 	       (k == H_CTX_BY_ID && op_mod != MNIC_QUERY_CTX_BY_ID) ||
-	       (k == H_SRQ_OPT && h == MNIC_NO_SRQ);
+	       (k == H_SRQ_OPT && h == MNIC_NO_SRQ) || (k == H_MTT_OPT && h == MNIC_MTT_NONE);
 }
 
 static const uint8_t handle_type[] = {
@@ -344,8 +379,9 @@ static const uint8_t handle_type[] = {
 };
 
 /* HC_OK when the handle names a live object of kind k (the engine's own
- * lookup, rocev2_obj_owner) that the issuer may name: its own, any for
- * MNIC_CTX_MGMT; or, for H_CTX, an allocated context. */
+ * lookup, rocev2_obj_owner; MTTs: mgmt's slots, cmd_mtt.c) that the issuer
+ * may name: its own, any for MNIC_CTX_MGMT; or, for H_CTX, an allocated
+ * context. */
 static enum handle_check handle_check(const struct mnic_mgmt *m, const struct cmd_call *c,
 				      uint8_t k, uint32_t h)
 {
@@ -357,6 +393,14 @@ static enum handle_check handle_check(const struct mnic_mgmt *m, const struct cm
 		h = ctx_target(c, h);
 		return h <= MNIC_CTX_MAX && m->ctx[h].in_use ? HC_OK : HC_NONE;
 	}
+	if (k == H_MTT || k == H_MTT_OPT) {
+		const struct mnic_mtt *t = mtt_find(m, h);
+
+		if (!t)
+			return HC_NONE;
+		owner = t->ctx;
+		return c->ctx == MNIC_CTX_MGMT || owner == c->ctx ? HC_OK : HC_FOREIGN;
+	}
 	if (rocev2_obj_owner(m->cfg.engine, (enum rocev2_obj_type)handle_type[k], h, &owner))
 		return HC_NONE;
 	return c->ctx == MNIC_CTX_MGMT || owner == c->ctx ? HC_OK : HC_FOREIGN;
@@ -366,7 +410,7 @@ static const uint16_t handle_site[] = {
 	[H_PD] = MNIC_SITE_PD, [H_CQ] = MNIC_SITE_CQ, [H_SRQ] = MNIC_SITE_SRQ,
 	[H_SRQ_OPT] = MNIC_SITE_SRQ, [H_QP] = MNIC_SITE_QP, [H_MR] = MNIC_SITE_MR,
 	[H_QP_BY_QPN] = MNIC_SITE_QP, [H_CTX] = MNIC_SITE_CTX_HANDLE,
-	[H_CTX_BY_ID] = MNIC_SITE_CTX_HANDLE,
+	[H_CTX_BY_ID] = MNIC_SITE_CTX_HANDLE, [H_MTT] = MNIC_SITE_MTT, [H_MTT_OPT] = MNIC_SITE_MTT,
 };
 
 /* 1 when the issuer may issue this command (enum cmd_priv). */

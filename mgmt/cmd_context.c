@@ -122,6 +122,7 @@ int h_dealloc_context(struct mnic_mgmt *m, struct cmd_call *c)
 	/* Every object goes, and its dump with it: the peers its NAK_STOPPED
 	 * paused get no RESUME and error out after their pause bound. */
 	rc = rocev2_destroy_owned(m->cfg.engine, id);
+	mtt_forget_ctx(m, id);
 	memset(&m->ctx[id], 0, sizeof(m->ctx[id]));
 	if (rc)
 		return engine_fail(m, c, rc);

@@ -56,6 +56,14 @@ int h_query_device(struct mnic_mgmt *m, struct cmd_call *c)
 	o.n_ctx = mnic_ctx_count(m);
 	o.ctx_ua_offset = m->ctx[c->ctx].ua_offset;
 	o.ctx_ua_size = m->ctx[c->ctx].ua_size;
+	/* host memory and translation: MTTs counted as the objects above */
+	o.hostmem_size = m->cfg.hostmem ? m->cfg.hostmem->window_size : 0;
+	o.max_mtt = ROCEV2_MAX_MTT;
+	o.max_mtt_pages = ROCEV2_MTT_PAGES;
+	o.n_mtt = mtt_count(m, c->ctx);
+	o.free_mtt_pages = ROCEV2_MTT_PAGES - m->mtt_pages;
+	o.page_shift_min = MNIC_PAGE_SHIFT_MIN;
+	o.page_shift_max = MNIC_PAGE_SHIFT_MAX;
 	memcpy(c->buf, &o, sizeof(o));
 	c->produced = sizeof(o);
 	return 0;
@@ -93,7 +101,8 @@ int h_fw_query(struct mnic_mgmt *m, struct cmd_call *c)
  * rocev2/counters.h, mgmt/counters.h, the HAL's HAL_ETH_STATS and
  * HAL_DMA_STATS), which gives a struct of uint64_t values and, in the same
  * order, their names.  An op_mod returns groups of such lists; a group
- * prefixes its names (PORT: "eth<port>_" per Ethernet port, then "dma_"). */
+ * prefixes its names (PORT: "eth<port>_" per Ethernet port, then "dma_",
+ * then "hostmem_" when the engine has a host-memory aperture). */
 #define STAT_NAME_(name) #name,
 static const char *const eth_stat_names[] = { HAL_ETH_STATS(STAT_NAME_) };
 static const char *const dma_stat_names[] = { HAL_DMA_STATS(STAT_NAME_) };
@@ -112,7 +121,7 @@ struct counter_group {
 	uint32_t n;
 	const uint64_t *values;        /* n values; NULL reads as zeros */
 };
-#define MAX_COUNTER_GROUPS (MNIC_MGMT_MAX_PORTS + 1u)
+#define MAX_COUNTER_GROUPS (MNIC_MGMT_MAX_PORTS + 2u)
 
 /* The groups of op_mod, in the order the host sees them; returns how many. */
 static unsigned counter_groups(const struct mnic_mgmt *m, uint16_t op_mod,
@@ -136,9 +145,13 @@ static unsigned counter_groups(const struct mnic_mgmt *m, uint16_t op_mod,
 			g[i] = (struct counter_group){ eth_prefix[i], eth_stat_names, N_ETH_STATS,
 						       eth ? (const uint64_t *)&eth->stats : NULL };
 		}
-		g[i] = (struct counter_group){ "dma_", dma_stat_names, N_DMA_STATS,
-					       (const uint64_t *)&m->cfg.dma->stats };
-		return i + 1;
+		g[i++] = (struct counter_group){ "dma_", dma_stat_names, N_DMA_STATS,
+						 (const uint64_t *)&m->cfg.dma->stats };
+		/* the engine's host-memory aperture, when it is not the window */
+		if (m->cfg.hostmem)
+			g[i++] = (struct counter_group){ "hostmem_", dma_stat_names, N_DMA_STATS,
+							 (const uint64_t *)&m->cfg.hostmem->stats };
+		return i;
 	}
 }
 

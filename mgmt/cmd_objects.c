@@ -1,8 +1,9 @@
 /* Object commands: PD, MR, CQ, SRQ and QP (mnic/cmd.h,
- * docs/host-interface.md).  Rings, doorbell records and MRs must lie in the
- * issuer's user-area range; the dispatcher checked that every handle is
- * the issuer's; the engine validates the rest and changes nothing when it
- * refuses. */
+ * docs/host-interface.md).  Rings, doorbell records and MRs in physical
+ * mode must lie in the issuer's user-area range, with an MTT inside that
+ * MTT's IOVA range (mem_ok); the dispatcher checked that every handle,
+ * MTTs included, is the issuer's; the engine validates the rest and
+ * changes nothing when it refuses. */
 #include <string.h>
 
 #include "cmd_priv.h"
@@ -20,7 +21,8 @@ static void put_handle_out(struct cmd_call *c, uint32_t handle)
 
 static struct rocev2_queue_attr queue_attr(const struct mnic_queue_desc *q)
 {
-	struct rocev2_queue_attr a = { q->ring_addr, q->dbrec_addr, q->size };
+	struct rocev2_queue_attr a = { q->ring_addr, q->dbrec_addr, q->size, q->ring_mtt,
+				       q->dbrec_mtt };
 
 	return a;
 }
@@ -44,9 +46,10 @@ int h_reg_mr(struct mnic_mgmt *m, struct cmd_call *c)
 	int rc;
 
 	memcpy(&in, c->buf, sizeof(in));
-	if (mr_range_ok(m, c, in.addr, in.length))
+	if (mem_ok(m, c, in.mtt, in.addr, in.length, MNIC_SITE_MR_ADDR))
 		return -1;
-	rc = rocev2_reg_mr(m->cfg.engine, in.pd, in.addr, in.length, in.access, &lkey, &rkey);
+	rc = rocev2_reg_mr_mtt(m->cfg.engine, in.pd, in.mtt, in.addr, in.length, in.access, &lkey,
+			       &rkey);
 	if (rc)
 		return engine_fail(m, c, rc);
 	memset(&o, 0, sizeof(o));
@@ -65,7 +68,7 @@ int h_create_cq(struct mnic_mgmt *m, struct cmd_call *c)
 	int rc;
 
 	memcpy(&in, c->buf, sizeof(in));
-	if (queue_ok(m, c, in.q.ring_addr, in.q.dbrec_addr, in.q.size, MNIC_CQE_SIZE))
+	if (queue_ok(m, c, &in.q, MNIC_CQE_SIZE))
 		return -1;
 	q = queue_attr(&in.q);
 	rc = rocev2_create_cq(m->cfg.engine, &q, &cq);
@@ -83,7 +86,7 @@ int h_create_srq(struct mnic_mgmt *m, struct cmd_call *c)
 	int rc;
 
 	memcpy(&in, c->buf, sizeof(in));
-	if (queue_ok(m, c, in.q.ring_addr, in.q.dbrec_addr, in.q.size, MNIC_WQE_SIZE))
+	if (queue_ok(m, c, &in.q, MNIC_WQE_SIZE))
 		return -1;
 	memset(&a, 0, sizeof(a));
 	a.q = queue_attr(&in.q);
@@ -117,8 +120,7 @@ int h_create_qp(struct mnic_mgmt *m, struct cmd_call *c)
 	int rc;
 
 	memcpy(&in, c->buf, sizeof(in));
-	if (queue_ok(m, c, in.sq.ring_addr, in.sq.dbrec_addr, in.sq.size, MNIC_WQE_SIZE) ||
-	    queue_ok(m, c, in.rq.ring_addr, in.rq.dbrec_addr, in.rq.size, MNIC_WQE_SIZE))
+	if (queue_ok(m, c, &in.sq, MNIC_WQE_SIZE) || queue_ok(m, c, &in.rq, MNIC_WQE_SIZE))
 		return -1;
 	memset(&a, 0, sizeof(a));
 	a.pd = in.pd;

@@ -1,5 +1,5 @@
 /* Private to the command dispatcher (cmd.c) and its handlers (cmd_device.c,
- * cmd_objects.c, cmd_migrate.c, cmd_context.c): the call being served, the table row
+ * cmd_objects.c, cmd_migrate.c, cmd_context.c, cmd_mtt.c): the call being served, the table row
  * that describes it, the refusal helpers and the handlers the table names.
  *
  * A handler reads its whole input into locals before writing its output:
@@ -20,7 +20,7 @@
 struct cmd_desc;
 
 struct cmd_call {
-	uint8_t *buf;
+	uint8_t *buf;                  /* 8-byte aligned (cmdq.c's staging buffer) */
 	uint32_t in_len, out_len;
 	uint32_t produced;             /* output bytes, header included */
 	uint16_t opcode, op_mod;
@@ -35,9 +35,10 @@ typedef int (*cmd_fn)(struct mnic_mgmt *m, struct cmd_call *c);
 /* H_QP_BY_QPN: a QPN when op_mod is MNIC_QUERY_QP_BY_QPN, a slot cursor
  * otherwise (QUERY_QP op_mod NEXT).  H_CTX: a context id or MNIC_CTX_SELF
  * (ctx_target); H_CTX_BY_ID: the same when op_mod is MNIC_QUERY_CTX_BY_ID,
- * a cursor otherwise (QUERY_CONTEXT NEXT). */
+ * a cursor otherwise (QUERY_CONTEXT NEXT).  H_MTT: an MTT (cmd_mtt.c's
+ * slots); H_MTT_OPT: the same or MNIC_MTT_NONE (physical mode). */
 enum handle_kind { H_NONE, H_PD, H_CQ, H_SRQ, H_SRQ_OPT, H_QP, H_MR, H_QP_BY_QPN, H_CTX,
-		   H_CTX_BY_ID };
+		   H_CTX_BY_ID, H_MTT, H_MTT_OPT };
 
 /* Who may issue a command (docs/host-interface.md "Contexts"):
  *   P_ANY   every allocated context
@@ -63,7 +64,7 @@ struct cmd_desc {
 	uint16_t max_op_mod;
 	uint8_t priv;                  /* enum cmd_priv */
 	struct cmd_range rsvd[3];      /* reserved-zero bytes beyond in_hdr.reserved */
-	struct cmd_handle handles[4];
+	struct cmd_handle handles[8];  /* CREATE_QP: 4 objects, 4 MTTs */
 	cmd_fn fn;
 	int (*obj_fn)(struct rocev2 *e, uint32_t handle);   /* destroy-style commands */
 };
@@ -74,12 +75,17 @@ int fail(struct cmd_call *c, uint8_t status, int err, uint32_t site);
 /* The engine refused with rc (-HAL_E*): its status, counted in
  * engine_errors; returns -1. */
 int engine_fail(struct mnic_mgmt *m, struct cmd_call *c, int rc);
-/* 0 when a queue of size entries (0: none) and its doorbell record lie in
- * the issuer's user-area range; otherwise refused (refused_address) and -1. */
-int queue_ok(struct mnic_mgmt *m, struct cmd_call *c, uint64_t ring, uint64_t dbrec,
-	     uint32_t size, uint32_t entry_size);
-/* 0 when an MR's range lies in the issuer's range; otherwise refused and -1. */
-int mr_range_ok(struct mnic_mgmt *m, struct cmd_call *c, uint64_t addr, uint64_t len);
+/* 0 when a queue of q->size entries (0: none) and its doorbell record lie
+ * where the host may place them (mem_ok); otherwise refused and -1. */
+int queue_ok(struct mnic_mgmt *m, struct cmd_call *c, const struct mnic_queue_desc *q,
+	     uint32_t entry_size);
+/* 0 when an object's memory [addr, addr + len) may be reached: with an MTT
+ * (the dispatcher checked the handle), inside its IOVA range
+ * (MNIC_SITE_MTT_COVER, refused_mtt_cover; the engine translates and
+ * checks every access); in physical mode, inside the issuer's user-area
+ * range (site, refused_address).  Otherwise refused and -1. */
+int mem_ok(struct mnic_mgmt *m, struct cmd_call *c, uint32_t mtt, uint64_t addr, uint64_t len,
+	   uint32_t site);
 /* The context an H_CTX handle names: MNIC_CTX_SELF is the issuer. */
 static inline uint32_t ctx_target(const struct cmd_call *c, uint32_t handle)
 {
@@ -123,6 +129,21 @@ int h_query_qp(struct mnic_mgmt *m, struct cmd_call *c);
 int h_set_qp_mig_key(struct mnic_mgmt *m, struct cmd_call *c);
 /* DEALLOC_PD, DEREG_MR, DESTROY_CQ/SRQ/QP: the row's obj_fn is the call. */
 int h_handle(struct mnic_mgmt *m, struct cmd_call *c);
+/* cmd_mtt.c: memory translation tables, and mgmt's slot of each */
+#define MNIC_MTT_WRITE_MAX ((MNIC_CMD_MAX_LEN - (uint32_t)sizeof(struct mnic_cmd_write_mtt_in)) / \
+			    (uint32_t)sizeof(uint64_t))   /* entries one WRITE_MTT carries */
+int h_create_mtt(struct mnic_mgmt *m, struct cmd_call *c);
+int h_write_mtt(struct mnic_mgmt *m, struct cmd_call *c);
+int h_destroy_mtt(struct mnic_mgmt *m, struct cmd_call *c);
+/* The slot of a live MTT handle; NULL for MNIC_MTT_NONE or none. */
+const struct mnic_mtt *mtt_find(const struct mnic_mgmt *m, uint32_t handle);
+/* MTTs of ctx (MNIC_CTX_MGMT: of every context). */
+uint32_t mtt_count(const struct mnic_mgmt *m, uint32_t ctx);
+/* The engine freed ctx's objects (rocev2_destroy_owned): drop its slots. */
+void mtt_forget_ctx(struct mnic_mgmt *m, uint32_t ctx);
+/* mem_ok with an MTT. */
+int mtt_cover_ok(struct mnic_mgmt *m, struct cmd_call *c, uint32_t mtt, uint64_t addr,
+		 uint64_t len);
 /* cmd_migrate.c: dump, restore, resume, abort, migration settings */
 int h_dump_context(struct mnic_mgmt *m, struct cmd_call *c);
 int h_restore_object(struct mnic_mgmt *m, struct cmd_call *c);

@@ -1,4 +1,4 @@
-/* The host BAR as a shared file.  A QEMU NIC's ivshmem-plain BAR2 is backed
+/* The host BAR, and the host-memory aperture, as shared files.  A QEMU NIC's ivshmem-plain BAR2 is backed
  * by -object memory-backend-file,share=on,mem-path=FILE, so a host process
  * maps a POSIX NIC's BAR and a QEMU NIC's BAR the same way: MAP_SHARED on the
  * file.  The file is not removed on close: it belongs to the test or
@@ -20,7 +20,11 @@
  *     it reports (async-signal-safe writes only) and _exits.  It never
  *     returns into the firmware (no sigsetjmp): an access interrupted
  *     half-way leaves no state worth resuming.
- * Both name the file and both sizes and exit with BAR_SHM_EXIT. */
+ * Both name the file and both sizes and exit with BAR_SHM_EXIT.
+ *
+ * The host-memory aperture (--hostmem, docs/host-interface.md "Host memory
+ * and translation") is a second such file, guarded the same way: the
+ * host's "physical memory", whose offsets are host-physical addresses. */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #endif
@@ -36,14 +40,21 @@
 #include "hal/errno.h"
 #include "posix.h"
 
-/* The one guarded BAR of this process (the platform maps one). */
-static struct {
-	int fd;                    /* the BAR file, kept open for fstat */
+/* The guarded mappings of this process: one BAR and one host-memory
+ * aperture (the platform maps at most one of each).  The SIGBUS handler is
+ * installed with the first and the previous action restored with the last. */
+enum shm_kind { SHM_BAR, SHM_HOSTMEM, SHM_KINDS };
+
+static struct shm_guard {
+	int fd;                    /* the file, kept open for fstat */
 	const char *path;
 	volatile uint8_t *base;
 	size_t size;
-	struct sigaction previous;
-} guard = { .fd = -1 };
+} guards[SHM_KINDS] = { { .fd = -1 }, { .fd = -1 } };
+
+static const char *const shm_what[SHM_KINDS] = { "BAR", "host memory" };
+static struct sigaction previous;
+static unsigned n_guarded;
 
 /* ---- async-signal-safe report -------------------------------------------- */
 
@@ -71,27 +82,36 @@ static void msg_u64(struct sig_msg *m, uint64_t v)
 		m->buf[m->len++] = digits[--n];
 }
 
-static void bar_sigbus(int sig, siginfo_t *si, void *uctx)
+static void shm_sigbus(int sig, siginfo_t *si, void *uctx)
 {
-	uintptr_t at = (uintptr_t)si->si_addr, base = (uintptr_t)guard.base;
+	uintptr_t at = (uintptr_t)si->si_addr, base = 0;
 	struct sig_msg m = { .len = 0 };
+	const struct shm_guard *g = NULL;
 	struct stat st;
+	unsigned k;
 
 	(void)uctx;
-	if (!guard.base || at < base || at - base >= guard.size) {
-		/* not the BAR's: the default action, as without this handler */
+	for (k = 0; k < SHM_KINDS && !g; k++) {
+		base = (uintptr_t)guards[k].base;
+		if (guards[k].base && at >= base && at - base < guards[k].size)
+			g = &guards[k];
+	}
+	if (!g) {
+		/* not a guarded file's: the default action, as without this handler */
 		signal(sig, SIG_DFL);
 		raise(sig);
 		return;
 	}
-	msg_str(&m, "posix: BAR ");
-	msg_str(&m, guard.path);
+	msg_str(&m, "posix: ");
+	msg_str(&m, shm_what[g - guards]);
+	msg_str(&m, " ");
+	msg_str(&m, g->path);
 	msg_str(&m, ": an access at offset ");
 	msg_u64(&m, at - base);
 	msg_str(&m, " faulted (SIGBUS): the file shrank under the NIC's mapping of ");
-	msg_u64(&m, guard.size);
+	msg_u64(&m, g->size);
 	msg_str(&m, " bytes");
-	if (fstat(guard.fd, &st) == 0) {
+	if (fstat(g->fd, &st) == 0) {
 		msg_str(&m, " to ");
 		msg_u64(&m, (uint64_t)st.st_size);
 		msg_str(&m, " bytes");
@@ -103,75 +123,81 @@ static void bar_sigbus(int sig, siginfo_t *si, void *uctx)
 	_exit(BAR_SHM_EXIT);
 }
 
-int bar_shm_open(struct hal_hostif *h, const char *path, size_t size)
+/* Map path shared into guards[k]: size bytes (the file grown to them if
+ * smaller), or with size 0 the file's own size, which must then be a
+ * non-zero multiple of the 4 KiB page. */
+static int shm_map(enum shm_kind k, const char *path, size_t size)
 {
+	struct shm_guard *g = &guards[k];
+	const char *what = shm_what[k];
 	struct sigaction sa;
 	struct stat st;
-	void *bar;
+	void *base;
 	int fd, err;
 
-	memset(h, 0, sizeof(*h));
-	if (guard.base) {
-		fprintf(stderr, "posix: BAR %s: %s is mapped already (one BAR per process)\n",
-			path, guard.path);
+	if (g->base) {
+		fprintf(stderr, "posix: %s %s: %s is mapped already (one per process)\n", what,
+			path, g->path);
 		return -HAL_EBUSY;
-	}
-	if (size == 0) {
-		fprintf(stderr, "posix: BAR %s: size must not be 0\n", path);
-		return -HAL_EINVAL;
 	}
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0) {
-		fprintf(stderr, "posix: BAR %s: cannot open: %s\n", path, strerror(errno));
+		fprintf(stderr, "posix: %s %s: cannot open: %s\n", what, path, strerror(errno));
 		return -HAL_ENODEV;
 	}
 	if (fstat(fd, &st) < 0) {
-		fprintf(stderr, "posix: BAR %s: cannot stat: %s\n", path, strerror(errno));
+		fprintf(stderr, "posix: %s %s: cannot stat: %s\n", what, path, strerror(errno));
 		err = -HAL_EIO;
 		goto out_close;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		fprintf(stderr, "posix: BAR %s: not a regular file\n", path);
+		fprintf(stderr, "posix: %s %s: not a regular file\n", what, path);
 		err = -HAL_EINVAL;
 		goto out_close;
+	}
+	if (size == 0) {
+		if (st.st_size <= 0 || (st.st_size & 4095) || (uint64_t)st.st_size > SIZE_MAX) {
+			fprintf(stderr, "posix: %s %s: the file's size (%llu bytes) is the size: make "
+				"it a non-zero multiple of 4096 bytes (truncate -s), or give the size\n",
+				what, path, (unsigned long long)st.st_size);
+			err = -HAL_EINVAL;
+			goto out_close;
+		}
+		size = (size_t)st.st_size;
 	}
 	/* Only ever grown: a larger file may have been sized by the host side,
 	 * and shrinking it under another mapping would fault that process. */
 	if ((uint64_t)st.st_size < size && ftruncate(fd, (off_t)size) < 0) {
-		fprintf(stderr, "posix: BAR %s: cannot grow to %zu bytes: %s\n", path, size,
+		fprintf(stderr, "posix: %s %s: cannot grow to %zu bytes: %s\n", what, path, size,
 			strerror(errno));
 		err = -HAL_EIO;
 		goto out_close;
 	}
-	bar = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (bar == MAP_FAILED) {
-		fprintf(stderr, "posix: BAR %s: cannot map %zu bytes: %s\n", path, size,
+	base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED) {
+		fprintf(stderr, "posix: %s %s: cannot map %zu bytes: %s\n", what, path, size,
 			strerror(errno));
 		err = -HAL_ENOMEM;
 		goto out_close;
 	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = bar_sigbus;
-	sa.sa_flags = SA_SIGINFO;
-	sigemptyset(&sa.sa_mask);
-	guard.fd = fd;   /* kept: bar_shm_check() and the handler fstat it */
-	guard.path = path;
-	guard.size = size;
-	guard.base = bar;
-	if (sigaction(SIGBUS, &sa, &guard.previous) < 0) {
-		fprintf(stderr, "posix: BAR %s: cannot install the SIGBUS handler: %s\n", path,
-			strerror(errno));
-		guard.base = NULL;
-		guard.fd = -1;
-		munmap(bar, size);
-		err = -HAL_EIO;
-		goto out_close;
+	if (n_guarded == 0) {
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = shm_sigbus;
+		sa.sa_flags = SA_SIGINFO;
+		sigemptyset(&sa.sa_mask);
+		if (sigaction(SIGBUS, &sa, &previous) < 0) {
+			fprintf(stderr, "posix: %s %s: cannot install the SIGBUS handler: %s\n", what,
+				path, strerror(errno));
+			munmap(base, size);
+			err = -HAL_EIO;
+			goto out_close;
+		}
 	}
-
-	h->bar = bar;
-	h->bar_size = size;
-	h->bar_bus_addr = 0;   /* no bus: host addresses are BAR offsets */
-	h->backing = path;
+	n_guarded++;
+	g->fd = fd;   /* kept: shm_check() and the handler fstat it */
+	g->path = path;
+	g->size = size;
+	g->base = base;
 	return 0;
 
 out_close:
@@ -179,33 +205,96 @@ out_close:
 	return err;
 }
 
-int bar_shm_check(const struct hal_hostif *h)
+static int shm_check(enum shm_kind k, const volatile uint8_t *base)
 {
+	const struct shm_guard *g = &guards[k];
 	struct stat st;
 
-	if (!h->bar || h->bar != guard.base)
+	if (!base || base != g->base)
 		return 0;
-	if (fstat(guard.fd, &st) < 0) {
-		fprintf(stderr, "posix: BAR %s: cannot stat: %s\n", guard.path, strerror(errno));
+	if (fstat(g->fd, &st) < 0) {
+		fprintf(stderr, "posix: %s %s: cannot stat: %s\n", shm_what[k], g->path,
+			strerror(errno));
 		return -HAL_EIO;
 	}
-	if ((uint64_t)st.st_size >= guard.size)
+	if ((uint64_t)st.st_size >= g->size)
 		return 0;
-	fprintf(stderr, "posix: BAR %s: the file shrank to %llu bytes under the NIC's mapping of "
+	fprintf(stderr, "posix: %s %s: the file shrank to %llu bytes under the NIC's mapping of "
 		"%zu bytes; the host memory is gone, stopping without touching the file again\n",
-		guard.path, (unsigned long long)st.st_size, guard.size);
+		shm_what[k], g->path, (unsigned long long)st.st_size, g->size);
 	return -HAL_EIO;
+}
+
+static void shm_unmap(enum shm_kind k, volatile uint8_t *base, size_t size)
+{
+	struct shm_guard *g = &guards[k];
+
+	if (base && base == g->base) {
+		if (--n_guarded == 0)
+			sigaction(SIGBUS, &previous, NULL);
+		close(g->fd);
+		g->fd = -1;
+		g->base = NULL;
+	}
+	if (base)
+		munmap((void *)(uintptr_t)base, size);
+}
+
+/* ---- the BAR ----------------------------------------------------------------- */
+
+int bar_shm_open(struct hal_hostif *h, const char *path, size_t size)
+{
+	int err;
+
+	memset(h, 0, sizeof(*h));
+	if (size == 0) {
+		fprintf(stderr, "posix: BAR %s: size must not be 0\n", path);
+		return -HAL_EINVAL;
+	}
+	err = shm_map(SHM_BAR, path, size);
+	if (err)
+		return err;
+	h->bar = guards[SHM_BAR].base;
+	h->bar_size = size;
+	h->bar_bus_addr = 0;   /* no bus: host addresses are BAR offsets */
+	h->backing = path;
+	return 0;
+}
+
+int bar_shm_check(const struct hal_hostif *h)
+{
+	return shm_check(SHM_BAR, h->bar);
 }
 
 void bar_shm_close(struct hal_hostif *h)
 {
-	if (h->bar && h->bar == guard.base) {
-		sigaction(SIGBUS, &guard.previous, NULL);
-		close(guard.fd);
-		guard.fd = -1;
-		guard.base = NULL;
-	}
-	if (h->bar)
-		munmap((void *)(uintptr_t)h->bar, h->bar_size);
+	shm_unmap(SHM_BAR, h->bar, h->bar_size);
 	memset(h, 0, sizeof(*h));
+}
+
+/* ---- host memory ------------------------------------------------------------- */
+
+int hostmem_shm_open(struct hal_hostmem *hm, const char *path, size_t size)
+{
+	int err;
+
+	memset(hm, 0, sizeof(*hm));
+	err = shm_map(SHM_HOSTMEM, path, size);
+	if (err)
+		return err;
+	hm->base = guards[SHM_HOSTMEM].base;
+	hm->size = guards[SHM_HOSTMEM].size;
+	hm->backing = path;
+	return 0;
+}
+
+int hostmem_shm_check(const struct hal_hostmem *hm)
+{
+	return shm_check(SHM_HOSTMEM, hm->base);
+}
+
+void hostmem_shm_close(struct hal_hostmem *hm)
+{
+	shm_unmap(SHM_HOSTMEM, hm->base, (size_t)hm->size);
+	memset(hm, 0, sizeof(*hm));
 }

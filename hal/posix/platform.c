@@ -1,6 +1,7 @@
 /* platform.h for the firmware as a Linux process.
  *
  *   mnic-fw [--vde DIR --mac MAC]... [--bar FILE [--bar-size BYTES]]
+ *           [--hostmem FILE [--hostmem-size BYTES]]
  *           [--impair SPEC] [--name NAME] [-- FIRMWARE ARGS...]
  *
  * Each --vde/--mac pair (in order, up to HAL_MAX_ETH) is one port, eth0 and
@@ -8,6 +9,12 @@
  * two ports on one switch.  Impairment (--impair, else $MNIC_IMPAIR) applies
  * to every port: port i uses seed + 2i on transmit and seed + 2i + 1 on
  * receive, so port 0 has seed and seed + 1.
+ *
+ * --hostmem FILE is the host's "physical memory" (docs/host-interface.md
+ * "Host memory and translation"): a second shared file, mapped and guarded
+ * as the BAR, whose offsets are host-physical addresses; the engine's DMA
+ * goes there (hal_platform.hostmem) while the command queue stays in the
+ * BAR.  Its size is the file's, or --hostmem-size (the file grown to it).
  *
  * Events: the only descriptors hal_platform_wait() sleeps on are the
  * switch data sockets.  The host rings doorbells by writing into the BAR,
@@ -104,7 +111,8 @@ static const struct hal_timer_ops timer_ops = {
 
 /* ---- options ------------------------------------------------------------ */
 
-enum opt_id { OPT_VDE, OPT_MAC, OPT_BAR, OPT_BAR_SIZE, OPT_IMPAIR, OPT_NAME, OPT_COUNT };
+enum opt_id { OPT_VDE, OPT_MAC, OPT_BAR, OPT_BAR_SIZE, OPT_HOSTMEM, OPT_HOSTMEM_SIZE, OPT_IMPAIR,
+	      OPT_NAME, OPT_COUNT };
 
 static const struct {
 	const char *name;
@@ -115,12 +123,15 @@ static const struct {
 	[OPT_MAC] = { "--mac", "MAC (e.g. 52:54:00:12:34:56)", HAL_MAX_ETH },
 	[OPT_BAR] = { "--bar", "FILE (the shared BAR file)", 1 },
 	[OPT_BAR_SIZE] = { "--bar-size", "BYTES (e.g. 16M)", 1 },
+	[OPT_HOSTMEM] = { "--hostmem", "FILE (the host-memory file)", 1 },
+	[OPT_HOSTMEM_SIZE] = { "--hostmem-size", "BYTES (e.g. 64M)", 1 },
 	[OPT_IMPAIR] = { "--impair", "SPEC (e.g. drop=0.01,seed=42)", 1 },
 	[OPT_NAME] = { "--name", "NAME", 1 },
 };
 
 #define USAGE_HINT "platform options are --vde DIR --mac MAC (once per port), --bar FILE, " \
-	"--bar-size BYTES, --impair SPEC, --name NAME; firmware arguments go after --"
+	"--bar-size BYTES, --hostmem FILE, --hostmem-size BYTES, --impair SPEC, --name NAME; " \
+	"firmware arguments go after --"
 
 static const char *const port_names[HAL_MAX_ETH] = { "eth0", "eth1" };
 
@@ -130,6 +141,7 @@ struct posix_opts {
 	int fw_first;   /* argv index of the first firmware argument */
 	uint8_t mac[HAL_MAX_ETH][HAL_ETH_ALEN];
 	size_t bar_size;
+	size_t hostmem_size;   /* 0: the file's */
 	struct impair_cfg impair;
 	const char *name;
 };
@@ -284,6 +296,19 @@ static int parse_opts(struct posix_opts *o, int argc, char **argv)
 					 "bytes, e.g. 65536, 0x10000 or 16M", s);
 	}
 
+	if (o->n[OPT_HOSTMEM_SIZE]) {
+		const char *s = o->val[OPT_HOSTMEM_SIZE][0];
+
+		if (!o->n[OPT_HOSTMEM])
+			return opt_error("--hostmem-size %s sizes host memory: give --hostmem FILE too",
+					 s);
+		/* Whole pages: the smallest MTT page is 4 KiB (mnic/cmd.h). */
+		if (parse_size(s, &o->hostmem_size) < 0 || o->hostmem_size == 0 ||
+		    (o->hostmem_size & 4095u))
+			return opt_error("--hostmem-size %s: give a non-zero multiple of 4096 bytes, "
+					 "e.g. 65536, 0x100000 or 64M", s);
+	}
+
 	env = getenv("MNIC_IMPAIR");
 	if (o->n[OPT_IMPAIR]) {
 		const char *s = o->val[OPT_IMPAIR][0];
@@ -309,6 +334,7 @@ static int parse_opts(struct posix_opts *o, int argc, char **argv)
 static struct eth_vde ports[HAL_MAX_ETH];
 static unsigned n_ports;
 static struct hal_hostif bar_map;
+static struct hal_hostmem hostmem_map;
 static int platform_up;
 
 static int impair_active;
@@ -334,6 +360,7 @@ static void release_resources(void)
 	pcap_close(&capture);
 	while (n_ports)
 		eth_vde_close(&ports[--n_ports]);
+	hostmem_shm_close(&hostmem_map);
 	bar_shm_close(&bar_map);
 	platform_up = 0;
 }
@@ -345,6 +372,7 @@ void posix_platform_fini(struct hal_platform *p)
 		memset(p->eth, 0, sizeof(p->eth));
 		p->n_eth = 0;
 		memset(&p->hostif, 0, sizeof(p->hostif));
+		memset(&p->hostmem, 0, sizeof(p->hostmem));
 	}
 }
 
@@ -417,6 +445,12 @@ int hal_platform_init(struct hal_platform *p, int *argc, char ***argv)
 			goto out_ports;
 		p->hostif = bar_map;
 	}
+	if (o.n[OPT_HOSTMEM]) {
+		err = hostmem_shm_open(&hostmem_map, o.val[OPT_HOSTMEM][0], o.hostmem_size);
+		if (err)
+			goto out_ports;
+		p->hostmem = hostmem_map;
+	}
 
 	if (*argc >= 1) {
 		int out = 1;
@@ -436,17 +470,17 @@ out_ports:
 	return err;
 }
 
-/* A BAR file that shrank ends the NIC here, before an access faults
- * (bar_shm.c: why it cannot go on). */
+/* A BAR or host-memory file that shrank ends the NIC here, before an
+ * access faults (bar_shm.c: why it cannot go on). */
 static void check_bar(void)
 {
 	static uint64_t next_check;
 	uint64_t now = timer_now_ns();
 
-	if (!bar_map.bar || now < next_check)
+	if ((!bar_map.bar && !hostmem_map.base) || now < next_check)
 		return;
 	next_check = now + BAR_SHM_CHECK_NS;
-	if (bar_shm_check(&bar_map) < 0)
+	if (bar_shm_check(&bar_map) < 0 || hostmem_shm_check(&hostmem_map) < 0)
 		hal_platform_exit(BAR_SHM_EXIT);
 }
 

@@ -72,7 +72,7 @@ static inline struct eth_vde *eth_vde_of(struct hal_eth *eth)
 	return (struct eth_vde *)eth->priv;
 }
 
-/* ---- host BAR over a shared file (bar_shm.c) ---------------------------- */
+/* ---- host BAR and host memory over shared files (bar_shm.c) ------------- */
 
 /* Map path (created 0600 and grown to size if smaller) shared, the same file
  * a QEMU NIC maps with -object memory-backend-file,share=on,mem-path=PATH.
@@ -89,6 +89,14 @@ void bar_shm_close(struct hal_hostif *h);
  * firmware's "platform failed" (FW_EXIT_PLATFORM). */
 int bar_shm_check(const struct hal_hostif *h);
 #define BAR_SHM_EXIT 3
+
+/* The host-memory aperture over a shared file, guarded as the BAR (a
+ * shrink: the same check, report and exit).  size 0: the file's own size,
+ * a non-zero multiple of 4096; else the file is grown to size if smaller.
+ * One per process; path must outlive the mapping. */
+int hostmem_shm_open(struct hal_hostmem *hm, const char *path, size_t size);
+void hostmem_shm_close(struct hal_hostmem *hm);
+int hostmem_shm_check(const struct hal_hostmem *hm);
 /* How often the platform's poll looks (a clock read per loop iteration,
  * an fstat per period). */
 #define BAR_SHM_CHECK_NS (10ull * 1000000ull)

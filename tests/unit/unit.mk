@@ -100,7 +100,7 @@ build/host/unit/test_migrate build/host-asan/unit/test_migrate: rocev2/migrate.c
 
 # Host interface (issue #5): the command queue transport and the
 # dispatcher with the real engine behind it (tests/unit/mgmt/fake_host.h).
-MGMT_SRCS := mgmt/cmdq.c mgmt/cmd.c mgmt/cmd_device.c mgmt/cmd_objects.c mgmt/cmd_migrate.c mgmt/cmd_context.c mgmt/doorbell.c abi/cmd_names.c mgmt/fwflash.c \
+MGMT_SRCS := mgmt/cmdq.c mgmt/cmd.c mgmt/cmd_device.c mgmt/cmd_objects.c mgmt/cmd_mtt.c mgmt/cmd_migrate.c mgmt/cmd_context.c mgmt/doorbell.c abi/cmd_names.c mgmt/fwflash.c \
 	lib/sha256.c boot/fwimage.c boot/bootrec.c
 define mgmt_test
 UNIT_TESTS += $(1)

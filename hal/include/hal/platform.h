@@ -37,6 +37,7 @@ struct hal_platform {
 	struct hal_eth *eth[HAL_MAX_ETH];  /* NULL-terminated when fewer */
 	unsigned n_eth;
 	struct hal_hostif hostif;          /* bar == NULL when absent */
+	struct hal_hostmem hostmem;        /* base == NULL when absent (optional) */
 	struct hal_boot boot;
 };
 

@@ -45,6 +45,13 @@
 	X(refused_record)       /* restore record malformed or wrong type */    \
 	X(engine_errors)        /* the engine refused or failed */              \
 	X(dump_too_small)       /* DUMP_CONTEXT rolled back: out_len short */   \
+	/* memory translation (cmd_mtt.c) */                                    \
+	X(refused_mtt_shape)    /* CREATE_MTT page_shift/length/wrap/size */    \
+	X(refused_mtt_len)      /* WRITE_MTT in_len is not 32 + 8 x count */    \
+	X(refused_mtt_range)    /* WRITE_MTT count 0/too many, past npages */   \
+	X(refused_mtt_page)     /* page unaligned, outside aperture/range */    \
+	X(refused_mtt_cover)    /* MR/ring/dbrec not inside its MTT's range */  \
+	X(refused_mtt_busy)     /* WRITE/DESTROY of an MTT objects use */       \
 	/* data-path doorbells (doorbell.c) */                                  \
 	X(db_rings)             /* db_seq changes acted on */                   \
 	X(db_refreshes)         /* queue doorbell records re-read */

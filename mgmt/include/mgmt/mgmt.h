@@ -4,11 +4,11 @@
  *               mailbox chains gathered/scattered through hal_dma, ownership
  *   cmd.c       dispatcher: the opcode table, length/reserved/handle/address
  *               checks (cmd_priv.h: what the handlers share)
- *   cmd_device.c, cmd_objects.c, cmd_migrate.c, cmd_context.c
+ *   cmd_device.c, cmd_objects.c, cmd_migrate.c, cmd_context.c, cmd_mtt.c
  *               one handler per opcode, by object, calling the RoCEv2 engine
  *               (rocev2/rocev2.h); firmware update in fwflash.c; contexts
  *               (tenants: who issued a command, what it owns) in
- *               cmd_context.c
+ *               cmd_context.c; memory translation tables in cmd_mtt.c
  *   doorbell.c  data-path doorbells: db_seq -> re-read every live queue's
  *               doorbell record
  *
@@ -29,8 +29,7 @@
 #include "hal/eth.h"
 #include "mnic/abi.h"
 #include "mnic/cmd.h"
-
-struct rocev2;
+#include "rocev2/rocev2.h"
 
 #define MNIC_MGMT_MAX_PORTS 4u
 #define MNIC_CMD_MAX_BLOCKS ((MNIC_CMD_MAX_LEN - MNIC_CMD_INLINE_LEN + MNIC_CMD_MBOX_DATA - 1u) / \
@@ -40,6 +39,9 @@ struct mnic_mgmt_cfg {
 	volatile struct mnic_init_seg *seg;   /* the BAR's init segment */
 	volatile struct mnic_db_page *db;     /* the BAR's doorbell page */
 	struct hal_dma *dma;                  /* the BAR's host DMA window */
+	struct hal_dma *hostmem;              /* the engine's host-memory aperture
+						 (its env.dma); NULL: the DMA window
+						 is the aperture */
 	struct rocev2 *engine;                /* initialised by the caller */
 	uint32_t board_id;
 	const char *board_name;
@@ -57,9 +59,23 @@ struct mnic_ctx {
 	uint64_t ua_offset, ua_size;          /* window addresses */
 };
 
+/* An MTT the engine made for a CREATE_MTT (cmd_mtt.c): its shape and
+ * creator, which checking a page list (WRITE_MTT) and an object's range
+ * in it (REG_MR, queues) takes without asking the engine.  handle 0
+ * (MNIC_MTT_NONE): a free slot. */
+struct mnic_mtt {
+	uint64_t iova, length;
+	uint32_t handle;
+	uint32_t npages;
+	uint16_t ctx;
+	uint8_t page_shift;
+};
+
 struct mnic_mgmt {
 	struct mnic_mgmt_cfg cfg;
 	struct mnic_ctx ctx[MNIC_CTX_MAX + 1u];
+	struct mnic_mtt mtt[ROCEV2_MAX_MTT];
+	uint32_t mtt_pages;                   /* entries all MTTs hold */
 	struct mnic_mgmt_counters cnt;
 	/* transport: latched configuration */
 	uint32_t cmdq_state;                  /* enum mnic_cmdq_status */

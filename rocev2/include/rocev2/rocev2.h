@@ -49,6 +49,18 @@
 #ifndef ROCEV2_MAX_SRQ
 #define ROCEV2_MAX_SRQ 256u
 #endif
+/* Memory translation tables (rocev2/mtt.c): MTT objects, and the entries
+ * of all of them together, each a 4-byte page frame number (HPA >> 12) in
+ * firmware RAM: 2^20 entries are 4 MiB and map 4 GiB of 4 KiB pages. */
+#ifndef ROCEV2_MAX_MTT
+#define ROCEV2_MAX_MTT 4096u
+#endif
+#ifndef ROCEV2_MTT_PAGES
+#define ROCEV2_MTT_PAGES (1u << 20)
+#endif
+#define ROCEV2_NO_MTT 0u               /* physical mode: addresses are HPAs */
+#define ROCEV2_PAGE_SHIFT_MIN 12u
+#define ROCEV2_PAGE_SHIFT_MAX 30u
 #define ROCEV2_MAX_RD_ATOMIC 16u       /* max_rd_atomic / max_dest_rd_atomic limit */
 #define ROCEV2_MAX_INFLIGHT_WQE 64u    /* send WQEs between comp and req per QP */
 #define ROCEV2_MAX_UNACKED_PSNS 128u   /* requester PSN window (as rxe) */
@@ -141,10 +153,21 @@ struct rocev2_qp_attr {
 	uint16_t pkey_index;
 };
 
+/* Addresses are IOVAs in the range of their MTT, or host-physical
+ * addresses (offsets into env.dma, the host-memory aperture) when the MTT
+ * is ROCEV2_NO_MTT: zero-initialised attributes are physical mode. */
 struct rocev2_queue_attr {
-	uint64_t ring_addr;            /* host address of entry 0 */
-	uint64_t dbrec_addr;           /* host address of struct mnic_dbrec */
+	uint64_t ring_addr;            /* entry 0 */
+	uint64_t dbrec_addr;           /* struct mnic_dbrec */
 	uint32_t size;                 /* entries, power of two, 0 = none */
+	uint32_t ring_mtt, dbrec_mtt;  /* ROCEV2_NO_MTT: physical */
+};
+
+/* An MTT: [iova, iova + length) onto pages of 2^page_shift bytes; entry i
+ * maps the page at (iova & ~(page - 1)) + i * page (mnic/cmd.h). */
+struct rocev2_mtt_attr {
+	uint64_t iova, length;
+	uint32_t page_shift;           /* ROCEV2_PAGE_SHIFT_MIN..MAX */
 };
 
 struct rocev2_qp_init_attr {
@@ -273,8 +296,27 @@ int rocev2_destroy_owned(struct rocev2 *e, uint32_t owner);
  * owner (rocev2_create_as): -HAL_EINVAL otherwise, as for no such object. */
 int rocev2_alloc_pd(struct rocev2 *e, uint32_t *pd);
 int rocev2_dealloc_pd(struct rocev2 *e, uint32_t pd);
+/* Physical mode: [addr, addr + length) are host-physical addresses. */
 int rocev2_reg_mr(struct rocev2 *e, uint32_t pd, uint64_t addr, uint64_t length,
 		  uint32_t access, uint32_t *lkey, uint32_t *rkey);
+/* [iova, iova + length) inside mtt's range, mtt fully written and the
+ * creating owner's (mtt ROCEV2_NO_MTT: as rocev2_reg_mr). */
+int rocev2_reg_mr_mtt(struct rocev2 *e, uint32_t pd, uint32_t mtt, uint64_t iova,
+		      uint64_t length, uint32_t access, uint32_t *lkey, uint32_t *rkey);
+/* Memory translation (rocev2/mtt.c).  create: -HAL_EINVAL for a bad
+ * shape (page_shift out of range, length 0, iova + length wraps),
+ * -HAL_ENOMEM when the pool has no run of npages entries or no MTT is
+ * free.  write: entries [first, first + count) from HPAs, each aligned
+ * to the page and the whole page inside env.dma's aperture (-HAL_EINVAL,
+ * nothing written, on any bad one; -HAL_ERANGE past npages); -HAL_EBUSY
+ * while objects use the MTT and its owner is not stopped.  destroy:
+ * -HAL_EBUSY while objects use it.  An MTT belongs to its creator
+ * (rocev2_create_as); rocev2_destroy_owned frees it too. */
+int rocev2_create_mtt(struct rocev2 *e, const struct rocev2_mtt_attr *a, uint32_t *mtt,
+		      uint32_t *npages);
+int rocev2_write_mtt(struct rocev2 *e, uint32_t mtt, uint32_t first, const uint64_t *pages,
+		     uint32_t count);
+int rocev2_destroy_mtt(struct rocev2 *e, uint32_t mtt);
 int rocev2_dereg_mr(struct rocev2 *e, uint32_t lkey);
 int rocev2_create_cq(struct rocev2 *e, const struct rocev2_queue_attr *q, uint32_t *cq);
 int rocev2_destroy_cq(struct rocev2 *e, uint32_t cq);

@@ -648,6 +648,11 @@ static void test_platform_rejects_bad_options(void **state)
 		{ ARGV("--bar", bar, "--bar-size", "-4096"), "power of two" },
 		{ ARGV("--bar", bar, "--bar-size", "2048"), "at least 4096" },
 		{ ARGV("--bar", bar, "--bar-size", "4Q"), "power of two" },
+		{ ARGV("--hostmem-size", "64K"), "give --hostmem FILE" },
+		{ ARGV("--hostmem", bar, "--hostmem-size", "1000"), "multiple of 4096" },
+		{ ARGV("--hostmem", bar, "--hostmem-size", "0"), "multiple of 4096" },
+		{ ARGV("--hostmem", bar, "--hostmem-size", "6K"), "multiple of 4096" },
+		{ ARGV("--hostmem", "--bar", bar), "--hostmem needs a value" },
 		{ ARGV("--impair", "drop=0.1"), "give --vde" },
 		{ ARGV("--vde", sw, "--mac", MAC_P, "--impair", "drop=2"), "above 1" },
 		{ ARGV("--vde", sw, "--mac", MAC_P, "--impair", "lose=1"), "unknown key 'lose'" },
@@ -802,6 +807,69 @@ static void test_platform_init_consumes_options(void **state)
 		assert_int_equal(plat.hostif.bar[65535], 0xef);
 		posix_platform_fini(&plat);
 	}
+}
+
+/* --hostmem: the aperture is the file, its size the file's or the one
+ * asked for (the file grown to it); a file that is not whole pages is
+ * refused with a message that says so. */
+static void test_platform_hostmem_file(void **state)
+{
+	char hostpath[128], err[512];
+	uint8_t back[2];
+	struct stat st;
+	int fd;
+
+	(void)state;
+	snprintf(hostpath, sizeof(hostpath), "%s/hostmem", tmpdir);
+	fd = open(hostpath, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 1u << 20), 0);
+	close(fd);
+	{
+		char *argv[] = { "fw", "--bar", barpath, "--bar-size", "64K", "--hostmem", hostpath,
+				 NULL }, **av = argv;
+		int argc = 7;
+
+		assert_int_equal(init_captured(&argc, &av, err, sizeof(err)), 0);
+		assert_non_null(plat.hostif.bar);
+		assert_non_null(plat.hostmem.base);
+		assert_int_equal(plat.hostmem.size, 1u << 20);   /* the file's */
+		assert_string_equal(plat.hostmem.backing, hostpath);
+		assert_true(plat.hostmem.base != plat.hostif.bar);
+		plat.hostmem.base[(1u << 20) - 2] = 0x5a;
+		plat.hostmem.base[(1u << 20) - 1] = 0xa5;
+		posix_platform_fini(&plat);
+		assert_null(plat.hostmem.base);
+	}
+	fd = open(hostpath, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, back, 2, (1u << 20) - 2), 2);
+	close(fd);
+	assert_int_equal(back[0], 0x5a);
+	assert_int_equal(back[1], 0xa5);
+	{
+		char *argv[] = { "fw", "--hostmem", hostpath, "--hostmem-size=2M", NULL }, **av = argv;
+		int argc = 4;
+
+		assert_int_equal(init_captured(&argc, &av, err, sizeof(err)), 0);
+		assert_null(plat.hostif.bar);
+		assert_int_equal(plat.hostmem.size, 2u << 20);
+		assert_int_equal(plat.hostmem.base[(1u << 20) - 1], 0xa5);   /* kept */
+		posix_platform_fini(&plat);
+		assert_int_equal(stat(hostpath, &st), 0);
+		assert_int_equal(st.st_size, 2u << 20);
+	}
+	/* not whole pages, or empty: the size must be given or the file fixed */
+	assert_int_equal(truncate(hostpath, (2u << 20) + 100u), 0);
+	{
+		char *argv[] = { "fw", "--hostmem", hostpath, NULL }, **av = argv;
+		int argc = 3;
+
+		assert_int_equal(init_captured(&argc, &av, err, sizeof(err)), -HAL_EINVAL);
+		assert_non_null(strstr(err, "non-zero multiple of 4096"));
+		assert_null(plat.hostmem.base);
+	}
+	unlink(hostpath);
 }
 
 static void init_platform(char **argv, int argc)
@@ -998,6 +1066,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_teardown(test_platform_rejects_bad_options, teardown),
 		cmocka_unit_test_teardown(test_platform_init_consumes_options, teardown),
+		cmocka_unit_test_teardown(test_platform_hostmem_file, teardown),
 		cmocka_unit_test_teardown(test_platform_wait_sleeps_until_deadline, teardown),
 		cmocka_unit_test_setup_teardown(test_platform_wait_wakes_on_frame, ports_setup,
 						teardown),

@@ -244,7 +244,7 @@ struct op_case {
 };
 
 static const struct op_case ops[] = {
-	{ MNIC_CMD_QUERY_DEVICE, 8, 152, 0, 0 },
+	{ MNIC_CMD_QUERY_DEVICE, 8, 184, 0, 0 },
 	{ MNIC_CMD_FW_QUERY, 8, 88, 1, 0 },          /* op_mod 1: FW_QUERY_SLOTS */
 	{ MNIC_CMD_QUERY_COUNTERS, 8, 16, 2, 0 },
 	{ MNIC_CMD_GET_EVENTS, 8, 16, 0, 0 },
@@ -252,20 +252,23 @@ static const struct op_case ops[] = {
 	{ MNIC_CMD_ALLOC_CONTEXT, 32, 32, 1, 28 },
 	{ MNIC_CMD_DEALLOC_CONTEXT, 16, 8, 0, 12 },
 	{ MNIC_CMD_QUERY_CONTEXT, 16, 56, 1, 12 },
-	{ MNIC_CMD_CREATE_CQ, 32, 16, 0, 28 },
+	{ MNIC_CMD_CREATE_CQ, 40, 16, 0, 36 },
 	{ MNIC_CMD_DESTROY_CQ, 16, 8, 0, 12 },
-	{ MNIC_CMD_CREATE_QP, 88, 16, 0, 36 },
+	{ MNIC_CMD_CREATE_QP, 104, 16, 0, 36 },
 	{ MNIC_CMD_MODIFY_QP, 64, 8, 0, 0 },
 	{ MNIC_CMD_QUERY_QP, 16, 64, 1, 15 },
 	{ MNIC_CMD_DESTROY_QP, 16, 8, 0, 13 },
 	{ MNIC_CMD_SET_QP_MIG_KEY, 32, 8, 0, 12 },
-	{ MNIC_CMD_CREATE_SRQ, 48, 16, 0, 44 },
+	{ MNIC_CMD_CREATE_SRQ, 56, 16, 0, 52 },
 	{ MNIC_CMD_DESTROY_SRQ, 16, 8, 0, 14 },
 	{ MNIC_CMD_MODIFY_SRQ, 16, 8, 0, 0 },
 	{ MNIC_CMD_ALLOC_PD, 8, 16, 0, 0 },
 	{ MNIC_CMD_DEALLOC_PD, 16, 8, 0, 12 },
-	{ MNIC_CMD_REG_MR, 32, 16, 0, 0 },
+	{ MNIC_CMD_REG_MR, 40, 16, 0, 36 },
 	{ MNIC_CMD_DEREG_MR, 16, 8, 0, 12 },
+	{ MNIC_CMD_CREATE_MTT, 32, 16, 0, 28 },
+	{ MNIC_CMD_WRITE_MTT, 32, 8, 0, 20 },
+	{ MNIC_CMD_DESTROY_MTT, 16, 8, 0, 12 },
 	{ MNIC_CMD_DUMP_CONTEXT, 16, 64, 0, 12 },
 	{ MNIC_CMD_RESTORE_OBJECT, 32, 8, 3, 31 },
 	{ MNIC_CMD_RESUME_CONTEXT, 16, 8, 0, 12 },
@@ -297,6 +300,23 @@ static void test_every_opcode_validation(void **state)
 	size_t i;
 
 	(void)state;
+	/* Every opcode of the list has its case here. */
+	{
+		static const uint16_t all[] = {
+#define OPCODE_VALUE_(name, value) value,
+			MNIC_CMD_OPCODE_LIST(OPCODE_VALUE_)
+#undef OPCODE_VALUE_
+		};
+		size_t j;
+
+		for (i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+			for (j = 0; j < sizeof(ops) / sizeof(ops[0]) && ops[j].opcode != all[i]; j++)
+				;
+			if (j == sizeof(ops) / sizeof(ops[0]))
+				fail_msg("opcode %s (0x%x) has no case in ops[]",
+					 mnic_cmd_opcode_name(all[i]), all[i]);
+		}
+	}
 	populate(&H, o);
 	before = host_query_device(&H);
 	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
