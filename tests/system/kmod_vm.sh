@@ -3,7 +3,17 @@
 # initramfs built here; KVM when it works, else TCG; tests/vm/).
 #
 #   switch --- QEMU A15 NIC (BAR file a15.bar) <-ivshmem-plain-> x86 VM: mnic.ko, /dev/mnic0
+#         |         second ivshmem-plain: vm.ram = the x86 VM's RAM (host-memory aperture)
 #         \--- POSIX NIC   (BAR file posix.bar) <- host: mnic-pingpong client (BAR backend)
+#
+# Host memory (docs/host-interface.md "Host memory and translation"): the
+# VM's 256 MiB of RAM is the file vm.ram, which the A15 NIC maps as its
+# aperture; a page's guest-physical address is its offset in the file (the
+# VM prints a page's GPA and pattern, the host checks the file there and
+# answers in the page); MNIC_IOC_REG_MEM refusals and the tenant's MTT
+# commands refused (mnic-mem-check hostile); a malloc'ed 64 MiB buffer and
+# an mmap'ed file registered as MRs, a CQ on registered rings, every pin
+# given back on dereg and on close (mnic-mem-check reg).
 #
 # Inside the VM: insmod mnic.ko (two decoy ivshmem devices: no init
 # segment -> left alone, another cmdif_rev -> refused with a message);
@@ -35,12 +45,17 @@ ITERS=${KMOD_PP_ITERS:-200}
 SIZE=${KMOD_PP_SIZE:-4096}
 MAC_A=52:54:00:00:07:01      # IP 10.0.7.1 (firmware: 10.mac[3].mac[4].mac[5])
 MAC_P=52:54:00:00:07:02      # IP 10.0.7.2
+# The VM's RAM, and the A15 NIC's host-memory aperture: a power of two
+# that fits the A15's 32-bit PCI MMIO window beside the BAR (256 MiB at
+# most, qemu-board/nic.sh --hostmem).
+VM_MEM_MIB=256
 
 make -C "$root" --no-print-directory -s kmod
 ko=$root/build/kmod/mnic.ko
 mnicctl=$root/build/host/hostdrv/mnicctl-static
 ioctl_check=$root/build/kmod/mnic-ioctl-check
 tenancy_check=$root/build/kmod/mnic-tenancy-check
+mem_check=$root/build/kmod/mnic-mem-check
 pingpong=$root/build/host/hostdrv/mnic-pingpong
 mnicctl_host=$root/build/host/hostdrv/mnicctl
 devlink=$(command -v devlink || echo /usr/sbin/devlink)
@@ -83,8 +98,9 @@ board_site=$(printf '0x%x' $((0x100 + board_check)))
 
 # ---- the NICs
 mnic_switch_start "$out/sw"
+truncate -s ${VM_MEM_MIB}M "$out/vm.ram"
 "$root/qemu-board/nic.sh" --board qemu-virt-a15 --name kmod-a15 --mac $MAC_A --switch "$out/sw" \
-  --bar "$out/a15.bar" --flash "$out/flash1.bin" -- run db_min_us=200 db_max_us=2000 >"$out/a15.log" 2>&1 &
+  --bar "$out/a15.bar" --hostmem "$out/vm.ram" --flash "$out/flash1.bin" -- run db_min_us=200 db_max_us=2000 >"$out/a15.log" 2>&1 &
 a15=$!; mnic_track $a15
 "$root/qemu-board/nic.sh" --board posix --name kmod-posix --mac $MAC_P --switch "$out/sw" \
   --bar "$out/posix.bar" -- run db_min_us=100 db_max_us=1000 >"$out/posix.log" 2>&1 &
@@ -129,6 +145,10 @@ check no_second_node test ! -e /dev/mnic1
 dmesg > /tmp/dmesg.probe
 check rev_mismatch_reported grep -q "revision $((rev - 1)), this driver speaks $rev" /tmp/dmesg.probe
 check decoy_silent eq "\$(grep -c 'mnic 0000:00:01.0' /tmp/dmesg.probe)" 0
+check hostmem_aperture grep -q "host memory $VM_MEM_MIB MiB" /tmp/dmesg.probe
+# This VM's RAM is the NIC's aperture: GPA = offset in vm.ram (the host
+# checks the page there and answers in it).
+check hostmem_gpa_is_file_offset mnic-mem-check gpa
 check health_state eq "\$(cat \$H/state)" ready
 check cmdq_status eq "\$(cat \$H/cmdq_status)" running
 check board_name eq "\$(cat \$H/board_name)" qemu-virt-a15
@@ -261,6 +281,12 @@ check tenancy_privileged_set mnic-tenancy-check priv \$D
 check tenancy_two_tenants mnic-tenancy-check isolate \$D
 check tenancy_sigkill mnic-tenancy-check sigkill \$D
 check tenancy_nic_empty mnic-tenancy-check empty \$D
+# Host memory (hostdrv/kernel/test/mnic_mem_check.c): registration
+# refusals, the tenant's page lists refused; 64 MiB of heap and an mmap'ed
+# file pinned into MRs, rings, every pin back on dereg and close.
+check hostmem_reg_hostile mnic-mem-check hostile \$D
+check hostmem_reg mnic-mem-check reg \$D
+check hostmem_nic_empty mnic-tenancy-check empty \$D
 # Hostile caller: malformed ioctls and mmaps refused and counted, valid
 # commands (mailbox chains, 4 threads) still right (hostdrv/kernel/test/).
 check ioctl_hostile mnic-ioctl-check \$D
@@ -283,7 +309,7 @@ INIT
 
 "$root/tests/vm/mkinitramfs.sh" -o "$out/initrd.gz" --kver "$kver" --init "$out/init" \
   --modules "virtio_net virtio_pci" --bins "$pingpong $devlink" \
-  --files "$(for i in good corrupt truncated trailing a72; do printf '%s ' "$fwdir/$i.img:/lib/firmware/mnic/$i.img"; done)$ko:/lib/mnic.ko $mnicctl:/bin/mnicctl $ioctl_check:/bin/mnic-ioctl-check $tenancy_check:/bin/mnic-tenancy-check"
+  --files "$(for i in good corrupt truncated trailing a72; do printf '%s ' "$fwdir/$i.img:/lib/firmware/mnic/$i.img"; done)$ko:/lib/mnic.ko $mnicctl:/bin/mnicctl $ioctl_check:/bin/mnic-ioctl-check $tenancy_check:/bin/mnic-tenancy-check $mem_check:/bin/mnic-mem-check"
 
 # Two more ivshmem devices, probed before the NIC's: one with no init
 # segment (some other ivshmem user: left alone without a word) and one with
@@ -299,9 +325,31 @@ PY
 # ---- boot; the host plays the ping-pong client when the server is up
 start=$(date +%s)
 "$root/tests/vm/vm.sh" --kver "$kver" --initrd "$out/initrd.gz" --ivshmem "$out/other.bar" \
-  --ivshmem "$out/oldrev.bar" --ivshmem "$out/a15.bar" \
+  --ivshmem "$out/oldrev.bar" --ivshmem "$out/a15.bar" --mem $VM_MEM_MIB --ram-file "$out/vm.ram" \
   --hostfwd "$port:18516" --log "$out/vm.log" --append "loglevel=4" >"$out/qemu.log" 2>&1 &
 vm=$!; mnic_track $vm
+# GPA = file offset: the page the VM names holds its pattern at that
+# offset of vm.ram; the host answers with ~pattern in the page's word 1.
+gpa_rc=1
+if mnic_wait_line "$out/vm.log" "^MEM-GPA " 150 $vm; then
+  gpa_rc=0
+  python3 - "$out/vm.ram" "$(grep -m1 '^MEM-GPA ' "$out/vm.log" | tr -d '\r')" <<'PY' || gpa_rc=$?
+import re, struct, sys
+m = re.search(r"gpa=0x([0-9a-f]+) pattern=0x([0-9a-f]+) words=(\d+)", sys.argv[2])
+gpa, pat, n = int(m.group(1), 16), int(m.group(2), 16), int(m.group(3))
+with open(sys.argv[1], "r+b") as f:
+    f.seek(gpa)
+    got = struct.unpack("<%dQ" % n, f.read(8 * n))
+    want = [(pat ^ (i * 0x9e3779b97f4a7c15)) & (2**64 - 1) for i in range(n)]
+    if list(got) != want:
+        bad = next(i for i in range(n) if got[i] != want[i])
+        print("host: vm.ram at 0x%x word %d holds 0x%016x, want 0x%016x" % (gpa, bad, got[bad], want[bad]))
+        sys.exit(1)
+    f.seek(gpa + 8)
+    f.write(struct.pack("<Q", ~pat & (2**64 - 1)))
+print("host: vm.ram at GPA 0x%x holds the VM's page; answered" % gpa)
+PY
+fi
 client_rc=1
 if mnic_wait_line "$out/vm.log" "^KMOD-PINGPONG-SERVER" 150 $vm; then
   # The server listens once its objects exist; until then the forwarded
@@ -339,6 +387,7 @@ if grep -q "KMOD-CHECK .* FAIL" "$out/vm.log"; then
 fi
 [ "$client_rc" = 0 ] || { echo "FAIL: host ping-pong client exited $client_rc"; fail=1; }
 [ $stall = 1 ] || { echo "FAIL: the VM never asked for the heartbeat stall"; fail=1; }
+[ $gpa_rc = 0 ] || { echo "FAIL: GPA = file offset not confirmed by the host (vm.ram)"; fail=1; }
 sed -n '/^KMOD-DMESG-BEGIN/,/^KMOD-DMESG-END/p' "$out/vm.log" > "$out/dmesg.txt"
 [ -s "$out/dmesg.txt" ] || { echo "FAIL: no dmesg from the VM"; fail=1; }
 if grep -nE "WARNING:|BUG:|Oops|Call Trace|general protection|UBSAN|KASAN|refcount_t|list_(add|del) corruption" \
