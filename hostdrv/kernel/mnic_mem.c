@@ -72,7 +72,7 @@ struct mtt_ref {
 	{ offsetof(type, q.dbrec_mtt), offsetof(type, q.size) }
 static const struct {
 	u16 opcode;
-	u16 len;                           /* the input must hold the fields */
+	u16 len;                           /* an input that holds the fields */
 	u8 n;
 	struct mtt_ref ref[4];
 } mnic_mtt_refs[] = {
@@ -138,10 +138,11 @@ int mnic_mem_cmd_check(struct mnic_file *mf, const u8 *in, u32 in_len)
 	for (i = 0; i < ARRAY_SIZE(mnic_mtt_refs); i++) {
 		if (mnic_mtt_refs[i].opcode != hdr->opcode)
 			continue;
-		if (in_len < mnic_mtt_refs[i].len) {
-			mnic_count(d, MNIC_KCNT_refused_len);
-			return -EINVAL;
-		}
+		/* Too short to hold the fields: the firmware's dispatcher
+		 * refuses it (BAD_INPUT_LEN) before any handler runs, and
+		 * the caller sees that status. */
+		if (in_len < mnic_mtt_refs[i].len)
+			break;
 		for (j = 0; j < mnic_mtt_refs[i].n; j++) {
 			const struct mtt_ref *r = &mnic_mtt_refs[i].ref[j];
 			u32 mtt = get_u32(in, r->mtt_at);
