@@ -67,8 +67,8 @@ static void must(int rc, const char *what)
 
 static void build_context(void)
 {
-	struct rocev2_queue_attr cq = { 0, 0x100000, 4096 };
-	struct rocev2_srq_attr sa = { { 0x200000, 0x100040, 64 }, 4, 0 };
+	struct rocev2_queue_attr cq = { .ring_addr = 0, .dbrec_addr = 0x100000, .size = 4096 };
+	struct rocev2_srq_attr sa = { { .ring_addr = 0x200000, .dbrec_addr = 0x100040, .size = 64 }, 4, 0 };
 	uint32_t pd, lkey, rkey, c, srq, i;
 
 	init(&src, &dsrc, msrc);

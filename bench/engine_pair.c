@@ -83,7 +83,7 @@ static void deliver(struct side *s)
 static void setup(struct side *s, struct side *peer, const uint8_t mac[6], unsigned mtu)
 {
 	struct rocev2_env env = { s, tx, clock_now, &s->dma, { 0 }, 0 };
-	struct rocev2_queue_attr cq = { CQ_RING, DB_CQ, RING };
+	struct rocev2_queue_attr cq = { .ring_addr = CQ_RING, .dbrec_addr = DB_CQ, .size = RING };
 	struct rocev2_qp_init_attr ia = { 0 };
 	uint32_t rkey;
 
@@ -101,8 +101,8 @@ static void setup(struct side *s, struct side *peer, const uint8_t mac[6], unsig
 	ia.pd = s->pd;
 	ia.send_cq = ia.recv_cq = s->cq;
 	ia.srq = ROCEV2_NO_SRQ;
-	ia.sq = (struct rocev2_queue_attr){ SQ_RING, DB_SQ, RING };
-	ia.rq = (struct rocev2_queue_attr){ RQ_RING, DB_RQ, RING };
+	ia.sq = (struct rocev2_queue_attr){ .ring_addr = SQ_RING, .dbrec_addr = DB_SQ, .size = RING };
+	ia.rq = (struct rocev2_queue_attr){ .ring_addr = RQ_RING, .dbrec_addr = DB_RQ, .size = RING };
 	ia.max_send_sge = ia.max_recv_sge = 1;
 	if (rocev2_create_qp(&s->e, &ia, &s->qpn)) {
 		fprintf(stderr, "engine_pair: create_qp failed\n");

@@ -29,7 +29,7 @@ int rocev2_create_cq(struct rocev2 *e, const struct rocev2_queue_attr *q, uint32
 
 	if (!q || !handle)
 		return -HAL_EINVAL;
-	err = rocev2_queue_attr_check(e, q, MNIC_CQE_SIZE);
+	err = rocev2_queue_attr_check(e, q, MNIC_CQE_SIZE, 1);
 	if (err)
 		return err;
 	ROCEV2_POOL_FIND_FREE(e->cqs, ROCEV2_MAX_CQ, idx);
@@ -43,6 +43,7 @@ int rocev2_create_cq(struct rocev2 *e, const struct rocev2_queue_attr *q, uint32
 	cq->refcnt = 0;
 	cq->owner = e->creator;
 	cq->in_use = 1;
+	rocev2_queue_mtt_ref(e, q, 1);
 	e->n_cq++;
 	*handle = rocev2_handle(cq->gen, idx);
 	return 0;
@@ -56,6 +57,7 @@ int rocev2_destroy_cq(struct rocev2 *e, uint32_t handle)
 		return -HAL_EINVAL;
 	if (cq->refcnt)
 		return -HAL_EBUSY;      /* IBA 11.2.8.4: QPs still associated */
+	rocev2_queue_mtt_ref(e, &cq->q, -1);
 	cq->in_use = 0;
 	e->n_cq--;
 	return 0;
@@ -84,7 +86,7 @@ int rocev2_cq_post(struct rocev2 *e, uint16_t cq_index, struct mnic_cqe *cqe)
 		e->cnt.cq_err_drops++;
 		return -HAL_ENOSPC;
 	}
-	if (hal_dma_read(e->env.dma, cq->q.dbrec_addr, &rec, sizeof(rec)) < 0) {
+	if (rocev2_host_read(e, cq->q.dbrec_mtt, cq->q.dbrec_addr, &rec, sizeof(rec)) < 0) {
 		e->cnt.dma_errors++;
 		return -HAL_EFAULT;
 	}
@@ -98,9 +100,9 @@ int rocev2_cq_post(struct rocev2 *e, uint16_t cq_index, struct mnic_cqe *cqe)
 	slot = cq->q.ring_addr + (uint64_t)(cq->pi & (cq->q.size - 1u)) * MNIC_CQE_SIZE;
 	owner = MNIC_CQE_OWNER(cq->pi, cq->q.size);
 	/* Everything but the owner byte first ... */
-	if (hal_dma_write(e->env.dma, slot, cqe, owner_off) < 0 ||
-	    hal_dma_write(e->env.dma, slot + owner_off + 1u, (const uint8_t *)cqe + owner_off + 1u,
-			  MNIC_CQE_SIZE - owner_off - 1u) < 0) {
+	if (rocev2_host_write(e, cq->q.ring_mtt, slot, cqe, owner_off) < 0 ||
+	    rocev2_host_write(e, cq->q.ring_mtt, slot + owner_off + 1u,
+			      (const uint8_t *)cqe + owner_off + 1u, MNIC_CQE_SIZE - owner_off - 1u) < 0) {
 		e->cnt.dma_errors++;
 		return -HAL_EFAULT;
 	}
@@ -108,7 +110,7 @@ int rocev2_cq_post(struct rocev2 *e, uint16_t cq_index, struct mnic_cqe *cqe)
 	 * owner byte and reads the rest once it flips, so no store of the CQE
 	 * body may become visible after it (queues.h, CQE ownership). */
 	hal_wmb();
-	if (hal_dma_write(e->env.dma, slot + owner_off, &owner, 1) < 0) {
+	if (rocev2_host_write(e, cq->q.ring_mtt, slot + owner_off, &owner, 1) < 0) {
 		e->cnt.dma_errors++;
 		return -HAL_EFAULT;
 	}

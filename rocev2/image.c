@@ -47,12 +47,15 @@
 	M(S, addr, uint64_t, CODE)                                                         \
 	M(S, length, uint64_t, CODE)                                                       \
 	M(S, lkey, uint32_t, CODE)                                                         \
-	M(S, rkey, uint32_t, DERIVE)            /* = lkey (mr.c) */
+	M(S, rkey, uint32_t, DERIVE)            /* = lkey (mr.c) */                        \
+	M(S, mtt, uint32_t, CODE)
 
 #define QUEUE_ATTR_MEMBERS(M, A, S)                                                        \
 	M(S, ring_addr, uint64_t, CODE)                                                    \
 	M(S, dbrec_addr, uint64_t, CODE)                                                   \
-	M(S, size, uint32_t, CODE)
+	M(S, size, uint32_t, CODE)                                                         \
+	M(S, ring_mtt, uint32_t, CODE)                                                     \
+	M(S, dbrec_mtt, uint32_t, CODE)
 
 #define CQ_MEMBERS(M, A, S)                                                                \
 	M(S, gen, uint16_t, CODE)               /* in the handle */                        \

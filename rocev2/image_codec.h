@@ -85,6 +85,7 @@ struct mr_rec {
 	uint32_t lkey, pd;
 	uint64_t addr, length;
 	uint32_t access;
+	uint32_t mtt;                   /* ROCEV2_NO_MTT: physical mode */
 };
 
 struct cq_rec {

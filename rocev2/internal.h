@@ -52,9 +52,24 @@ struct rocev2_mr {
 	uint16_t owner;
 	uint16_t pd;                    /* PD index */
 	uint32_t access;                /* enum rocev2_access */
-	uint64_t addr, length;          /* host address range */
+	uint64_t addr, length;          /* IOVA range (physical mode: HPAs) */
 	uint32_t lkey, rkey;
+	uint32_t mtt;                   /* handle, or ROCEV2_NO_MTT */
 };
+
+/* A memory translation table (mtt.c): entries [first, first + npages) of
+ * struct rocev2's mtt_pages. */
+struct rocev2_mtt {
+	uint16_t gen;
+	uint8_t in_use;
+	uint8_t page_shift;
+	uint16_t owner;
+	uint64_t iova, length;
+	uint32_t first, npages;
+	uint32_t written;               /* entries holding a page (== npages: usable) */
+	uint32_t refcnt;                /* MRs and queues using it */
+};
+#define ROCEV2_MTT_UNWRITTEN UINT32_MAX   /* an entry no WRITE_MTT has filled */
 
 struct rocev2_cq {
 	uint16_t gen;
@@ -138,7 +153,9 @@ struct rocev2 {
 	struct rocev2_cq cqs[ROCEV2_MAX_CQ];
 	struct rocev2_srq srqs[ROCEV2_MAX_SRQ];
 	struct rocev2_qp qps[ROCEV2_MAX_QP];
-	uint32_t n_pd, n_mr, n_cq, n_srq, n_qp;   /* objects in use (tests: leaks) */
+	struct rocev2_mtt mtts[ROCEV2_MAX_MTT];
+	uint32_t mtt_pages[ROCEV2_MTT_PAGES];     /* every MTT's entries: PFNs */
+	uint32_t n_pd, n_mr, n_cq, n_srq, n_qp, n_mtt;   /* objects in use (tests: leaks) */
 	uint64_t pause_timeout_ns;      /* Paused -> ERR after this (0 = never) */
 	uint64_t resume_budget_ns;      /* RESUME resends end (0 = retry_cnt x timeout) */
 	uint32_t mig_flags;             /* ROCEV2_MIG_F_* (rocev2_set_mig_config) */
@@ -225,8 +242,10 @@ int rocev2_parse(struct rocev2 *e, const uint8_t *frame, size_t len, struct roce
 /* ---- objects (pd.c mr.c cq.c srq.c qp.c) ---------------------------------- */
 struct rocev2_qp *rocev2_qp_lookup(struct rocev2 *e, uint32_t qpn);
 /* Build QP `qpn` in its (free) slot from `a`, in RESET: create and restore
- * (restore.c) share it.  0, or -HAL_EINVAL for a bad reference or queue. */
-int rocev2_qp_install(struct rocev2 *e, uint32_t qpn, const struct rocev2_qp_init_attr *a);
+ * (restore.c, need_written 0: its MTTs are refilled before the resume)
+ * share it.  0, or -HAL_EINVAL for a bad reference or queue. */
+int rocev2_qp_install(struct rocev2 *e, uint32_t qpn, const struct rocev2_qp_init_attr *a,
+		      int need_written);
 struct rocev2_mr *rocev2_mr_lookup(struct rocev2 *e, uint32_t key);   /* lkey or rkey */
 /* 0 if [va, va+len) is inside mr, mr belongs to pd and grants access. */
 int rocev2_mr_check(const struct rocev2_mr *mr, uint16_t pd, uint64_t va, uint64_t len,
@@ -235,6 +254,40 @@ int rocev2_mr_check(const struct rocev2_mr *mr, uint16_t pd, uint64_t va, uint64
 void rocev2_qp_to_error(struct rocev2 *e, struct rocev2_qp *qp, int event);
 /* Queue an event for owner, the context of the object it names. */
 void rocev2_post_event(struct rocev2 *e, uint16_t owner, uint32_t type, uint32_t handle);
+
+/* ---- memory translation (mtt.c) ------------------------------------------ */
+/* The live MTT handle names; NULL for ROCEV2_NO_MTT, stale, free, out of range. */
+struct rocev2_mtt *rocev2_mtt_get(struct rocev2 *e, uint32_t mtt);
+/* May an object of the creating owner use [addr, addr + len) through mtt?
+ * ROCEV2_NO_MTT: the range inside env.dma's window (-HAL_EFAULT).  Else
+ * -HAL_EINVAL (no such MTT, or another owner's), -HAL_EFAULT (not inside
+ * its IOVA range), -HAL_EAGAIN (need_written and not every entry written:
+ * a restore attaches to unwritten MTTs, resume waits for them); each
+ * refusal counted. */
+int rocev2_mtt_check(struct rocev2 *e, uint32_t mtt, uint64_t addr, uint64_t len,
+		     int need_written);
+/* An object takes (delta 1) or drops (-1) its reference; no-op for
+ * ROCEV2_NO_MTT. */
+void rocev2_mtt_ref(struct rocev2 *e, uint32_t mtt, int delta);
+static inline void rocev2_queue_mtt_ref(struct rocev2 *e, const struct rocev2_queue_attr *q,
+					int delta)
+{
+	rocev2_mtt_ref(e, q->ring_mtt, delta);
+	rocev2_mtt_ref(e, q->dbrec_mtt, delta);
+}
+/* 1 when every MTT of owner has all its entries written. */
+int rocev2_owner_mtts_written(const struct rocev2 *e, uint32_t owner);
+/* The first chunk of [addr, addr + len) through mtt (not ROCEV2_NO_MTT):
+ * its HPA and its bytes, never past the end of its page.  -HAL_EFAULT
+ * (counted in xlate_faults) outside the MTT's range or on an unwritten
+ * entry. */
+int rocev2_mtt_xlate(struct rocev2 *e, uint32_t mtt, uint64_t addr, uint64_t len,
+		     uint64_t *hpa, uint64_t *chunk);
+/* Every engine access to host memory: through mtt, one page at a time;
+ * ROCEV2_NO_MTT: addr is an HPA (hal_dma directly).  < 0 on a
+ * translation fault or a DMA error (callers count dma_errors). */
+int rocev2_host_read(struct rocev2 *e, uint32_t mtt, uint64_t addr, void *dst, size_t len);
+int rocev2_host_write(struct rocev2 *e, uint32_t mtt, uint64_t addr, const void *src, size_t len);
 
 /* ---- host queues (queue.c) ------------------------------------------------ */
 /* Refresh the host producer index of a WQ from its doorbell record;
@@ -261,9 +314,10 @@ int rocev2_sge_scatter(struct rocev2 *e, const struct rocev2_qp *qp, const struc
 		       unsigned n, uint64_t off, const void *src, uint32_t len);
 /* Sum of SGE lengths; -HAL_E2BIG if it exceeds ROCEV2_MAX_MSG. */
 int rocev2_sge_total(const struct mnic_sge *sge, unsigned n, uint64_t *total);
-/* Host memory by remote key (responder): check and copy. */
-int rocev2_mem_write(struct rocev2 *e, uint64_t addr, const void *src, uint32_t len);
-int rocev2_mem_read(struct rocev2 *e, uint64_t addr, void *dst, uint32_t len);
+/* Host memory by remote key (responder): copy [va, va + len) of the MR
+ * rkey names (its range and access checked before), through its MTT. */
+int rocev2_mem_write(struct rocev2 *e, uint32_t rkey, uint64_t va, const void *src, uint32_t len);
+int rocev2_mem_read(struct rocev2 *e, uint32_t rkey, uint64_t va, void *dst, uint32_t len);
 
 /* ---- scheduler (rocev2.c) ------------------------------------------------- */
 /* Queue qp so that rocev2_poll runs its responder and requester. */

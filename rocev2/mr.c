@@ -1,5 +1,8 @@
-/* Memory regions (IBA 10.6): a registered range of host memory (offsets in
- * the DMA window), its PD and the access it grants.
+/* Memory regions (IBA 10.6): a registered range of host memory, its PD and
+ * the access it grants.  The range is in IOVAs that the MR's MTT
+ * translates (mtt.c), or host-physical addresses (offsets in env.dma's
+ * aperture) for an MR in physical mode (ROCEV2_NO_MTT).  Every check
+ * (rocev2_mr_check) is on the IOVAs; only the copy translates.
  *
  * lkey = rkey = MRN << 8 | key byte (as rxe).  The key byte of a slot moves
  * on at every registration, so a key of an earlier registration of the same
@@ -43,9 +46,16 @@ int rocev2_mr_check(const struct rocev2_mr *mr, uint16_t pd, uint64_t va, uint64
 int rocev2_reg_mr(struct rocev2 *e, uint32_t pd_handle, uint64_t addr, uint64_t length,
 		  uint32_t access, uint32_t *lkey, uint32_t *rkey)
 {
+	return rocev2_reg_mr_mtt(e, pd_handle, ROCEV2_NO_MTT, addr, length, access, lkey, rkey);
+}
+
+int rocev2_reg_mr_mtt(struct rocev2 *e, uint32_t pd_handle, uint32_t mtt, uint64_t addr,
+		      uint64_t length, uint32_t access, uint32_t *lkey, uint32_t *rkey)
+{
 	struct rocev2_pd *pd = rocev2_pd_get(e, pd_handle);
 	struct rocev2_mr *mr;
 	uint32_t idx;
+	int rc;
 
 	if (!pd || pd->owner != e->creator || !lkey || !rkey)
 		return -HAL_EINVAL;
@@ -55,8 +65,8 @@ int rocev2_reg_mr(struct rocev2 *e, uint32_t pd_handle, uint64_t addr, uint64_t 
 	if ((access & (ROCEV2_ACCESS_REMOTE_WRITE | ROCEV2_ACCESS_REMOTE_ATOMIC)) &&
 	    !(access & ROCEV2_ACCESS_LOCAL_WRITE))
 		return -HAL_EINVAL;
-	if (!rocev2_in_window(e, addr, length))
-		return -HAL_EFAULT;
+	if ((rc = rocev2_mtt_check(e, mtt, addr, length, 1)) != 0)
+		return rc;
 	ROCEV2_POOL_FIND_FREE(e->mrs, ROCEV2_MAX_MR, idx);
 	if (idx >= ROCEV2_MAX_MR)
 		return -HAL_ENOMEM;
@@ -68,9 +78,11 @@ int rocev2_reg_mr(struct rocev2 *e, uint32_t pd_handle, uint64_t addr, uint64_t 
 	mr->length = length;
 	mr->lkey = idx << ROCEV2_MR_KEY_BITS | mr->key;
 	mr->rkey = mr->lkey;
+	mr->mtt = mtt;
 	mr->owner = e->creator;
 	mr->in_use = 1;
 	pd->refcnt++;
+	rocev2_mtt_ref(e, mtt, 1);
 	e->n_mr++;
 	*lkey = mr->lkey;
 	*rkey = mr->rkey;
@@ -84,6 +96,7 @@ int rocev2_dereg_mr(struct rocev2 *e, uint32_t lkey)
 	if (!mr)
 		return -HAL_EINVAL;
 	e->pds[mr->pd].refcnt--;
+	rocev2_mtt_ref(e, mr->mtt, -1);
 	mr->in_use = 0;             /* key is kept: the next registration moves it on */
 	e->n_mr--;
 	return 0;

@@ -15,7 +15,7 @@ int rocev2_create_as(struct rocev2 *e, uint32_t owner)
 }
 
 /* Dependents first, so that no destroy finds its object still referenced
- * (IBA 11.2.1.5): QPs, then SRQs, CQs, MRs and PDs.  References never
+ * (IBA 11.2.1.5): QPs, then SRQs, CQs, MRs, MTTs and PDs.  References never
  * cross contexts (every create checks), so each one succeeds. */
 int rocev2_destroy_owned(struct rocev2 *e, uint32_t owner)
 {
@@ -36,6 +36,9 @@ int rocev2_destroy_owned(struct rocev2 *e, uint32_t owner)
 	for (i = 0; i < ROCEV2_MAX_MR; i++)
 		if (e->mrs[i].in_use && e->mrs[i].owner == owner)
 			rc |= rocev2_dereg_mr(e, e->mrs[i].lkey);
+	for (i = 0; i < ROCEV2_MAX_MTT; i++)
+		if (e->mtts[i].in_use && e->mtts[i].owner == owner)
+			rc |= rocev2_destroy_mtt(e, rocev2_handle(e->mtts[i].gen, i));
 	for (i = 0; i < ROCEV2_MAX_PD; i++)
 		if (e->pds[i].in_use && e->pds[i].owner == owner)
 			rc |= rocev2_dealloc_pd(e, rocev2_handle(e->pds[i].gen, i));

@@ -9,7 +9,7 @@
  * carried across a migration) is refused instead of naming whatever object
  * now occupies the slot:
  *
- *   PD/CQ/SRQ handle = gen << 16 | index      gen 1..0xffff
+ *   PD/CQ/SRQ/MTT    = gen << 16 | index      gen 1..0xffff
  *   QPN              = gen << 12 | index      gen 1..0xfff (24-bit QPN)
  *   lkey = rkey      = index << 8 | key       key 1..0xff, per registration
  *
@@ -39,6 +39,7 @@
 _Static_assert(ROCEV2_MAX_PD <= (1u << ROCEV2_HANDLE_IDX_BITS), "PD index field");
 _Static_assert(ROCEV2_MAX_CQ <= (1u << ROCEV2_HANDLE_IDX_BITS), "CQ index field");
 _Static_assert(ROCEV2_MAX_SRQ <= (1u << ROCEV2_HANDLE_IDX_BITS), "SRQ index field");
+_Static_assert(ROCEV2_MAX_MTT <= (1u << ROCEV2_HANDLE_IDX_BITS), "MTT index field");
 /* struct rocev2_qp stores PD and CQ indices in uint16_t. */
 _Static_assert(ROCEV2_MAX_PD <= 65536u && ROCEV2_MAX_CQ <= 65536u, "uint16_t indices");
 
@@ -81,11 +82,12 @@ static inline int rocev2_in_window(const struct rocev2 *e, uint64_t addr, uint64
 }
 
 /* A host ring of size entries of entry_size bytes and its doorbell record
- * (8-byte aligned), both inside the window.  size must be a power of two
- * in [1, ROCEV2_MAX_QUEUE_SIZE].  -HAL_EINVAL for a bad size or alignment,
- * -HAL_EFAULT for memory outside the window. */
-int rocev2_queue_attr_check(const struct rocev2 *e, const struct rocev2_queue_attr *q,
-			    uint32_t entry_size);
+ * (8-byte aligned), each inside its MTT's range (ROCEV2_NO_MTT: the
+ * window; rocev2_mtt_check, need_written as there).  size must be a power
+ * of two in [1, ROCEV2_MAX_QUEUE_SIZE].  -HAL_EINVAL for a bad size or
+ * alignment, else rocev2_mtt_check's errors. */
+int rocev2_queue_attr_check(struct rocev2 *e, const struct rocev2_queue_attr *q,
+			    uint32_t entry_size, int need_written);
 
 /* Handle lookups shared by the object files: NULL for a stale, free or
  * out-of-range handle. */

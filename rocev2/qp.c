@@ -120,11 +120,20 @@ struct rocev2_qp *rocev2_qp_lookup(struct rocev2 *e, uint32_t qpn)
 
 /* A work queue of a QP: size 0 means none (a QP that only receives, or
  * one whose receives come from an SRQ). */
-static int qp_wq_check(const struct rocev2 *e, const struct rocev2_queue_attr *q)
+static int qp_wq_check(struct rocev2 *e, const struct rocev2_queue_attr *q, int need_written)
 {
 	if (q->size == 0)
 		return 0;
-	return rocev2_queue_attr_check(e, q, MNIC_WQE_SIZE);
+	return rocev2_queue_attr_check(e, q, MNIC_WQE_SIZE, need_written);
+}
+
+/* The MTT references of a QP's work queues (none for a queue of size 0). */
+static void qp_wq_mtt_ref(struct rocev2 *e, const struct rocev2_qp *qp, int delta)
+{
+	if (qp->sq.q.size)
+		rocev2_queue_mtt_ref(e, &qp->sq.q, delta);
+	if (qp->rq.q.size)
+		rocev2_queue_mtt_ref(e, &qp->rq.q, delta);
 }
 
 /* Every timer of the QP: the completer's and the migration ones (a QP in
@@ -175,7 +184,8 @@ static void qp_reset_state(struct rocev2 *e, struct rocev2_qp *qp)
 /* The QP constructor, shared by create and restore (restore.c): check the
  * references and queues of `a`, then build the QP `qpn` in its slot (which
  * the caller found free) in RESET, holding its PD, CQs and SRQ. */
-int rocev2_qp_install(struct rocev2 *e, uint32_t qpn, const struct rocev2_qp_init_attr *a)
+int rocev2_qp_install(struct rocev2 *e, uint32_t qpn, const struct rocev2_qp_init_attr *a,
+		      int need_written)
 {
 	struct rocev2_qp *qp = &e->qps[qpn & ROCEV2_QPN_IDX_MASK];
 	struct rocev2_pd *pd;
@@ -197,9 +207,9 @@ int rocev2_qp_install(struct rocev2 *e, uint32_t qpn, const struct rocev2_qp_ini
 	}
 	if (a->max_send_sge > MNIC_MAX_SGE || a->max_recv_sge > MNIC_MAX_SGE)
 		return -HAL_EINVAL;
-	err = qp_wq_check(e, &a->sq);
+	err = qp_wq_check(e, &a->sq, need_written);
 	if (!err)
-		err = qp_wq_check(e, &a->rq);
+		err = qp_wq_check(e, &a->rq, need_written);
 	if (err)
 		return err;
 
@@ -236,6 +246,7 @@ int rocev2_qp_install(struct rocev2 *e, uint32_t qpn, const struct rocev2_qp_ini
 	rcq->refcnt++;
 	if (srq)
 		srq->refcnt++;
+	qp_wq_mtt_ref(e, qp, 1);
 	e->n_qp++;
 	return 0;
 }
@@ -253,7 +264,7 @@ int rocev2_create_qp(struct rocev2 *e, const struct rocev2_qp_init_attr *a, uint
 		return -HAL_ENOMEM;
 	gen = rocev2_pool_next_gen(e->qps[idx].gen, ROCEV2_QPN_GEN_MAX);
 	n = (uint32_t)gen << ROCEV2_QPN_IDX_BITS | idx;
-	if ((err = rocev2_qp_install(e, n, a)) != 0)
+	if ((err = rocev2_qp_install(e, n, a, 1)) != 0)
 		return err;
 	*qpn = n;
 	return 0;
@@ -273,6 +284,7 @@ int rocev2_destroy_qp(struct rocev2 *e, uint32_t qpn)
 	e->cqs[qp->rcq].refcnt--;
 	if (qp->srq != ROCEV2_NO_SRQ)
 		e->srqs[qp->srq].refcnt--;
+	qp_wq_mtt_ref(e, qp, -1);
 	qp->state = ROCEV2_QPS_RESET;
 	qp->in_use = 0;             /* gen is kept: the next owner moves it on */
 	e->n_qp--;

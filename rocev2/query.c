@@ -9,6 +9,8 @@
 
 void rocev2_query_device(const struct rocev2 *e, struct rocev2_device_info *info)
 {
+	unsigned i;
+
 	memset(info, 0, sizeof(*info));
 	memcpy(info->mac, e->env.mac, sizeof(info->mac));
 	info->ipv4 = e->env.ipv4;
@@ -20,6 +22,11 @@ void rocev2_query_device(const struct rocev2 *e, struct rocev2_device_info *info
 	info->objects[ROCEV2_OBJ_CQ] = e->n_cq;
 	info->objects[ROCEV2_OBJ_SRQ] = e->n_srq;
 	info->objects[ROCEV2_OBJ_QP] = e->n_qp;
+	info->objects[ROCEV2_OBJ_MTT] = e->n_mtt;
+	info->mtt_pages_free = ROCEV2_MTT_PAGES;
+	for (i = 0; i < ROCEV2_MAX_MTT; i++)
+		if (e->mtts[i].in_use)
+			info->mtt_pages_free -= e->mtts[i].npages;
 	info->migration = ROCEV2_MIGRATION;
 }
 
@@ -54,6 +61,8 @@ void rocev2_owner_objects(const struct rocev2 *e, uint32_t owner,
 		objects[ROCEV2_OBJ_SRQ] += e->srqs[i].in_use && e->srqs[i].owner == owner;
 	for (i = 0; i < ROCEV2_MAX_QP; i++)
 		objects[ROCEV2_OBJ_QP] += e->qps[i].in_use && e->qps[i].owner == owner;
+	for (i = 0; i < ROCEV2_MAX_MTT; i++)
+		objects[ROCEV2_OBJ_MTT] += e->mtts[i].in_use && e->mtts[i].owner == owner;
 }
 
 uint64_t rocev2_clock_ns(const struct rocev2 *e)
@@ -74,6 +83,8 @@ int rocev2_obj_live(struct rocev2 *e, enum rocev2_obj_type type, uint32_t handle
 		return rocev2_srq_get(e, handle) != NULL;
 	case ROCEV2_OBJ_QP:
 		return rocev2_qp_lookup(e, handle) != NULL;
+	case ROCEV2_OBJ_MTT:
+		return rocev2_mtt_get(e, handle) != NULL;
 	default:
 		return 0;
 	}
@@ -87,6 +98,7 @@ int rocev2_obj_owner(struct rocev2 *e, enum rocev2_obj_type type, uint32_t handl
 	const struct rocev2_cq *cq;
 	const struct rocev2_srq *srq;
 	const struct rocev2_qp *qp;
+	const struct rocev2_mtt *mtt;
 
 	switch (type) {
 	case ROCEV2_OBJ_PD:
@@ -113,6 +125,11 @@ int rocev2_obj_owner(struct rocev2 *e, enum rocev2_obj_type type, uint32_t handl
 		if (!(qp = rocev2_qp_lookup(e, handle)))
 			return -HAL_EINVAL;
 		*owner = qp->owner;
+		return 0;
+	case ROCEV2_OBJ_MTT:
+		if (!(mtt = rocev2_mtt_get(e, handle)))
+			return -HAL_EINVAL;
+		*owner = mtt->owner;
 		return 0;
 	default:
 		return -HAL_EINVAL;
@@ -157,6 +174,13 @@ int rocev2_obj_next(const struct rocev2 *e, enum rocev2_obj_type type, uint32_t 
 		for (i = cursor & ROCEV2_QPN_IDX_MASK; i < ROCEV2_MAX_QP; i++)
 			if (e->qps[i].in_use) {
 				*handle = e->qps[i].qpn;
+				return 0;
+			}
+		return -HAL_ENXIO;
+	case ROCEV2_OBJ_MTT:
+		for (i = rocev2_handle_index(cursor); i < ROCEV2_MAX_MTT; i++)
+			if (e->mtts[i].in_use) {
+				*handle = rocev2_handle(e->mtts[i].gen, i);
 				return 0;
 			}
 		return -HAL_ENXIO;

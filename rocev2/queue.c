@@ -9,17 +9,21 @@
  * its check and its use. */
 #include "pool.h"
 
-int rocev2_queue_attr_check(const struct rocev2 *e, const struct rocev2_queue_attr *q,
-			    uint32_t entry_size)
+int rocev2_queue_attr_check(struct rocev2 *e, const struct rocev2_queue_attr *q,
+			    uint32_t entry_size, int need_written)
 {
+	int rc;
+
 	if (q->size == 0 || q->size > ROCEV2_MAX_QUEUE_SIZE || (q->size & (q->size - 1u)))
 		return -HAL_EINVAL;
 	if (q->dbrec_addr & (sizeof(struct mnic_dbrec) - 1u))
 		return -HAL_EINVAL;
-	if (!rocev2_in_window(e, q->ring_addr, (uint64_t)q->size * entry_size) ||
-	    !rocev2_in_window(e, q->dbrec_addr, sizeof(struct mnic_dbrec)))
-		return -HAL_EFAULT;
-	return 0;
+	rc = rocev2_mtt_check(e, q->ring_mtt, q->ring_addr, (uint64_t)q->size * entry_size,
+			      need_written);
+	if (rc == 0)
+		rc = rocev2_mtt_check(e, q->dbrec_mtt, q->dbrec_addr, sizeof(struct mnic_dbrec),
+				      need_written);
+	return rc;
 }
 
 static uint64_t wq_slot(const struct rocev2_wq *wq, uint32_t index)
@@ -33,7 +37,7 @@ uint32_t rocev2_wq_refresh(struct rocev2 *e, struct rocev2_wq *wq)
 
 	if (wq->q.size == 0)
 		return 0;
-	if (hal_dma_read(e->env.dma, wq->q.dbrec_addr, &rec, sizeof(rec)) < 0) {
+	if (rocev2_host_read(e, wq->q.dbrec_mtt, wq->q.dbrec_addr, &rec, sizeof(rec)) < 0) {
 		e->cnt.dma_errors++;
 		return wq->pi - wq->ci;
 	}
@@ -66,7 +70,7 @@ int rocev2_sq_read(struct rocev2 *e, struct rocev2_qp *qp, uint32_t index,
 {
 	if (qp->sq.q.size == 0)
 		return -HAL_EINVAL;
-	if (hal_dma_read(e->env.dma, wq_slot(&qp->sq, index), wqe, sizeof(*wqe)) < 0) {
+	if (rocev2_host_read(e, qp->sq.q.ring_mtt, wq_slot(&qp->sq, index), wqe, sizeof(*wqe)) < 0) {
 		e->cnt.dma_errors++;
 		return -HAL_EFAULT;
 	}
@@ -114,7 +118,7 @@ int rocev2_rq_take(struct rocev2 *e, struct rocev2_qp *qp, struct mnic_recv_wqe 
 	 * what the host has posted by now, not what it had at the last read. */
 	if (rocev2_wq_refresh(e, wq) == 0)
 		return -HAL_EAGAIN;
-	if (hal_dma_read(e->env.dma, wq_slot(wq, wq->ci), wqe, sizeof(*wqe)) < 0) {
+	if (rocev2_host_read(e, wq->q.ring_mtt, wq_slot(wq, wq->ci), wqe, sizeof(*wqe)) < 0) {
 		e->cnt.dma_errors++;
 		return -HAL_EFAULT;
 	}
@@ -172,6 +176,7 @@ static int sge_copy(struct rocev2 *e, const struct rocev2_qp *qp, const struct m
 		return -HAL_E2BIG;
 	for (i = 0; i < n && done < len; i++) {
 		const struct mnic_sge *s = &sge[i];
+		const struct rocev2_mr *mr;
 		uint32_t chunk;
 		int rc;
 
@@ -179,16 +184,16 @@ static int sge_copy(struct rocev2 *e, const struct rocev2_qp *qp, const struct m
 			off -= s->length;
 			continue;
 		}
-		if (rocev2_mr_check(rocev2_mr_lookup(e, s->lkey), qp->pd, s->addr, s->length,
-				    access) < 0) {
+		mr = rocev2_mr_lookup(e, s->lkey);
+		if (rocev2_mr_check(mr, qp->pd, s->addr, s->length, access) < 0) {
 			e->cnt.sge_prot_errors++;
 			return -HAL_EFAULT;
 		}
 		chunk = s->length - (uint32_t)off;
 		if (chunk > len - done)
 			chunk = len - done;
-		rc = from ? hal_dma_write(e->env.dma, s->addr + off, from + done, chunk)
-			  : hal_dma_read(e->env.dma, s->addr + off, to + done, chunk);
+		rc = from ? rocev2_host_write(e, mr->mtt, s->addr + off, from + done, chunk)
+			  : rocev2_host_read(e, mr->mtt, s->addr + off, to + done, chunk);
 		if (rc < 0) {
 			e->cnt.dma_errors++;
 			return -HAL_EFAULT;
@@ -213,22 +218,28 @@ int rocev2_sge_scatter(struct rocev2 *e, const struct rocev2_qp *qp, const struc
 
 /* A zero-length access moves nothing and cannot fault: a zero-length RDMA
  * operation names no memory (its VA may be anything, even past the window). */
-int rocev2_mem_write(struct rocev2 *e, uint64_t addr, const void *src, uint32_t len)
+int rocev2_mem_write(struct rocev2 *e, uint32_t rkey, uint64_t va, const void *src, uint32_t len)
 {
+	const struct rocev2_mr *mr;
+
 	if (len == 0)
 		return 0;
-	if (hal_dma_write(e->env.dma, addr, src, len) < 0) {
+	mr = rocev2_mr_lookup(e, rkey);
+	if (!mr || rocev2_host_write(e, mr->mtt, va, src, len) < 0) {
 		e->cnt.dma_errors++;
 		return -HAL_EFAULT;
 	}
 	return 0;
 }
 
-int rocev2_mem_read(struct rocev2 *e, uint64_t addr, void *dst, uint32_t len)
+int rocev2_mem_read(struct rocev2 *e, uint32_t rkey, uint64_t va, void *dst, uint32_t len)
 {
+	const struct rocev2_mr *mr;
+
 	if (len == 0)
 		return 0;
-	if (hal_dma_read(e->env.dma, addr, dst, len) < 0) {
+	mr = rocev2_mr_lookup(e, rkey);
+	if (!mr || rocev2_host_read(e, mr->mtt, va, dst, len) < 0) {
 		e->cnt.dma_errors++;
 		return -HAL_EFAULT;
 	}

@@ -348,7 +348,7 @@ static int resp_send_reply(struct rocev2 *e, struct rocev2_qp *qp, struct rocev2
 	info = rocev2_opcode(opcode);
 	if (info->mask & OPM_AETH)      /* IBA 9.3.5: all but MIDDLE */
 		aeth_init((struct aeth *)(t.bth + info->aeth), AETH_ACK_UNLIMITED, res->msn);
-	if (n && rocev2_mem_read(e, res->va, t.payload, n) < 0)
+	if (n && rocev2_mem_read(e, res->rkey, res->va, t.payload, n) < 0)
 		return -HAL_EIO;
 	rc = rocev2_tx_send(e, &t);
 	if (rc == -HAL_EAGAIN)
@@ -741,7 +741,7 @@ static enum rocev2_resp_state resp_execute_atomic(struct resp_ctx *c)
 	/* Read, modify, write back.  The firmware runs one packet at a time,
 	 * so no other request of ours sees the word in between; the host CPU
 	 * may (as with any DMA atomic without a bus lock). */
-	if (rocev2_mem_read(c->e, atmeth_va(atm), b, sizeof(b)) < 0)
+	if (rocev2_mem_read(c->e, atmeth_rkey(atm), atmeth_va(atm), b, sizeof(b)) < 0)
 		return RESPST_ERR_MEMORY;
 	orig = get_le64(b);
 	if (c->pkt->opcode == OP_COMPARE_SWAP)
@@ -750,7 +750,7 @@ static enum rocev2_resp_state resp_execute_atomic(struct resp_ctx *c)
 		val = orig + atmeth_swap_add(atm);
 	if (val != orig) {
 		put_le64(b, val);
-		if (rocev2_mem_write(c->e, atmeth_va(atm), b, sizeof(b)) < 0)
+		if (rocev2_mem_write(c->e, atmeth_rkey(atm), atmeth_va(atm), b, sizeof(b)) < 0)
 			return RESPST_ERR_MEMORY;
 	}
 	res = resp_res_accept(c, 1);
@@ -803,7 +803,8 @@ static enum rocev2_resp_state resp_execute(struct resp_ctx *c, enum rocev2_resp_
 			r->write_resid = reth_len(reth);
 			r->write_length = reth_len(reth);
 		}
-		if (pkt->paylen && rocev2_mem_write(c->e, r->write_va, pkt->payload, pkt->paylen) < 0)
+		if (pkt->paylen &&
+		    rocev2_mem_write(c->e, r->write_rkey, r->write_va, pkt->payload, pkt->paylen) < 0)
 			return RESPST_ERR_MEMORY;
 		r->write_va += pkt->paylen;
 		r->write_resid -= pkt->paylen;

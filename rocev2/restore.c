@@ -73,14 +73,15 @@ static int mr_apply(struct rocev2 *e, const struct mr_rec *r)
 	uint32_t idx = r->lkey >> ROCEV2_MR_KEY_BITS;
 	struct rocev2_mr *mr = &e->mrs[idx];
 	struct rocev2_pd *pd;
+	int rc;
 
 	if (mr->in_use)
 		return -HAL_EEXIST;
 	pd = rocev2_pd_get(e, r->pd);
 	if (!pd || pd->owner != e->creator)
 		return -HAL_EINVAL;
-	if (!rocev2_in_window(e, r->addr, r->length))
-		return -HAL_EFAULT;
+	if ((rc = rocev2_mtt_check(e, r->mtt, r->addr, r->length, 0)) != 0)
+		return rc;
 	mr->key = (uint8_t)(r->lkey & ROCEV2_MR_KEY_MAX);
 	mr->pd = (uint16_t)(pd - e->pds);
 	mr->access = r->access;
@@ -88,9 +89,11 @@ static int mr_apply(struct rocev2 *e, const struct mr_rec *r)
 	mr->length = r->length;
 	mr->lkey = r->lkey;
 	mr->rkey = r->lkey;
+	mr->mtt = r->mtt;
 	mr->owner = e->creator;
 	mr->in_use = 1;
 	pd->refcnt++;
+	rocev2_mtt_ref(e, r->mtt, 1);
 	e->n_mr++;
 	return 0;
 }
@@ -113,7 +116,7 @@ static int cq_apply(struct rocev2 *e, const struct cq_rec *r)
 
 	if (cq->in_use)
 		return -HAL_EEXIST;
-	rc = rocev2_queue_attr_check(e, &r->q, MNIC_CQE_SIZE);
+	rc = rocev2_queue_attr_check(e, &r->q, MNIC_CQE_SIZE, 0);
 	if (rc)
 		return rc;
 	cq->gen = (uint16_t)rocev2_handle_gen(r->handle);
@@ -123,6 +126,7 @@ static int cq_apply(struct rocev2 *e, const struct cq_rec *r)
 	cq->refcnt = 0;
 	cq->owner = e->creator;
 	cq->in_use = 1;
+	rocev2_queue_mtt_ref(e, &r->q, 1);
 	e->n_cq++;
 	return 0;
 }
@@ -149,7 +153,7 @@ static int srq_apply(struct rocev2 *e, const struct srq_rec *r)
 	pd = rocev2_pd_get(e, r->pd);
 	if (!pd || pd->owner != e->creator)
 		return -HAL_EINVAL;
-	rc = rocev2_queue_attr_check(e, &r->q, MNIC_WQE_SIZE);
+	rc = rocev2_queue_attr_check(e, &r->q, MNIC_WQE_SIZE, 0);
 	if (rc)
 		return rc;
 	srq->gen = (uint16_t)rocev2_handle_gen(r->handle);
@@ -164,6 +168,7 @@ static int srq_apply(struct rocev2 *e, const struct srq_rec *r)
 	srq->owner = e->creator;
 	srq->in_use = 1;
 	pd->refcnt++;
+	rocev2_queue_mtt_ref(e, &r->q, 1);
 	e->n_srq++;
 	return 0;
 }
@@ -193,7 +198,7 @@ static int qp_create_apply(struct rocev2 *e, const struct qp_rec *r)
 
 	if (e->qps[r->qpn & ROCEV2_QPN_IDX_MASK].in_use)
 		return -HAL_EEXIST;
-	if ((rc = rocev2_qp_install(e, r->qpn, &a)) != 0)
+	if ((rc = rocev2_qp_install(e, r->qpn, &a, 0)) != 0)
 		return rc;
 	e->qps[r->qpn & ROCEV2_QPN_IDX_MASK].stopped = 1;
 	return 0;

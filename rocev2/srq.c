@@ -28,7 +28,7 @@ int rocev2_create_srq(struct rocev2 *e, uint32_t pd_handle, const struct rocev2_
 
 	if (!pd || pd->owner != e->creator || !a || !handle)
 		return -HAL_EINVAL;
-	err = rocev2_queue_attr_check(e, &a->q, MNIC_WQE_SIZE);
+	err = rocev2_queue_attr_check(e, &a->q, MNIC_WQE_SIZE, 1);
 	if (err)
 		return err;
 	if (a->max_sge > MNIC_MAX_SGE || a->srq_limit >= a->q.size)
@@ -47,6 +47,7 @@ int rocev2_create_srq(struct rocev2 *e, uint32_t pd_handle, const struct rocev2_
 	srq->owner = e->creator;
 	srq->in_use = 1;
 	pd->refcnt++;
+	rocev2_queue_mtt_ref(e, &a->q, 1);
 	e->n_srq++;
 	*handle = rocev2_handle(srq->gen, idx);
 	return 0;
@@ -72,6 +73,7 @@ int rocev2_destroy_srq(struct rocev2 *e, uint32_t handle)
 	if (srq->refcnt)
 		return -HAL_EBUSY;      /* QPs still take receive WQEs from it */
 	e->pds[srq->pd].refcnt--;
+	rocev2_queue_mtt_ref(e, &srq->wq.q, -1);
 	srq->in_use = 0;
 	e->n_srq--;
 	return 0;

@@ -62,7 +62,7 @@ static uint64_t dummy_now(void *ctx)
 /* A PD, an MR, a CQ and a QP for the engine's current owner, at base. */
 static void objects_at(uint64_t base)
 {
-	struct rocev2_queue_attr cq = { base, base + 0x800, 64 };
+	struct rocev2_queue_attr cq = { .ring_addr = base, .dbrec_addr = base + 0x800, .size = 64 };
 	struct rocev2_qp_init_attr qa = {
 		.srq = ROCEV2_NO_SRQ, .sq = { base + 0x1000, base + 0x808, 8 },
 		.rq = { base + 0x2000, base + 0x810, 8 }, .max_send_sge = 2, .max_recv_sge = 2,

@@ -114,7 +114,19 @@
 				     epoch: no pause */                        \
 	X(mig_unkeyed_refused)  /* RESUME/NAK_STOPPED without a MAC and no     \
 				   MNIC_MIG_CFG_UNKEYED */                     \
-	X(mig_resume_gave_up)   /* RESUME budget spent: QP to ERR, error CQEs */
+	X(mig_resume_gave_up)   /* RESUME budget spent: QP to ERR, error CQEs */ \
+	/* mtt.c: memory translation (issue 14), appended */                  \
+	X(mtt_refused_shape)    /* CREATE: page shift, length 0 or wrapping range */ \
+	X(mtt_refused_nomem)    /* CREATE: no free MTT or run of entries */    \
+	X(mtt_refused_range)    /* WRITE: first + count past npages */         \
+	X(mtt_refused_align)    /* WRITE: a page not aligned to the page size */ \
+	X(mtt_refused_page)     /* WRITE: a page not wholly inside the aperture */ \
+	X(mtt_refused_busy)     /* WRITE in use and not Stopped / DESTROY in use */ \
+	X(mtt_refused_cover)    /* MR/ring: no such MTT, another owner's, or   \
+				   its range not inside the MTT's */          \
+	X(mtt_refused_unwritten) /* MR/ring on an MTT not fully written */    \
+	X(mtt_resume_unwritten) /* resume refused: an MTT not fully written */ \
+	X(xlate_faults)         /* data path: IOVA outside its MTT or unwritten */
 
 struct rocev2_counters {
 #define ROCEV2_COUNTER_FIELD(name) uint64_t name;

@@ -242,9 +242,12 @@ enum rocev2_obj_type {
 	ROCEV2_OBJ_CQ = 2,
 	ROCEV2_OBJ_SRQ = 3,
 	ROCEV2_OBJ_QP = 4,
-	ROCEV2_OBJ_LIVE_NUM = 5,        /* types of live objects and of image records */
 	ROCEV2_OBJ_QP_SRQ = 5,          /* stats only: QPs attached to an SRQ */
-	ROCEV2_OBJ_NUM = 6,             /* entries of the dump statistics */
+	ROCEV2_OBJ_NUM = 6,             /* entries of the dump statistics (PD..QP_SRQ:
+					 * mnic_cmd_dump_out; MTT records count in total) */
+	ROCEV2_OBJ_MTT = 6,             /* memory translation table (rocev2_create_mtt) */
+	ROCEV2_OBJ_LIVE_NUM = 7,        /* arrays of live objects and image records by
+					 * type (QP_SRQ's entry always 0) */
 };
 
 /* ---- queries (mgmt/ and firmware/ read the engine only through these) -- */
@@ -255,6 +258,7 @@ struct rocev2_device_info {
 	uint64_t resume_budget_ns;      /* RESUME resends give up (0 = per QP) */
 	uint32_t mig_flags;             /* ROCEV2_MIG_F_* */
 	uint32_t objects[ROCEV2_OBJ_LIVE_NUM];   /* live objects per type, every owner */
+	uint32_t mtt_pages_free;        /* MTT pool entries no MTT holds */
 	uint8_t migration;              /* built with the migration extension */
 };
 void rocev2_query_device(const struct rocev2 *e, struct rocev2_device_info *info);
@@ -267,7 +271,7 @@ void rocev2_owner_objects(const struct rocev2 *e, uint32_t owner,
 uint64_t rocev2_clock_ns(const struct rocev2 *e);
 /* 1 when handle names a live object of type (a stale, free or out-of-range
  * handle: 0): the engine's own lookup, so a handle the mgmt dispatcher let
- * through is one the engine accepts.  PD/CQ/SRQ handle, MR lkey, QPN. */
+ * through is one the engine accepts.  PD/CQ/SRQ/MTT handle, MR lkey, QPN. */
 int rocev2_obj_live(struct rocev2 *e, enum rocev2_obj_type type, uint32_t handle);
 /* 0 and *owner: the context that owns the live object handle names;
  * -HAL_EINVAL when it names none (as rocev2_obj_live). */
@@ -288,7 +292,7 @@ const struct rocev2_counters *rocev2_counters(const struct rocev2 *e);
  * The mgmt dispatcher sets it to the issuing context before every command. */
 int rocev2_create_as(struct rocev2 *e, uint32_t owner);
 /* Destroy every object of owner, dependents first (QPs, SRQs, CQs, MRs,
- * PDs), and end its dump: the context is gone (DEALLOC_CONTEXT). */
+ * MTTs, PDs), and end its dump: the context is gone (DEALLOC_CONTEXT). */
 int rocev2_destroy_owned(struct rocev2 *e, uint32_t owner);
 
 /* Verbs-like object management (the mgmt/ command handlers call these).

@@ -98,7 +98,7 @@ static void h_init(const struct cfg *c)
 		.tx = peer_tx, .now_ns = fake_now, .dma = &peer_dma,
 		.ipv4 = PEER_IP,
 	};
-	struct rocev2_queue_attr cqa = { CQ_RING, CQ_DBREC, CQ_SIZE };
+	struct rocev2_queue_attr cqa = { .ring_addr = CQ_RING, .dbrec_addr = CQ_DBREC, .size = CQ_SIZE };
 	struct rocev2_qp_init_attr ia = {
 		.srq = ROCEV2_NO_SRQ, .sq = { SQ_RING, SQ_DBREC, SQ_SIZE },
 		.max_send_sge = c->max_send_sge, .max_recv_sge = 4, .sq_sig_all = c->sig_all,

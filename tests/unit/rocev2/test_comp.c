@@ -939,7 +939,7 @@ static void peer_up(void)
 		.tx = peer_q_tx, .now_ns = fake_now, .dma = &pdma,
 		.ipv4 = PEER_IP,
 	};
-	struct rocev2_queue_attr cqa = { P_CQ_RING, P_CQ_DBREC, 64 };
+	struct rocev2_queue_attr cqa = { .ring_addr = P_CQ_RING, .dbrec_addr = P_CQ_DBREC, .size = 64 };
 	struct rocev2_qp_init_attr ia = {
 		.srq = ROCEV2_NO_SRQ, .rq = { P_RQ_RING, P_RQ_DBREC, 16 },
 		.max_send_sge = 1, .max_recv_sge = 1,

@@ -543,13 +543,13 @@ static void make_objects(struct rocev2 *e, struct objs *o)
 	assert_int_equal(rocev2_reg_mr(e, o->pd[1], 0, 0, 0, &o->lkey[3], &rk), 0);
 	assert_int_equal(o->lkey[1] & 0xff, 2);
 
-	q = (struct rocev2_queue_attr){ 0x1000, 0x100, 64 };
+	q = (struct rocev2_queue_attr){ .ring_addr = 0x1000, .dbrec_addr = 0x100, .size = 64 };
 	assert_int_equal(rocev2_create_cq(e, &q, &h), 0);
 	assert_int_equal(rocev2_destroy_cq(e, h), 0);
 	assert_int_equal(rocev2_create_cq(e, &q, &o->cq[0]), 0);
-	q = (struct rocev2_queue_attr){ 0x2000, 0x108, 16 };
+	q = (struct rocev2_queue_attr){ .ring_addr = 0x2000, .dbrec_addr = 0x108, .size = 16 };
 	assert_int_equal(rocev2_create_cq(e, &q, &o->cq[1]), 0);
-	q = (struct rocev2_queue_attr){ 0x3000, 0x110, 8 };
+	q = (struct rocev2_queue_attr){ .ring_addr = 0x3000, .dbrec_addr = 0x110, .size = 8 };
 	assert_int_equal(rocev2_create_cq(e, &q, &o->cq[2]), 0);
 	e->cqs[rocev2_handle_index(o->cq[1])].pi = 0x12345678u;
 	e->cqs[rocev2_handle_index(o->cq[2])].error = 1;
@@ -568,10 +568,11 @@ static void make_objects(struct rocev2 *e, struct objs *o)
 		ia.send_cq = o->cq[i % 3];
 		ia.recv_cq = o->cq[(i + 1) % 3];
 		ia.srq = i >= 6 ? o->srq[i - 6] : ROCEV2_NO_SRQ;
-		ia.sq = (struct rocev2_queue_attr){ 0x80000 + i * 0x4000u, 0x200 + i * 16u, 8 };
+		ia.sq = (struct rocev2_queue_attr){ .ring_addr = 0x80000 + i * 0x4000u, .dbrec_addr = 0x200 + i * 16u, .size = 8 };
 		if (i < 6)
-			ia.rq = (struct rocev2_queue_attr){ 0x82000 + i * 0x4000u, 0x208 + i * 16u,
-							    8 };
+			ia.rq = (struct rocev2_queue_attr){ .ring_addr = 0x82000 + i * 0x4000u,
+							    .dbrec_addr = 0x208 + i * 16u,
+							    .size = 8 };
 		ia.max_send_sge = i;
 		ia.max_recv_sge = 28 - i;
 		ia.sq_sig_all = i & 1;
@@ -1603,7 +1604,7 @@ static void test_collisions_roll_back(void **state)
 		assert_int_equal(rocev2_dealloc_pd(&nb.e, h[i]), 0);
 	pd7 = h[7];
 	for (i = 0; i < 4; i++) {
-		q = (struct rocev2_queue_attr){ 0x9000, 0x900, 8 };
+		q = (struct rocev2_queue_attr){ .ring_addr = 0x9000, .dbrec_addr = 0x900, .size = 8 };
 		assert_int_equal(rocev2_create_cq(&nb.e, &q, &h[i]), 0);
 	}
 	for (i = 0; i < 3; i++)
@@ -1619,7 +1620,7 @@ static void test_collisions_roll_back(void **state)
 	assert_int_equal(rocev2_dereg_mr(&nb.e, h[3]), 0);
 
 	/* CQ 0 taken: PDs and MRs made and undone. */
-	q = (struct rocev2_queue_attr){ 0x9000, 0x900, 8 };
+	q = (struct rocev2_queue_attr){ .ring_addr = 0x9000, .dbrec_addr = 0x900, .size = 8 };
 	assert_int_equal(rocev2_create_cq(&nb.e, &q, &h[0]), 0);
 	assert_int_equal(rocev2_handle_index(h[0]), 0);
 	rolled_back(-HAL_EEXIST);
@@ -1856,18 +1857,18 @@ static void make_side(struct node *n, unsigned side, int with_srq)
 		assert_int_equal(rocev2_create_srq(e, pd, &sa, &srq), 0);
 	}
 	for (qi = 0; qi < NQ; qi++) {
-		q = (struct rocev2_queue_attr){ SCQ_RING(qi), SCQ_DB(qi), CQ_ENTRIES };
+		q = (struct rocev2_queue_attr){ .ring_addr = SCQ_RING(qi), .dbrec_addr = SCQ_DB(qi), .size = CQ_ENTRIES };
 		assert_int_equal(rocev2_create_cq(e, &q, &scq), 0);
-		q = (struct rocev2_queue_attr){ RCQ_RING(qi), RCQ_DB(qi), CQ_ENTRIES };
+		q = (struct rocev2_queue_attr){ .ring_addr = RCQ_RING(qi), .dbrec_addr = RCQ_DB(qi), .size = CQ_ENTRIES };
 		assert_int_equal(rocev2_create_cq(e, &q, &rcq), 0);
 		memset(&ia, 0, sizeof(ia));
 		ia.pd = pd;
 		ia.send_cq = scq;
 		ia.recv_cq = rcq;
 		ia.srq = qi == 1 ? srq : ROCEV2_NO_SRQ;
-		ia.sq = (struct rocev2_queue_attr){ SQ_RING(qi), SQ_DB(qi), WQ_ENTRIES };
+		ia.sq = (struct rocev2_queue_attr){ .ring_addr = SQ_RING(qi), .dbrec_addr = SQ_DB(qi), .size = WQ_ENTRIES };
 		if (ia.srq == ROCEV2_NO_SRQ)
-			ia.rq = (struct rocev2_queue_attr){ RQ_RING(qi), RQ_DB(qi), WQ_ENTRIES };
+			ia.rq = (struct rocev2_queue_attr){ .ring_addr = RQ_RING(qi), .dbrec_addr = RQ_DB(qi), .size = WQ_ENTRIES };
 		ia.max_send_sge = 4;
 		ia.max_recv_sge = 4;
 		assert_int_equal(rocev2_create_qp(e, &ia, &conn_qpn[side][qi]), 0);

@@ -48,11 +48,11 @@ static void node_init(struct node *n)
 /* The objects of engine A, with the host memory each was given. */
 #define MR_ADDR 0x3000u
 #define MR_LEN 0x1000u
-static const struct rocev2_queue_attr cq_q = { 0x1000, 0x100, 64 };
-static const struct rocev2_queue_attr srq_q = { 0x40000, 0x140, 16 };
-static const struct rocev2_queue_attr qp1_sq = { 0x80000, 0x200, 8 };
-static const struct rocev2_queue_attr qp1_rq = { 0x82000, 0x208, 16 };
-static const struct rocev2_queue_attr qp2_sq = { 0x88000, 0x210, 4 };
+static const struct rocev2_queue_attr cq_q = { .ring_addr = 0x1000, .dbrec_addr = 0x100, .size = 64 };
+static const struct rocev2_queue_attr srq_q = { .ring_addr = 0x40000, .dbrec_addr = 0x140, .size = 16 };
+static const struct rocev2_queue_attr qp1_sq = { .ring_addr = 0x80000, .dbrec_addr = 0x200, .size = 8 };
+static const struct rocev2_queue_attr qp1_rq = { .ring_addr = 0x82000, .dbrec_addr = 0x208, .size = 16 };
+static const struct rocev2_queue_attr qp2_sq = { .ring_addr = 0x88000, .dbrec_addr = 0x210, .size = 4 };
 
 static int setup(void **state)
 {

@@ -304,7 +304,7 @@ static void node_env(struct node *n, struct rocev2_env *env, uint8_t mac, uint32
 static void node_init(struct node *n, const char *name, uint8_t mac, uint32_t ip, int make_qp)
 {
 	struct rocev2_env env;
-	struct rocev2_queue_attr cqa = { CQ_RING, CQ_DB, CQ_SIZE };
+	struct rocev2_queue_attr cqa = { .ring_addr = CQ_RING, .dbrec_addr = CQ_DB, .size = CQ_SIZE };
 	struct rocev2_qp_init_attr ia = {
 		.srq = ROCEV2_NO_SRQ, .sq = { SQ_RING, SQ_DB, SQ_SIZE },
 		.rq = { RQ_RING, RQ_DB, RQ_SIZE }, .max_send_sge = 4, .max_recv_sge = 4,

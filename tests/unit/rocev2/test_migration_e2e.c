@@ -152,7 +152,7 @@ static void node_init(struct node *n, uint8_t last)
 
 static void app_setup(struct app *a, struct node *n)
 {
-	struct rocev2_queue_attr cq = { CQ_RING(a), CQ_DB(a), 1024 };
+	struct rocev2_queue_attr cq = { .ring_addr = CQ_RING(a), .dbrec_addr = CQ_DB(a), .size = 1024 };
 	uint32_t rkey, q;
 
 	a->n = n;

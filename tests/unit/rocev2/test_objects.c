@@ -373,7 +373,7 @@ static void test_cq_pool_exhaust_and_stale(void **state)
 	}
 	assert_int_equal(e->n_cq, ROCEV2_MAX_CQ);
 	{
-		struct rocev2_queue_attr q = { CQ_RING, CQ_DB, 4 };
+		struct rocev2_queue_attr q = { .ring_addr = CQ_RING, .dbrec_addr = CQ_DB, .size = 4 };
 		assert_int_equal(rocev2_create_cq(e, &q, &extra), -HAL_ENOMEM);
 	}
 	assert_int_equal(rocev2_destroy_cq(e, h[3]), 0);
@@ -661,7 +661,7 @@ static void test_srq_doorbell_refreshes_producer(void **state)
 static void test_obj_live_and_next_follow_the_pools(void **state)
 {
 	struct rocev2_srq_attr a = { .q = { SRQ_RING, SRQ_DB, 16 }, .max_sge = 4 };
-	struct rocev2_queue_attr q = { 0x1000, 0x800, 16 };
+	struct rocev2_queue_attr q = { .ring_addr = 0x1000, .dbrec_addr = 0x800, .size = 16 };
 	struct rocev2_device_info info;
 	uint32_t pd[3], lk, rk, cq, srq, h;
 
@@ -694,7 +694,8 @@ static void test_obj_live_and_next_follow_the_pools(void **state)
 	assert_int_equal(rocev2_obj_next(e, ROCEV2_OBJ_MR, lk + 0x100, &h), -HAL_ENXIO);
 	assert_int_equal(rocev2_obj_next(e, ROCEV2_OBJ_QP, 0, &h), -HAL_ENXIO);
 	assert_int_equal(rocev2_obj_next(e, ROCEV2_OBJ_QP, UINT32_MAX, &h), -HAL_ENXIO);
-	assert_int_equal(rocev2_obj_next(e, ROCEV2_OBJ_NUM, 0, &h), -HAL_EINVAL);
+	assert_int_equal(rocev2_obj_next(e, ROCEV2_OBJ_QP_SRQ, 0, &h), -HAL_EINVAL);
+	assert_int_equal(rocev2_obj_next(e, ROCEV2_OBJ_LIVE_NUM, 0, &h), -HAL_EINVAL);
 	rocev2_query_device(e, &info);
 	assert_int_equal(info.objects[ROCEV2_OBJ_PD], 2);
 	assert_int_equal(info.objects[ROCEV2_OBJ_MR], 1);

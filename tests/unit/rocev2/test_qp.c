@@ -50,7 +50,7 @@ static uint32_t pd, cq, srq;
 static int setup(void **state)
 {
 	struct rocev2_env env = silent_env(&dma);
-	struct rocev2_queue_attr cqa = { 0x1000, 0x100, 64 };
+	struct rocev2_queue_attr cqa = { .ring_addr = 0x1000, .dbrec_addr = 0x100, .size = 64 };
 	struct rocev2_srq_attr sa = { .q = { 0x40000, 0x140, 16 }, .max_sge = 4 };
 
 	(void)state;
@@ -287,7 +287,7 @@ static void test_pool_exhaust_stale_and_teardown(void **state)
 {
 	uint32_t q[ROCEV2_MAX_QP], extra, again, cq2;
 	struct rocev2_qp_init_attr a = init_attr(20);
-	struct rocev2_queue_attr cqa = { 0x3000, 0x180, 4 };
+	struct rocev2_queue_attr cqa = { .ring_addr = 0x3000, .dbrec_addr = 0x180, .size = 4 };
 	unsigned i, j;
 
 	(void)state;
@@ -898,7 +898,7 @@ static void test_destroy_unlinks_from_scheduler(void **state)
 static void test_references_follow_qps(void **state)
 {
 	struct rocev2_qp_init_attr a = init_attr(0);
-	struct rocev2_queue_attr cqa = { 0x3000, 0x180, 4 };
+	struct rocev2_queue_attr cqa = { .ring_addr = 0x3000, .dbrec_addr = 0x180, .size = 4 };
 	uint32_t cq2, pd2, q1, q2;
 
 	(void)state;

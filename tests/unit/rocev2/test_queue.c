@@ -33,7 +33,7 @@ static struct rocev2_qp *qp, *sqp;
 static int setup(void **state)
 {
 	struct rocev2_env env = silent_env(&dma);
-	struct rocev2_queue_attr cqa = { 0x1000, 0x100, 64 };
+	struct rocev2_queue_attr cqa = { .ring_addr = 0x1000, .dbrec_addr = 0x100, .size = 64 };
 	struct rocev2_srq_attr sa = { .q = { SRQ_RING, SRQ_DB, 16 }, .max_sge = 2, .srq_limit = 3 };
 	struct rocev2_qp_init_attr qa = {
 		.send_cq = 0, .recv_cq = 0, .srq = ROCEV2_NO_SRQ,
@@ -65,7 +65,7 @@ static int setup(void **state)
 	assert_int_equal(rocev2_create_qp(e, &qa, &qpn), 0);
 	qa.srq = srq;
 	qa.rq = (struct rocev2_queue_attr){ 0 };
-	qa.sq = (struct rocev2_queue_attr){ SQ_RING + 0x2000u, SQ_DB + 0x20u, 4 };
+	qa.sq = (struct rocev2_queue_attr){ .ring_addr = SQ_RING + 0x2000u, .dbrec_addr = SQ_DB + 0x20u, .size = 4 };
 	assert_int_equal(rocev2_create_qp(e, &qa, &sqpn), 0);
 	qp = rocev2_qp_lookup(e, qpn);
 	sqp = rocev2_qp_lookup(e, sqpn);
@@ -611,26 +611,34 @@ static void test_sge_total(void **state)
 	assert_int_equal(rocev2_sge_total(l, 2, &total), -HAL_E2BIG);
 }
 
+/* The responder's copies by rkey (checked before against the MR): an MR
+ * over the whole window reaches its last byte and no further; a key that
+ * names no MR moves nothing. */
 static void test_mem_read_write(void **state)
 {
 	uint8_t buf[16], back[16];
+	uint32_t all, rk;
 	unsigned i;
 
 	(void)state;
+	assert_int_equal(rocev2_reg_mr(e, pd, 0, WIN, ROCEV2_ACCESS_LOCAL_WRITE, &all, &rk), 0);
 	for (i = 0; i < sizeof(buf); i++)
 		buf[i] = (uint8_t)(0xa0 + i);
-	assert_int_equal(rocev2_mem_write(e, MR_B + 3, buf, sizeof(buf)), 0);
+	assert_int_equal(rocev2_mem_write(e, rk, MR_B + 3, buf, sizeof(buf)), 0);
 	assert_memory_equal(mem + MR_B + 3, buf, sizeof(buf));
-	assert_int_equal(rocev2_mem_read(e, MR_B + 3, back, sizeof(back)), 0);
+	assert_int_equal(rocev2_mem_read(e, rk, MR_B + 3, back, sizeof(back)), 0);
 	assert_memory_equal(back, buf, sizeof(buf));
-	assert_int_equal(rocev2_mem_write(e, WIN - 8, buf, 9), -HAL_EFAULT);
-	assert_int_equal(rocev2_mem_read(e, UINT64_MAX - 4, back, 8), -HAL_EFAULT);
+	assert_int_equal(rocev2_mem_write(e, rk, WIN - 8, buf, 9), -HAL_EFAULT);
+	assert_int_equal(rocev2_mem_read(e, rk, UINT64_MAX - 4, back, 8), -HAL_EFAULT);
 	assert_int_equal(e->cnt.dma_errors, 2);
+	assert_int_equal(rocev2_mem_read(e, rk + 1u, MR_B + 3, back, 8), -HAL_EFAULT);
+	assert_int_equal(e->cnt.dma_errors, 3);
 	/* Zero length: nothing to move, nothing to refuse. */
-	assert_int_equal(rocev2_mem_read(e, WIN, back, 0), 0);
-	assert_int_equal(rocev2_mem_write(e, UINT64_MAX, buf, 0), 0);
-	assert_int_equal(e->cnt.dma_errors, 2);
-	assert_int_equal(rocev2_mem_write(e, WIN - 8, buf, 8), 0);
+	assert_int_equal(rocev2_mem_read(e, rk, WIN, back, 0), 0);
+	assert_int_equal(rocev2_mem_write(e, 0, UINT64_MAX, buf, 0), 0);
+	assert_int_equal(e->cnt.dma_errors, 3);
+	assert_int_equal(rocev2_mem_write(e, rk, WIN - 8, buf, 8), 0);
+	assert_memory_equal(mem + WIN - 8, buf, 8);
 }
 
 int main(void)

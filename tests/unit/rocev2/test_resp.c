@@ -354,9 +354,9 @@ static void make_qp(uint32_t srq, uint32_t rq_psn, uint32_t access, uint8_t max_
 	ia.send_cq = scq;
 	ia.recv_cq = rcq;
 	ia.srq = srq;
-	ia.sq = (struct rocev2_queue_attr){ SQ_RING, SQ_DB, RQ_SIZE };
+	ia.sq = (struct rocev2_queue_attr){ .ring_addr = SQ_RING, .dbrec_addr = SQ_DB, .size = RQ_SIZE };
 	if (srq == ROCEV2_NO_SRQ)
-		ia.rq = (struct rocev2_queue_attr){ RQ_RING, RQ_DB, RQ_SIZE };
+		ia.rq = (struct rocev2_queue_attr){ .ring_addr = RQ_RING, .dbrec_addr = RQ_DB, .size = RQ_SIZE };
 	ia.max_send_sge = 4;
 	/* The host hands over zeroed queues (a QP made again reuses them). */
 	memset(mem + RQ_DB, 0, sizeof(struct mnic_dbrec));
@@ -388,9 +388,9 @@ static int setup(void **state)
 	dut_dest_qpn = PEER_QPN;
 	assert_int_equal(rocev2_init(e, &env), 0);
 	assert_int_equal(rocev2_alloc_pd(e, &pd), 0);
-	q = (struct rocev2_queue_attr){ RCQ_RING, RCQ_DB, CQ_SIZE };
+	q = (struct rocev2_queue_attr){ .ring_addr = RCQ_RING, .dbrec_addr = RCQ_DB, .size = CQ_SIZE };
 	assert_int_equal(rocev2_create_cq(e, &q, &rcq), 0);
-	q = (struct rocev2_queue_attr){ SCQ_RING, SCQ_DB, CQ_SIZE };
+	q = (struct rocev2_queue_attr){ .ring_addr = SCQ_RING, .dbrec_addr = SCQ_DB, .size = CQ_SIZE };
 	assert_int_equal(rocev2_create_cq(e, &q, &scq), 0);
 	assert_int_equal(rocev2_reg_mr(e, pd, RECV_BUF, RECV_LEN, ROCEV2_ACCESS_LOCAL_WRITE,
 				       &lkey_recv, &lk), 0);
@@ -1499,7 +1499,7 @@ static void test_flush_srq_keeps_wqes(void **state)
 
 	(void)state;
 	memset(&sa, 0, sizeof(sa));
-	sa.q = (struct rocev2_queue_attr){ SRQ_RING, SRQ_DB, RQ_SIZE };
+	sa.q = (struct rocev2_queue_attr){ .ring_addr = SRQ_RING, .dbrec_addr = SRQ_DB, .size = RQ_SIZE };
 	sa.max_sge = 4;
 	assert_int_equal(rocev2_create_srq(e, pd, &sa, &srq), 0);
 	assert_int_equal(rocev2_destroy_qp(e, qpn), 0);
@@ -1592,9 +1592,9 @@ static void test_loopback_with_losses(void **state)
 	npin = 0;
 	assert_int_equal(rocev2_init(&peng, &env), 0);
 	assert_int_equal(rocev2_alloc_pd(&peng, &ppd), 0);
-	q = (struct rocev2_queue_attr){ SCQ_RING, SCQ_DB, CQ_SIZE };
+	q = (struct rocev2_queue_attr){ .ring_addr = SCQ_RING, .dbrec_addr = SCQ_DB, .size = CQ_SIZE };
 	assert_int_equal(rocev2_create_cq(&peng, &q, &pscq), 0);
-	q = (struct rocev2_queue_attr){ RCQ_RING, RCQ_DB, CQ_SIZE };
+	q = (struct rocev2_queue_attr){ .ring_addr = RCQ_RING, .dbrec_addr = RCQ_DB, .size = CQ_SIZE };
 	assert_int_equal(rocev2_create_cq(&peng, &q, &prcq), 0);
 	assert_int_equal(rocev2_reg_mr(&peng, ppd, RECV_BUF, RECV_LEN, ROCEV2_ACCESS_LOCAL_WRITE,
 				       &plkey, &prk), 0);
@@ -1603,7 +1603,7 @@ static void test_loopback_with_losses(void **state)
 	ia.send_cq = pscq;
 	ia.recv_cq = prcq;
 	ia.srq = ROCEV2_NO_SRQ;
-	ia.sq = (struct rocev2_queue_attr){ SQ_RING, SQ_DB, RQ_SIZE };
+	ia.sq = (struct rocev2_queue_attr){ .ring_addr = SQ_RING, .dbrec_addr = SQ_DB, .size = RQ_SIZE };
 	ia.max_send_sge = 4;
 	assert_int_equal(rocev2_create_qp(&peng, &ia, &pqpn), 0);
 
