@@ -107,7 +107,7 @@ UNIT_TESTS += $(1)
 $(1)_SRCS := tests/unit/mgmt/$(1).c $(MGMT_SRCS) $(ROCEV2_ENGINE_SRCS)
 $(1)_CFLAGS := $(ROCEV2_TEST_CFLAGS) -Itests/unit/mgmt
 endef
-$(foreach t,test_cmdq test_cmd test_tenancy,$(eval $(call mgmt_test,$(t))))
+$(foreach t,test_cmdq test_cmd test_tenancy test_mtt,$(eval $(call mgmt_test,$(t))))
 
 # Host library (issue #5): libmnic's pure parts and mnicctl's argument parsing.
 UNIT_TESTS += test_libmnic

@@ -100,7 +100,8 @@ int mnic_db_service(struct mnic_mgmt *m);
 
 /* The dispatcher, on one logical command in buf: bytes [0, in_len) are the
  * input, the output is written over it from byte 0 (handlers read their
- * input before writing).  buf holds MNIC_CMD_MAX_LEN bytes; 8 <= in_len,
+ * input before writing).  buf holds MNIC_CMD_MAX_LEN bytes, 8-byte aligned
+ * (WRITE_MTT hands its page list to the engine in place); 8 <= in_len,
  * out_len <= MNIC_CMD_MAX_LEN.  Always writes an output header; returns the
  * output bytes produced (8 .. out_len), 0 only for lengths out of range. */
 uint32_t mnic_cmd_dispatch(struct mnic_mgmt *m, uint8_t *buf, uint32_t in_len, uint32_t out_len);

@@ -30,6 +30,8 @@ struct host {
 	volatile struct mnic_init_seg *seg;
 	uint8_t *win;
 	struct hal_dma dma;
+	uint8_t *hostmem;             /* the host-memory aperture, or NULL */
+	struct hal_dma hostmem_dma;   /* the engine's DMA when hostmem is set */
 	struct rocev2 *e;
 	struct mnic_mgmt m;
 	uint8_t token;
@@ -44,7 +46,11 @@ struct host_xfer {
 	int no_ring;                  /* leave the entry SW-owned */
 };
 
-static inline void host_init(struct host *h)
+/* hostmem_size 0: the engine reaches the DMA window, as the firmware
+ * without a host-memory aperture; else a malloc'd aperture of that size
+ * is the engine's (and mgmt's cfg.hostmem), the window keeping the
+ * command queue. */
+static inline void host_init_hostmem(struct host *h, uint64_t hostmem_size)
 {
 	struct rocev2_env env;
 	struct mnic_mgmt_cfg cfg;
@@ -55,14 +61,20 @@ static inline void host_init(struct host *h)
 	h->seg = (volatile struct mnic_init_seg *)h->bar;
 	h->win = h->bar + MNIC_DMA_WINDOW_OFFSET;
 	hal_dma_window_init(&h->dma, h->win, HOST_WINDOW);
+	if (hostmem_size) {
+		h->hostmem = calloc(1, hostmem_size);
+		assert_non_null(h->hostmem);
+		hal_dma_window_init(&h->hostmem_dma, h->hostmem, hostmem_size);
+	}
 	h->e = calloc(1, sizeof(*h->e));
 	assert_non_null(h->e);
-	env = silent_env(&h->dma);
+	env = silent_env(h->hostmem ? &h->hostmem_dma : &h->dma);
 	assert_int_equal(rocev2_init(h->e, &env), 0);
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.seg = h->seg;
 	cfg.db = (volatile struct mnic_db_page *)(h->bar + MNIC_DB_PAGE_OFFSET);
 	cfg.dma = &h->dma;
+	cfg.hostmem = h->hostmem ? &h->hostmem_dma : NULL;
 	cfg.engine = h->e;
 	cfg.board_id = 3;
 	cfg.board_name = "test";
@@ -70,9 +82,15 @@ static inline void host_init(struct host *h)
 	h->token = 0x40;
 }
 
+static inline void host_init(struct host *h)
+{
+	host_init_hostmem(h, 0);
+}
+
 static inline void host_free(struct host *h)
 {
 	free(h->e);
+	free(h->hostmem);
 	free(h->bar);
 }
 
