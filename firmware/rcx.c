@@ -536,8 +536,7 @@ static uint32_t start_psn(const uint8_t *mac, uint32_t q)
 static int setup(struct rcx *x)
 {
 	uint64_t next = 0, win = x->c->host_dma->window_size, need;
-	struct rocev2_queue_attr cq = { .ring_addr = 0, .dbrec_addr = 0, .size = RCX_CQ_SIZE,
-					.ring_mtt = ROCEV2_NO_MTT, .dbrec_mtt = ROCEV2_NO_MTT };
+	struct rocev2_queue_attr cq = { .ring_addr = 0, .dbrec_addr = 0, .size = RCX_CQ_SIZE };
 	uint32_t i;
 	unsigned k;
 	int rc;

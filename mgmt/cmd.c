@@ -20,9 +20,9 @@
  * The issuer is hdr.ctx (docs/host-interface.md "Contexts"); MNIC_CTX_MGMT
  * may name any object.  The engine then creates on the issuer's behalf
  * (rocev2_create_as).  Handlers check addresses (physical mode: the
- * issuer's user-area range; with an MTT: its IOVA range, and WRITE_MTT
- * each page, cmd_mtt.c), call the engine, and map its -HAL_E* error
- * through err_status[].
+ * issuer's user-area range; with an MTT the engine checks the IOVA, and
+ * WRITE_MTT each page, cmd_mtt.c), call the engine, and map its -HAL_E*
+ * error through err_status[].
  * The engine changes nothing when it refuses, so no handler has anything
  * to undo except DUMP_CONTEXT.
  */
@@ -91,7 +91,7 @@ int mem_ok(struct mnic_mgmt *m, struct cmd_call *c, uint32_t mtt, uint64_t addr,
 	/* With an MTT the address is the application's IOVA: the engine
 	 * checks it against the MTT, whose pages WRITE_MTT checked. */
 	if (mtt != MNIC_MTT_NONE)
-		return mtt_cover_ok(m, c, mtt, addr, len);
+		return 0;
 	if (mnic_ctx_range_ok(m, c->ctx, addr, len))
 		return 0;
 	m->cnt.refused_address++;
@@ -375,13 +375,12 @@ static int handle_is_cursor(uint8_t k, uint32_t h, uint16_t op_mod)
 static const uint8_t handle_type[] = {
 	[H_PD] = ROCEV2_OBJ_PD, [H_CQ] = ROCEV2_OBJ_CQ, [H_SRQ] = ROCEV2_OBJ_SRQ,
 	[H_SRQ_OPT] = ROCEV2_OBJ_SRQ, [H_QP] = ROCEV2_OBJ_QP, [H_MR] = ROCEV2_OBJ_MR,
-	[H_QP_BY_QPN] = ROCEV2_OBJ_QP,
+	[H_QP_BY_QPN] = ROCEV2_OBJ_QP, [H_MTT] = ROCEV2_OBJ_MTT, [H_MTT_OPT] = ROCEV2_OBJ_MTT,
 };
 
 /* HC_OK when the handle names a live object of kind k (the engine's own
- * lookup, rocev2_obj_owner; MTTs: mgmt's slots, cmd_mtt.c) that the issuer
- * may name: its own, any for MNIC_CTX_MGMT; or, for H_CTX, an allocated
- * context. */
+ * lookup, rocev2_obj_owner) that the issuer may name: its own, any for
+ * MNIC_CTX_MGMT; or, for H_CTX, an allocated context. */
 static enum handle_check handle_check(const struct mnic_mgmt *m, const struct cmd_call *c,
 				      uint8_t k, uint32_t h)
 {
@@ -392,14 +391,6 @@ static enum handle_check handle_check(const struct mnic_mgmt *m, const struct cm
 	if (k == H_CTX || k == H_CTX_BY_ID) {
 		h = ctx_target(c, h);
 		return h <= MNIC_CTX_MAX && m->ctx[h].in_use ? HC_OK : HC_NONE;
-	}
-	if (k == H_MTT || k == H_MTT_OPT) {
-		const struct mnic_mtt *t = mtt_find(m, h);
-
-		if (!t)
-			return HC_NONE;
-		owner = t->ctx;
-		return c->ctx == MNIC_CTX_MGMT || owner == c->ctx ? HC_OK : HC_FOREIGN;
 	}
 	if (rocev2_obj_owner(m->cfg.engine, (enum rocev2_obj_type)handle_type[k], h, &owner))
 		return HC_NONE;

@@ -60,8 +60,8 @@ int h_query_device(struct mnic_mgmt *m, struct cmd_call *c)
 	o.hostmem_size = m->cfg.hostmem ? m->cfg.hostmem->window_size : 0;
 	o.max_mtt = ROCEV2_MAX_MTT;
 	o.max_mtt_pages = ROCEV2_MTT_PAGES;
-	o.n_mtt = mtt_count(m, c->ctx);
-	o.free_mtt_pages = ROCEV2_MTT_PAGES - m->mtt_pages;
+	o.n_mtt = info.objects[ROCEV2_OBJ_MTT];
+	o.free_mtt_pages = info.mtt_pages_free;
 	o.page_shift_min = MNIC_PAGE_SHIFT_MIN;
 	o.page_shift_max = MNIC_PAGE_SHIFT_MAX;
 	memcpy(c->buf, &o, sizeof(o));

@@ -1,20 +1,19 @@
 /* Memory translation tables: CREATE_MTT, WRITE_MTT, DESTROY_MTT (mnic/cmd.h,
  * docs/host-interface.md "Host memory and translation").
  *
- * The engine keeps the tables and translates every access (rocev2.h,
- * rocev2_*_mtt); mgmt keeps what the host interface's own rules need:
- * each MTT's shape and creator (struct mnic_mtt, one slot per engine MTT),
- * so that
- *   - a handle is checked by the dispatcher like any other (unknown or
- *     another context's: BAD_RES, MNIC_SITE_MTT);
- *   - every page WRITE_MTT gives lies in the host memory the issuer may
- *     reach: inside the host-memory aperture when the NIC has one, else
- *     (the DMA window is the aperture) inside the issuer's user-area range,
- *     never the driver area (command ring, mailboxes) or another tenant's
- *     pages; the engine checks only its aperture;
- *   - an object's IOVA range lies inside its MTT's (REG_MR, queues).
- * Each refusal has its status, its MNIC_SITE_MTT_* site and its counter,
- * and is decided before the engine is called, so nothing is written.
+ * The engine keeps the tables, their owners and counts, checks an
+ * object's IOVA range against its MTT and translates every access
+ * (rocev2.h, rocev2/mtt.c); the dispatcher checks MTT handles as any other
+ * (unknown or another context's: BAD_RES, MNIC_SITE_MTT).  mgmt adds the
+ * host interface's own rule on pages: every page WRITE_MTT gives lies in
+ * the host memory the issuer may reach, inside the host-memory aperture
+ * when the NIC has one, else (the DMA window is the aperture) inside the
+ * issuer's user-area range, never the driver area (command ring,
+ * mailboxes) or another tenant's pages; the engine checks only its
+ * aperture.  That takes each MTT's page size, which the engine does not
+ * report: mgmt keeps the shape of every MTT CREATE_MTT made (struct
+ * mnic_mtt).  Each refusal has its status, its site and its counter and
+ * is decided before the engine writes anything.
  */
 #include <string.h>
 
@@ -23,7 +22,7 @@
 
 /* ---- the slots ---------------------------------------------------------------- */
 
-/* The slot of handle, ROCEV2_MAX_MTT for none. */
+/* The slot of handle (a CREATE_MTT of this NIC), ROCEV2_MAX_MTT for none. */
 static size_t mtt_index(const struct mnic_mgmt *m, uint32_t handle)
 {
 	size_t i;
@@ -36,17 +35,11 @@ static size_t mtt_index(const struct mnic_mgmt *m, uint32_t handle)
 	return i;
 }
 
-const struct mnic_mtt *mtt_find(const struct mnic_mgmt *m, uint32_t handle)
+static const struct mnic_mtt *mtt_find(const struct mnic_mgmt *m, uint32_t handle)
 {
 	size_t i = mtt_index(m, handle);
 
 	return i < ROCEV2_MAX_MTT ? &m->mtt[i] : NULL;
-}
-
-static void mtt_forget(struct mnic_mgmt *m, struct mnic_mtt *t)
-{
-	m->mtt_pages -= t->npages;
-	memset(t, 0, sizeof(*t));
 }
 
 void mtt_forget_ctx(struct mnic_mgmt *m, uint32_t ctx)
@@ -55,45 +48,35 @@ void mtt_forget_ctx(struct mnic_mgmt *m, uint32_t ctx)
 
 	for (i = 0; i < ROCEV2_MAX_MTT; i++)
 		if (m->mtt[i].handle != MNIC_MTT_NONE && m->mtt[i].ctx == ctx)
-			mtt_forget(m, &m->mtt[i]);
+			memset(&m->mtt[i], 0, sizeof(m->mtt[i]));
 }
 
-uint32_t mtt_count(const struct mnic_mgmt *m, uint32_t ctx)
+int mtt_engine_fail(struct mnic_mgmt *m, struct cmd_call *c, int rc, int uses_mtt)
 {
-	uint32_t n = 0;
-	size_t i;
-
-	for (i = 0; i < ROCEV2_MAX_MTT; i++)
-		n += m->mtt[i].handle != MNIC_MTT_NONE &&
-		     (ctx == MNIC_CTX_MGMT || m->mtt[i].ctx == ctx);
-	return n;
-}
-
-int mtt_cover_ok(struct mnic_mgmt *m, struct cmd_call *c, uint32_t handle, uint64_t addr,
-		 uint64_t len)
-{
-	const struct mnic_mtt *t = mtt_find(m, handle);   /* the dispatcher checked it */
-
-	/* Three comparisons, no sum: addr - iova is computed only once
-	 * addr >= iova holds, and length - off once off <= length. */
-	if (t && addr >= t->iova && addr - t->iova <= t->length &&
-	    len <= t->length - (addr - t->iova))
-		return 0;
-	m->cnt.refused_mtt_cover++;
-	return fail(c, MNIC_CMD_STAT_BAD_PARAM, HAL_EFAULT, MNIC_SITE_MTT_COVER);
+	if (uses_mtt && rc == -HAL_EFAULT) {
+		m->cnt.refused_mtt_cover++;
+		return fail(c, MNIC_CMD_STAT_BAD_PARAM, HAL_EFAULT, MNIC_SITE_MTT_COVER);
+	}
+	if (uses_mtt && rc == -HAL_EAGAIN) {
+		/* CREATE_MTT's entries start unwritten; a restore's come back so */
+		m->cnt.refused_mtt_cover++;
+		return fail(c, MNIC_CMD_STAT_BAD_RES_STATE, HAL_EAGAIN, MNIC_SITE_MTT_COVER);
+	}
+	return engine_fail(m, c, rc);
 }
 
 /* ---- CREATE_MTT --------------------------------------------------------------- */
 
 /* Entries [iova, iova + length) needs at 2^shift bytes a page, or 0 for a
- * bad shape (mnic/cmd.h: shift in range, length > 0, no wrap) or one the
- * engine's pool could never hold. */
+ * bad shape (mnic/cmd.h: shift in range, length > 0, iova + length does
+ * not wrap, so the last byte is below 2^64 - 1) or one the engine's pool
+ * could never hold. */
 static uint32_t mtt_shape_pages(uint64_t iova, uint64_t length, uint32_t shift)
 {
 	uint64_t n;
 
 	if (shift < MNIC_PAGE_SHIFT_MIN || shift > MNIC_PAGE_SHIFT_MAX || length == 0 ||
-	    length - 1u > UINT64_MAX - iova)
+	    length > UINT64_MAX - iova)
 		return 0;
 	n = ((iova + (length - 1u)) >> shift) - (iova >> shift) + 1u;
 	return n > ROCEV2_MTT_PAGES ? 0 : (uint32_t)n;
@@ -117,7 +100,7 @@ int h_create_mtt(struct mnic_mgmt *m, struct cmd_call *c)
 	for (i = 0; i < ROCEV2_MAX_MTT && !slot; i++)
 		if (m->mtt[i].handle == MNIC_MTT_NONE)
 			slot = &m->mtt[i];
-	if (!slot)   /* one slot per engine MTT: the engine has none left either */
+	if (!slot)   /* a slot per engine MTT: the engine has none left either */
 		return engine_fail(m, c, -HAL_ENOMEM);
 	memset(&a, 0, sizeof(a));
 	a.iova = in.iova;
@@ -130,9 +113,7 @@ int h_create_mtt(struct mnic_mgmt *m, struct cmd_call *c)
 	}
 	if (rc)
 		return engine_fail(m, c, rc);
-	*slot = (struct mnic_mtt){ in.iova, in.length, handle, npages, c->ctx,
-				   (uint8_t)in.page_shift };
-	m->mtt_pages += npages;
+	*slot = (struct mnic_mtt){ handle, npages, c->ctx, (uint8_t)in.page_shift };
 	memset(&o, 0, sizeof(o));
 	o.mtt = handle;
 	o.npages = npages;
@@ -158,13 +139,48 @@ static int page_ok(const struct mnic_mgmt *m, const struct cmd_call *c, uint64_t
 	return mnic_ctx_range_ok(m, c->ctx, hpa, page);
 }
 
+/* Check every page (t NULL: the engine checks them against its aperture)
+ * and write them; the engine's refusals under their sites. */
+static int mtt_write(struct mnic_mgmt *m, struct cmd_call *c, const struct mnic_cmd_write_mtt_in *in,
+		     const struct mnic_mtt *t)
+{
+	const uint64_t *pages;
+	uint32_t i;
+	int rc;
+
+	/* The list follows the header in the staging buffer, 8-byte aligned
+	 * (cmdq.c's cmd_buf is; 32 bytes of header keep it so). */
+	pages = (const uint64_t *)(const void *)(c->buf + sizeof(*in));
+	for (i = 0; t && i < in->count; i++)
+		if (!page_ok(m, c, pages[i], t->page_shift)) {
+			m->cnt.refused_mtt_page++;
+			return fail(c, MNIC_CMD_STAT_BAD_PARAM, HAL_EFAULT, MNIC_SITE_MTT_PAGE);
+		}
+	rc = rocev2_write_mtt(m->cfg.engine, in->mtt, in->first, pages, in->count);
+	switch (rc) {
+	case 0:
+		c->produced = sizeof(struct mnic_cmd_simple_out);
+		return 0;
+	case -HAL_EBUSY:
+		/* Objects use it and its context is not Stopped: only a
+		 * restore's refill may change pages under an object. */
+		m->cnt.refused_mtt_busy++;
+		return fail(c, MNIC_CMD_STAT_BAD_RES_STATE, HAL_EBUSY, MNIC_SITE_MTT_BUSY);
+	case -HAL_ERANGE:
+		m->cnt.refused_mtt_range++;
+		return fail(c, MNIC_CMD_STAT_BAD_PARAM, HAL_ERANGE, MNIC_SITE_MTT_RANGE);
+	case -HAL_EINVAL:   /* a page unaligned or outside the engine's aperture */
+		m->cnt.refused_mtt_page++;
+		return fail(c, MNIC_CMD_STAT_BAD_PARAM, HAL_EFAULT, MNIC_SITE_MTT_PAGE);
+	default:
+		return engine_fail(m, c, rc);
+	}
+}
+
 int h_write_mtt(struct mnic_mgmt *m, struct cmd_call *c)
 {
 	struct mnic_cmd_write_mtt_in in;
 	const struct mnic_mtt *t;
-	const uint64_t *pages;
-	uint32_t i;
-	int rc;
 
 	memcpy(&in, c->buf, sizeof(in));
 	t = mtt_find(m, in.mtt);        /* live and the issuer's: the dispatcher checked */
@@ -178,29 +194,20 @@ int h_write_mtt(struct mnic_mgmt *m, struct cmd_call *c)
 		m->cnt.refused_mtt_len++;
 		return fail(c, MNIC_CMD_STAT_BAD_INPUT_LEN, HAL_EINVAL, MNIC_SITE_IN_LEN);
 	}
-	if (!t || in.first >= t->npages || in.count > t->npages - in.first) {
+	if (!t) {
+		/* An MTT a restore recreated has no shape here (the engine
+		 * reports none): its pages can be checked only against a
+		 * separate aperture, which the engine does itself. */
+		if (m->cfg.hostmem)
+			return mtt_write(m, c, &in, NULL);
+		m->cnt.refused_mtt_page++;
+		return fail(c, MNIC_CMD_STAT_BAD_PARAM, HAL_ENOTSUP, MNIC_SITE_MTT_PAGE);
+	}
+	if (in.first >= t->npages || in.count > t->npages - in.first) {
 		m->cnt.refused_mtt_range++;
 		return fail(c, MNIC_CMD_STAT_BAD_PARAM, HAL_ERANGE, MNIC_SITE_MTT_RANGE);
 	}
-	/* The list follows the header in the staging buffer, 8-byte aligned
-	 * (cmdq.c's cmd_buf is; 32 bytes of header keep it so). */
-	pages = (const uint64_t *)(const void *)(c->buf + sizeof(in));
-	for (i = 0; i < in.count; i++)
-		if (!page_ok(m, c, pages[i], t->page_shift)) {
-			m->cnt.refused_mtt_page++;
-			return fail(c, MNIC_CMD_STAT_BAD_PARAM, HAL_EFAULT, MNIC_SITE_MTT_PAGE);
-		}
-	rc = rocev2_write_mtt(m->cfg.engine, in.mtt, in.first, pages, in.count);
-	if (rc == -HAL_EBUSY) {
-		/* Objects use it and its context is not Stopped: only a
-		 * restore's refill may change pages under an object. */
-		m->cnt.refused_mtt_busy++;
-		return fail(c, MNIC_CMD_STAT_BAD_RES_STATE, HAL_EBUSY, MNIC_SITE_MTT_BUSY);
-	}
-	if (rc)
-		return engine_fail(m, c, rc);
-	c->produced = sizeof(struct mnic_cmd_simple_out);
-	return 0;
+	return mtt_write(m, c, &in, t);
 }
 
 /* ---- DESTROY_MTT -------------------------------------------------------------- */
@@ -221,7 +228,7 @@ int h_destroy_mtt(struct mnic_mgmt *m, struct cmd_call *c)
 		return engine_fail(m, c, rc);
 	i = mtt_index(m, in.handle);
 	if (i < ROCEV2_MAX_MTT)
-		mtt_forget(m, &m->mtt[i]);
+		memset(&m->mtt[i], 0, sizeof(m->mtt[i]));
 	c->produced = sizeof(struct mnic_cmd_simple_out);
 	return 0;
 }

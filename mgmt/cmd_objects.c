@@ -1,9 +1,9 @@
 /* Object commands: PD, MR, CQ, SRQ and QP (mnic/cmd.h,
  * docs/host-interface.md).  Rings, doorbell records and MRs in physical
- * mode must lie in the issuer's user-area range, with an MTT inside that
- * MTT's IOVA range (mem_ok); the dispatcher checked that every handle,
- * MTTs included, is the issuer's; the engine validates the rest and
- * changes nothing when it refuses. */
+ * mode must lie in the issuer's user-area range (mem_ok); with an MTT the
+ * engine checks them against it (mtt_engine_fail names that refusal); the
+ * dispatcher checked that every handle, MTTs included, is the issuer's;
+ * the engine validates the rest and changes nothing when it refuses. */
 #include <string.h>
 
 #include "cmd_priv.h"
@@ -17,6 +17,12 @@ static void put_handle_out(struct cmd_call *c, uint32_t handle)
 	o.handle = handle;
 	memcpy(c->buf, &o, sizeof(o));
 	c->produced = sizeof(o);
+}
+
+/* 1 when the queue names an MTT. */
+static int queue_uses_mtt(const struct mnic_queue_desc *q)
+{
+	return q->ring_mtt != MNIC_MTT_NONE || q->dbrec_mtt != MNIC_MTT_NONE;
 }
 
 static struct rocev2_queue_attr queue_attr(const struct mnic_queue_desc *q)
@@ -51,7 +57,7 @@ int h_reg_mr(struct mnic_mgmt *m, struct cmd_call *c)
 	rc = rocev2_reg_mr_mtt(m->cfg.engine, in.pd, in.mtt, in.addr, in.length, in.access, &lkey,
 			       &rkey);
 	if (rc)
-		return engine_fail(m, c, rc);
+		return mtt_engine_fail(m, c, rc, in.mtt != MNIC_MTT_NONE);
 	memset(&o, 0, sizeof(o));
 	o.lkey = lkey;
 	o.rkey = rkey;
@@ -73,7 +79,7 @@ int h_create_cq(struct mnic_mgmt *m, struct cmd_call *c)
 	q = queue_attr(&in.q);
 	rc = rocev2_create_cq(m->cfg.engine, &q, &cq);
 	if (rc)
-		return engine_fail(m, c, rc);
+		return mtt_engine_fail(m, c, rc, queue_uses_mtt(&in.q));
 	put_handle_out(c, cq);
 	return 0;
 }
@@ -94,7 +100,7 @@ int h_create_srq(struct mnic_mgmt *m, struct cmd_call *c)
 	a.srq_limit = in.srq_limit;
 	rc = rocev2_create_srq(m->cfg.engine, in.pd, &a, &srq);
 	if (rc)
-		return engine_fail(m, c, rc);
+		return mtt_engine_fail(m, c, rc, queue_uses_mtt(&in.q));
 	put_handle_out(c, srq);
 	return 0;
 }
@@ -134,7 +140,7 @@ int h_create_qp(struct mnic_mgmt *m, struct cmd_call *c)
 	a.sq_sig_all = in.sq_sig_all != 0;
 	rc = rocev2_create_qp(m->cfg.engine, &a, &qpn);
 	if (rc)
-		return engine_fail(m, c, rc);
+		return mtt_engine_fail(m, c, rc, queue_uses_mtt(&in.sq) || queue_uses_mtt(&in.rq));
 	put_handle_out(c, qpn);
 	return 0;
 }

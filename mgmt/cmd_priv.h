@@ -35,8 +35,8 @@ typedef int (*cmd_fn)(struct mnic_mgmt *m, struct cmd_call *c);
 /* H_QP_BY_QPN: a QPN when op_mod is MNIC_QUERY_QP_BY_QPN, a slot cursor
  * otherwise (QUERY_QP op_mod NEXT).  H_CTX: a context id or MNIC_CTX_SELF
  * (ctx_target); H_CTX_BY_ID: the same when op_mod is MNIC_QUERY_CTX_BY_ID,
- * a cursor otherwise (QUERY_CONTEXT NEXT).  H_MTT: an MTT (cmd_mtt.c's
- * slots); H_MTT_OPT: the same or MNIC_MTT_NONE (physical mode). */
+ * a cursor otherwise (QUERY_CONTEXT NEXT).  H_MTT: an MTT; H_MTT_OPT: the
+ * same or MNIC_MTT_NONE (physical mode). */
 enum handle_kind { H_NONE, H_PD, H_CQ, H_SRQ, H_SRQ_OPT, H_QP, H_MR, H_QP_BY_QPN, H_CTX,
 		   H_CTX_BY_ID, H_MTT, H_MTT_OPT };
 
@@ -80,10 +80,10 @@ int engine_fail(struct mnic_mgmt *m, struct cmd_call *c, int rc);
 int queue_ok(struct mnic_mgmt *m, struct cmd_call *c, const struct mnic_queue_desc *q,
 	     uint32_t entry_size);
 /* 0 when an object's memory [addr, addr + len) may be reached: with an MTT
- * (the dispatcher checked the handle), inside its IOVA range
- * (MNIC_SITE_MTT_COVER, refused_mtt_cover; the engine translates and
- * checks every access); in physical mode, inside the issuer's user-area
- * range (site, refused_address).  Otherwise refused and -1. */
+ * (the dispatcher checked the handle) the address is the application's
+ * IOVA, which the engine checks against the MTT (mtt_engine_fail names its
+ * refusal); in physical mode it lies in the issuer's user-area range
+ * (site, refused_address).  Otherwise refused and -1. */
 int mem_ok(struct mnic_mgmt *m, struct cmd_call *c, uint32_t mtt, uint64_t addr, uint64_t len,
 	   uint32_t site);
 /* The context an H_CTX handle names: MNIC_CTX_SELF is the issuer. */
@@ -135,15 +135,13 @@ int h_handle(struct mnic_mgmt *m, struct cmd_call *c);
 int h_create_mtt(struct mnic_mgmt *m, struct cmd_call *c);
 int h_write_mtt(struct mnic_mgmt *m, struct cmd_call *c);
 int h_destroy_mtt(struct mnic_mgmt *m, struct cmd_call *c);
-/* The slot of a live MTT handle; NULL for MNIC_MTT_NONE or none. */
-const struct mnic_mtt *mtt_find(const struct mnic_mgmt *m, uint32_t handle);
-/* MTTs of ctx (MNIC_CTX_MGMT: of every context). */
-uint32_t mtt_count(const struct mnic_mgmt *m, uint32_t ctx);
-/* The engine freed ctx's objects (rocev2_destroy_owned): drop its slots. */
+/* The engine freed ctx's objects (rocev2_destroy_owned): drop its shapes. */
 void mtt_forget_ctx(struct mnic_mgmt *m, uint32_t ctx);
-/* mem_ok with an MTT. */
-int mtt_cover_ok(struct mnic_mgmt *m, struct cmd_call *c, uint32_t mtt, uint64_t addr,
-		 uint64_t len);
+/* The engine refused an object (MR, CQ, SRQ, QP) with rc: when it names
+ * an MTT (uses_mtt) and rc is the engine's "not inside the MTT's range"
+ * (-HAL_EFAULT) or "not every entry written" (-HAL_EAGAIN), refused as
+ * MTT_COVER (refused_mtt_cover); otherwise engine_fail.  Returns -1. */
+int mtt_engine_fail(struct mnic_mgmt *m, struct cmd_call *c, int rc, int uses_mtt);
 /* cmd_migrate.c: dump, restore, resume, abort, migration settings */
 int h_dump_context(struct mnic_mgmt *m, struct cmd_call *c);
 int h_restore_object(struct mnic_mgmt *m, struct cmd_call *c);

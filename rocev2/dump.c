@@ -4,8 +4,8 @@
  *
  * rocev2_dump_context() stops that context's QPs in one step (the engine
  * runs to completion, so nothing interleaves), sizes the image, and only
- * when it fits writes it: PDs, MRs, CQs, SRQs, QPs, each kind in slot
- * order, so that every record comes after the ones it refers to.  Objects
+ * when it fits writes it: MTTs, PDs, MRs, CQs, SRQs, QPs, each kind in
+ * slot order, so that every record comes after the ones it refers to.  Objects
  * of other contexts are neither stopped nor exported; they cannot be
  * referred to (an object refers only to objects of its own context).
  */
@@ -18,8 +18,14 @@
 static void rec_end(struct dump_out *o, size_t start, unsigned stat_type,
 		    struct rocev2_dump_stats *st, uint32_t *count)
 {
-	st->objects[stat_type]++;
-	st->bytes[stat_type] += (uint32_t)image_rec_end(o, start);
+	size_t bytes = image_rec_end(o, start);
+
+	/* MTT records are in the total only: the statistics are those of
+	 * DUMP_CONTEXT's output (mnic_cmd_dump_out), PD .. QP_SRQ. */
+	if (stat_type < ROCEV2_OBJ_NUM) {
+		st->objects[stat_type]++;
+		st->bytes[stat_type] += (uint32_t)bytes;
+	}
 	(*count)++;
 }
 
@@ -32,6 +38,13 @@ static int dump_records(const struct rocev2 *e, uint16_t owner, struct dump_out 
 	int rc;
 
 	*count = 0;
+	for (i = 0; i < ROCEV2_MAX_MTT; i++) {
+		if (!e->mtts[i].in_use || e->mtts[i].owner != owner)
+			continue;
+		start = image_rec_begin(o, ROCEV2_OBJ_MTT);
+		img_mtt_encode(o, e, i);
+		rec_end(o, start, ROCEV2_OBJ_MTT, st, count);
+	}
 	for (i = 0; i < ROCEV2_MAX_PD; i++) {
 		if (!e->pds[i].in_use || e->pds[i].owner != owner)
 			continue;

@@ -28,7 +28,7 @@
 /* ---- image header (40 bytes, little-endian) ------------------------------ */
 #define ROCEV2_DUMP_MAGIC "MNICDUMP"
 #define ROCEV2_DUMP_MAGIC_LEN 8u
-#define ROCEV2_DUMP_VERSION 2u          /* 2: the context's user-area range */
+#define ROCEV2_DUMP_VERSION 3u          /* 2: user-area range; 3: MTTs */
 #define ROCEV2_DUMP_HDR_LEN 40u
 #define ROCEV2_DUMP_OFF_VERSION 8u      /* u16 */
 #define ROCEV2_DUMP_OFF_FLAGS 10u       /* u16, 0 in version 2 */
@@ -42,8 +42,8 @@
 /* ---- records: u16 type (enum rocev2_obj_type), u16 version, u32 length
  * (header included), payload ------------------------------------------------ */
 #define ROCEV2_DUMP_REC_HDR_LEN 8u
-#define ROCEV2_DUMP_REC_VERSION 1u      /* PD, MR, CQ, SRQ records */
-#define ROCEV2_DUMP_QP_REC_VERSION 2u   /* QP records: + epochs, two keys */
+#define ROCEV2_DUMP_REC_VERSION 2u      /* PD, MR, CQ, SRQ, MTT records: 2, MTT handles */
+#define ROCEV2_DUMP_QP_REC_VERSION 3u   /* QP records: 2 + epochs, two keys; 3 + MTTs */
 
 /* The version this engine writes, and the only one it reads, per type. */
 static inline unsigned rocev2_dump_rec_version(unsigned type)
@@ -51,13 +51,15 @@ static inline unsigned rocev2_dump_rec_version(unsigned type)
 	return type == ROCEV2_OBJ_QP ? ROCEV2_DUMP_QP_REC_VERSION : ROCEV2_DUMP_REC_VERSION;
 }
 
-/* Payload bytes of the records (PD..SRQ version 1, QP version 2).  A QP
- * record is QP_MIN bytes plus the optional parts its own fields announce. */
+/* Payload bytes of the records (PD..SRQ, MTT version 2, QP version 3).  A
+ * QP record is QP_MIN bytes plus the optional parts its own fields
+ * announce.  A queue is 28 bytes: ring, dbrec, size, ring_mtt, dbrec_mtt. */
 #define ROCEV2_DUMP_PD_LEN 4u
-#define ROCEV2_DUMP_MR_LEN 28u
-#define ROCEV2_DUMP_CQ_LEN 29u
-#define ROCEV2_DUMP_SRQ_LEN 41u
-#define ROCEV2_DUMP_QP_MIN_LEN 259u     /* ends with tx_epoch, rx_epoch (u32 each) */
+#define ROCEV2_DUMP_MR_LEN 32u
+#define ROCEV2_DUMP_CQ_LEN 37u
+#define ROCEV2_DUMP_SRQ_LEN 49u
+#define ROCEV2_DUMP_MTT_LEN 21u         /* handle, iova, length, page_shift */
+#define ROCEV2_DUMP_QP_MIN_LEN 275u     /* ends with tx_epoch, rx_epoch (u32 each) */
 #define ROCEV2_DUMP_QP_MIG_LEN 8u
 #define ROCEV2_DUMP_QP_KEY_LEN 32u      /* when flags.has_key: tx key, rx key */
 #define ROCEV2_DUMP_TRACK_LEN 15u       /* per in-flight send WQE */
@@ -80,6 +82,10 @@ static inline unsigned rocev2_dump_rec_version(unsigned type)
  * state with qp->stopped set: nothing is sent and no timer runs until
  * rocev2_resume_context(). */
 int rocev2_restore_pd(struct rocev2 *e, const void *payload, size_t len);
+/* The MTT with its handle and shape, every entry unwritten; its context
+ * counts as Stopped (rocev2_context_stopped) until rocev2_resume_context,
+ * which refuses while an entry of it is unwritten. */
+int rocev2_restore_mtt(struct rocev2 *e, const void *payload, size_t len);
 int rocev2_restore_mr(struct rocev2 *e, const void *payload, size_t len);
 int rocev2_restore_cq(struct rocev2 *e, const void *payload, size_t len);
 int rocev2_restore_srq(struct rocev2 *e, const void *payload, size_t len);

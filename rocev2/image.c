@@ -355,7 +355,7 @@ FIELD_TABLE(RES_MEMBERS, rocev2_resp_res, res_fields)
 #define RESP_BYTES (0u RESP_MEMBERS(BYTES_M, BYTES_A, rocev2_resp))
 #define TRACK_BYTES (0u TRACK_MEMBERS(BYTES_M, BYTES_A, rocev2_wqe_track))
 #define RES_BYTES (0u RES_MEMBERS(BYTES_M, BYTES_A, rocev2_resp_res))
-#define QP_TOP_BYTES 117u               /* QP record bytes before the requester */
+#define QP_TOP_BYTES 133u               /* QP record bytes before the requester */
 _Static_assert(REQ_BYTES == 46u && COMP_BYTES == 22u && RESP_BYTES == 66u,
 	       "QP record layout changed: bump its version, update docs/migration-image.md");
 _Static_assert(QP_TOP_BYTES + REQ_BYTES + COMP_BYTES + RESP_BYTES + ROCEV2_DUMP_QP_MIG_LEN ==

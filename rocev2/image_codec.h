@@ -81,6 +81,11 @@ struct pd_rec {
 	uint32_t handle;
 };
 
+struct mtt_rec {
+	uint32_t handle;
+	struct rocev2_mtt_attr a;
+};
+
 struct mr_rec {
 	uint32_t lkey, pd;
 	uint64_t addr, length;
@@ -124,11 +129,13 @@ extern struct qp_rec qp_scratch;
  * contradicts itself); decoders read and check one payload: -HAL_EINVAL
  * for anything this engine could not hold. */
 void img_pd_encode(struct dump_out *o, const struct rocev2 *e, uint32_t idx);
+void img_mtt_encode(struct dump_out *o, const struct rocev2 *e, uint32_t idx);
 void img_mr_encode(struct dump_out *o, const struct rocev2 *e, uint32_t idx);
 void img_cq_encode(struct dump_out *o, const struct rocev2 *e, uint32_t idx);
 void img_srq_encode(struct dump_out *o, const struct rocev2 *e, uint32_t idx);
 int img_qp_encode(struct dump_out *o, const struct rocev2 *e, const struct rocev2_qp *qp);
 int img_pd_decode(const void *p, size_t len, struct pd_rec *r);
+int img_mtt_decode(const void *p, size_t len, struct mtt_rec *r);
 int img_mr_decode(const void *p, size_t len, struct mr_rec *r);
 int img_cq_decode(const void *p, size_t len, struct cq_rec *r);
 int img_srq_decode(const void *p, size_t len, struct srq_rec *r);

@@ -41,14 +41,22 @@ static int lkey_ok(uint32_t lkey)
 	return (lkey >> ROCEV2_MR_KEY_BITS) < ROCEV2_MAX_MR && (lkey & ROCEV2_MR_KEY_MAX) != 0;
 }
 
-/* A queue's shape (queue.c's rocev2_queue_attr_check without the window,
- * which is this NIC's and checked when the object is made). */
+/* An MTT reference: none (physical mode) or a handle that can name a slot. */
+static int mtt_ref_ok(uint32_t h)
+{
+	return h == ROCEV2_NO_MTT || handle_ok(h, ROCEV2_MAX_MTT);
+}
+
+/* A queue's shape (queue.c's rocev2_queue_attr_check without the window
+ * and the MTTs' ranges, which are this NIC's and checked when the object
+ * is made).  A queue of size 0 names no MTT. */
 static int queue_shape_ok(const struct rocev2_queue_attr *q, int may_be_none)
 {
 	if (q->size == 0)
-		return may_be_none;
+		return may_be_none && q->ring_mtt == ROCEV2_NO_MTT && q->dbrec_mtt == ROCEV2_NO_MTT;
 	return q->size <= ROCEV2_MAX_QUEUE_SIZE && !(q->size & (q->size - 1u)) &&
-	       !(q->dbrec_addr & (sizeof(struct mnic_dbrec) - 1u));
+	       !(q->dbrec_addr & (sizeof(struct mnic_dbrec) - 1u)) && mtt_ref_ok(q->ring_mtt) &&
+	       mtt_ref_ok(q->dbrec_mtt);
 }
 
 static void out_queue(struct dump_out *o, const struct rocev2_queue_attr *q)
@@ -56,6 +64,8 @@ static void out_queue(struct dump_out *o, const struct rocev2_queue_attr *q)
 	img_out_le(o, q->ring_addr, 8);
 	img_out_le(o, q->dbrec_addr, 8);
 	img_out_le(o, q->size, 4);
+	img_out_le(o, q->ring_mtt, 4);
+	img_out_le(o, q->dbrec_mtt, 4);
 }
 
 static void in_queue(struct dump_in *in, struct rocev2_queue_attr *q)
@@ -63,6 +73,35 @@ static void in_queue(struct dump_in *in, struct rocev2_queue_attr *q)
 	q->ring_addr = img_in_u64(in);
 	q->dbrec_addr = img_in_u64(in);
 	q->size = img_in_u32(in);
+	q->ring_mtt = img_in_u32(in);
+	q->dbrec_mtt = img_in_u32(in);
+}
+
+/* ---- MTT: the shape only; the pages are the target host's (REFILL) ---------------- */
+void img_mtt_encode(struct dump_out *o, const struct rocev2 *e, uint32_t idx)
+{
+	const struct rocev2_mtt *m = &e->mtts[idx];
+
+	img_out_le(o, rocev2_handle(m->gen, idx), 4);
+	img_out_le(o, m->iova, 8);
+	img_out_le(o, m->length, 8);
+	img_out_le(o, m->page_shift, 1);
+}
+
+int img_mtt_decode(const void *p, size_t len, struct mtt_rec *r)
+{
+	struct dump_in in = { p, len, 0, 0 };
+
+	r->handle = img_in_u32(&in);
+	r->a.iova = img_in_u64(&in);
+	r->a.length = img_in_u64(&in);
+	r->a.page_shift = img_in_u8(&in);
+	/* mtt.c's shape rules (rocev2_create_mtt). */
+	if (img_in_done(&in) || !handle_ok(r->handle, ROCEV2_MAX_MTT) ||
+	    r->a.page_shift < ROCEV2_PAGE_SHIFT_MIN || r->a.page_shift > ROCEV2_PAGE_SHIFT_MAX ||
+	    r->a.length == 0 || r->a.length > UINT64_MAX - r->a.iova)
+		return -HAL_EINVAL;
+	return 0;
 }
 
 /* ---- PD ------------------------------------------------------------------------- */
@@ -91,6 +130,7 @@ void img_mr_encode(struct dump_out *o, const struct rocev2 *e, uint32_t idx)
 	img_out_le(o, mr->addr, 8);
 	img_out_le(o, mr->length, 8);
 	img_out_le(o, mr->access, 4);
+	img_out_le(o, mr->mtt, 4);
 }
 
 int img_mr_decode(const void *p, size_t len, struct mr_rec *r)
@@ -102,7 +142,9 @@ int img_mr_decode(const void *p, size_t len, struct mr_rec *r)
 	r->addr = img_in_u64(&in);
 	r->length = img_in_u64(&in);
 	r->access = img_in_u32(&in);
-	if (img_in_done(&in) || !lkey_ok(r->lkey) || !handle_ok(r->pd, ROCEV2_MAX_PD))
+	r->mtt = img_in_u32(&in);
+	if (img_in_done(&in) || !lkey_ok(r->lkey) || !handle_ok(r->pd, ROCEV2_MAX_PD) ||
+	    !mtt_ref_ok(r->mtt))
 		return -HAL_EINVAL;
 	/* mr.c's rules: known bits; remote write or atomic needs local write
 	 * (IBA 10.6.3.1). */
@@ -440,16 +482,21 @@ int img_qp_decode(const void *payload, size_t len, struct qp_rec *r)
 
 /* ---- host memory of a record ---------------------------------------------------- */
 
-/* A queue's ring and doorbell record; none for a queue of size 0. */
+/* A queue's ring and doorbell record in physical mode; none for a queue
+ * of size 0, nor for a part an MTT maps (its addresses are IOVAs, which
+ * the MTT confines to the pages WRITE_MTT checked). */
 static unsigned queue_ranges(struct rocev2_host_range *out, unsigned n,
 			     const struct rocev2_queue_attr *q, uint32_t entry_size)
 {
 	if (q->size == 0)
 		return n;
-	out[n++] = (struct rocev2_host_range){ q->ring_addr, (uint64_t)q->size * entry_size,
-					       ROCEV2_RANGE_RING };
-	out[n++] = (struct rocev2_host_range){ q->dbrec_addr, sizeof(struct mnic_dbrec),
-					       ROCEV2_RANGE_DBREC };
+	if (q->ring_mtt == ROCEV2_NO_MTT)
+		out[n++] = (struct rocev2_host_range){ q->ring_addr,
+						       (uint64_t)q->size * entry_size,
+						       ROCEV2_RANGE_RING };
+	if (q->dbrec_mtt == ROCEV2_NO_MTT)
+		out[n++] = (struct rocev2_host_range){ q->dbrec_addr, sizeof(struct mnic_dbrec),
+						       ROCEV2_RANGE_DBREC };
 	return n;
 }
 
@@ -458,6 +505,7 @@ int rocev2_record_host_ranges(uint32_t type, const void *payload, size_t len,
 {
 	struct rocev2_host_range r[ROCEV2_RECORD_MAX_RANGES];
 	struct pd_rec pd;
+	struct mtt_rec mtt;
 	struct mr_rec mr;
 	struct cq_rec cq;
 	struct srq_rec srq;
@@ -470,10 +518,15 @@ int rocev2_record_host_ranges(uint32_t type, const void *payload, size_t len,
 		if (img_pd_decode(payload, len, &pd))
 			return -HAL_EINVAL;
 		break;                  /* a PD names no host memory */
+	case ROCEV2_OBJ_MTT:
+		if (img_mtt_decode(payload, len, &mtt))
+			return -HAL_EINVAL;
+		break;                  /* IOVAs; the target's pages come with REFILL */
 	case ROCEV2_OBJ_MR:
 		if (img_mr_decode(payload, len, &mr))
 			return -HAL_EINVAL;
-		r[n++] = (struct rocev2_host_range){ mr.addr, mr.length, ROCEV2_RANGE_MR };
+		if (mr.mtt == ROCEV2_NO_MTT)
+			r[n++] = (struct rocev2_host_range){ mr.addr, mr.length, ROCEV2_RANGE_MR };
 		break;
 	case ROCEV2_OBJ_CQ:
 		if (img_cq_decode(payload, len, &cq))

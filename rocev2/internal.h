@@ -266,6 +266,10 @@ struct rocev2_mtt *rocev2_mtt_get(struct rocev2 *e, uint32_t mtt);
  * refusal counted. */
 int rocev2_mtt_check(struct rocev2 *e, uint32_t mtt, uint64_t addr, uint64_t len,
 		     int need_written);
+/* The MTT at slot idx (free) with generation gen and shape a, unwritten:
+ * rocev2_create_mtt and the restore (restore.c) share it. */
+int rocev2_mtt_install(struct rocev2 *e, uint32_t idx, uint16_t gen,
+		       const struct rocev2_mtt_attr *a);
 /* An object takes (delta 1) or drops (-1) its reference; no-op for
  * ROCEV2_NO_MTT. */
 void rocev2_mtt_ref(struct rocev2 *e, uint32_t mtt, int delta);

@@ -783,6 +783,12 @@ int rocev2_resume_context(struct rocev2 *e, uint32_t owner)
 
 	if (owner >= ROCEV2_MAX_OWNERS)
 		return -HAL_EINVAL;
+	/* A restore recreates MTTs unwritten: the target's pages must be
+	 * in them (REFILL, rocev2_write_mtt) before anything runs on them. */
+	if (!rocev2_owner_mtts_written(e, owner)) {
+		e->cnt.mtt_resume_unwritten++;
+		return -HAL_EAGAIN;
+	}
 	for (i = 0; i < ROCEV2_MAX_QP; i++) {
 		struct rocev2_qp *qp = &e->qps[i];
 

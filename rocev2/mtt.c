@@ -67,29 +67,28 @@ static int mtt_pool_find(const struct rocev2 *e, uint32_t n, uint32_t *first)
 	return 0;
 }
 
-int rocev2_create_mtt(struct rocev2 *e, const struct rocev2_mtt_attr *a, uint32_t *handle,
-		      uint32_t *npages)
+/* Build the MTT at slot idx (free) with generation gen: create and
+ * restore share it.  -HAL_EINVAL for a bad shape, -HAL_ENOMEM for no run
+ * of entries (each counted). */
+int rocev2_mtt_install(struct rocev2 *e, uint32_t idx, uint16_t gen,
+		       const struct rocev2_mtt_attr *a)
 {
-	struct rocev2_mtt *m;
+	struct rocev2_mtt *m = &e->mtts[idx];
 	uint64_t n;
-	uint32_t idx, first, i;
+	uint32_t first, i;
 
-	if (!a || !handle || !npages || a->page_shift < ROCEV2_PAGE_SHIFT_MIN ||
-	    a->page_shift > ROCEV2_PAGE_SHIFT_MAX || a->length == 0 ||
-	    a->length > UINT64_MAX - a->iova) {
+	if (a->page_shift < ROCEV2_PAGE_SHIFT_MIN || a->page_shift > ROCEV2_PAGE_SHIFT_MAX ||
+	    a->length == 0 || a->length > UINT64_MAX - a->iova) {
 		e->cnt.mtt_refused_shape++;
 		return -HAL_EINVAL;
 	}
 	/* Pages from the one holding iova to the one holding the last byte. */
 	n = ((a->iova + a->length - 1u) >> a->page_shift) - (a->iova >> a->page_shift) + 1u;
-	ROCEV2_POOL_FIND_FREE(e->mtts, ROCEV2_MAX_MTT, idx);
-	if (idx >= ROCEV2_MAX_MTT || n > ROCEV2_MTT_PAGES ||
-	    mtt_pool_find(e, (uint32_t)n, &first) < 0) {
+	if (n > ROCEV2_MTT_PAGES || mtt_pool_find(e, (uint32_t)n, &first) < 0) {
 		e->cnt.mtt_refused_nomem++;
 		return -HAL_ENOMEM;
 	}
-	m = &e->mtts[idx];
-	m->gen = rocev2_pool_next_gen(m->gen, ROCEV2_HANDLE_GEN_MAX);
+	m->gen = gen;
 	m->page_shift = (uint8_t)a->page_shift;
 	m->iova = a->iova;
 	m->length = a->length;
@@ -102,8 +101,30 @@ int rocev2_create_mtt(struct rocev2 *e, const struct rocev2_mtt_attr *a, uint32_
 	for (i = 0; i < m->npages; i++)
 		e->mtt_pages[first + i] = ROCEV2_MTT_UNWRITTEN;
 	e->n_mtt++;
-	*handle = rocev2_handle(m->gen, idx);
-	*npages = m->npages;
+	return 0;
+}
+
+int rocev2_create_mtt(struct rocev2 *e, const struct rocev2_mtt_attr *a, uint32_t *handle,
+		      uint32_t *npages)
+{
+	uint32_t idx;
+	int rc;
+
+	if (!a || !handle || !npages) {
+		e->cnt.mtt_refused_shape++;
+		return -HAL_EINVAL;
+	}
+	ROCEV2_POOL_FIND_FREE(e->mtts, ROCEV2_MAX_MTT, idx);
+	if (idx >= ROCEV2_MAX_MTT) {
+		e->cnt.mtt_refused_nomem++;
+		return -HAL_ENOMEM;
+	}
+	rc = rocev2_mtt_install(e, idx, rocev2_pool_next_gen(e->mtts[idx].gen,
+							     ROCEV2_HANDLE_GEN_MAX), a);
+	if (rc)
+		return rc;
+	*handle = rocev2_handle(e->mtts[idx].gen, idx);
+	*npages = e->mtts[idx].npages;
 	return 0;
 }
 

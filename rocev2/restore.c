@@ -10,8 +10,8 @@
  * was made, in reverse dependency order, and puts the slots' generation
  * counters back: the engine is as before.
  *
- *   image --validate--> [PDs] -> [MRs] -> [CQs] -> [SRQs] -> [QP create+refill]
- *                          <------------ rollback on failure ------------
+ *   image --validate--> [MTTs] -> [PDs] -> [MRs] -> [CQs] -> [SRQs] -> [QP create+refill]
+ *                          <----------------- rollback on failure ---------------
  *
  * The per-object commands (MigrOS's ibv_restore_object) are the same
  * steps one record at a time.  Not reentrant: the validation and rollback
@@ -32,6 +32,7 @@ static struct {
 	uint16_t cq[ROCEV2_MAX_CQ];
 	uint16_t srq[ROCEV2_MAX_SRQ];
 	uint16_t qp[ROCEV2_MAX_QP];
+	uint16_t mtt[ROCEV2_MAX_MTT];
 	uint8_t mr[ROCEV2_MAX_MR];
 } slot;
 
@@ -52,6 +53,34 @@ static int pd_apply(struct rocev2 *e, const struct pd_rec *r)
 	pd->in_use = 1;
 	e->n_pd++;
 	return 0;
+}
+
+/* The MTT's shape at its handle, unwritten: the target host's pages come
+ * with REFILL (rocev2_write_mtt while the context is Stopped, which the
+ * restored MTT makes it until rocev2_resume_context). */
+static int mtt_apply(struct rocev2 *e, const struct mtt_rec *r)
+{
+	uint32_t idx = rocev2_handle_index(r->handle);
+	int rc;
+
+	if (e->mtts[idx].in_use)
+		return -HAL_EEXIST;
+	rc = rocev2_mtt_install(e, idx, (uint16_t)rocev2_handle_gen(r->handle), &r->a);
+	if (rc)
+		return rc;
+	e->owner_stopped[e->creator] = 1;
+	return 0;
+}
+
+int rocev2_restore_mtt(struct rocev2 *e, const void *payload, size_t len)
+{
+	struct mtt_rec r;
+	int rc;
+
+	if (!e || !payload)
+		return -HAL_EINVAL;
+	rc = img_mtt_decode(payload, len, &r);
+	return rc ? rc : mtt_apply(e, &r);
 }
 
 int rocev2_restore_pd(struct rocev2 *e, const void *payload, size_t len)
@@ -315,6 +344,8 @@ static size_t rec_min_len(uint32_t type)
 		return ROCEV2_DUMP_SRQ_LEN;
 	case ROCEV2_OBJ_QP:
 		return ROCEV2_DUMP_QP_MIN_LEN;
+	case ROCEV2_OBJ_MTT:
+		return ROCEV2_DUMP_MTT_LEN;
 	default:
 		return 0;
 	}
@@ -325,6 +356,7 @@ static size_t rec_min_len(uint32_t type)
 static int rec_check(const struct rocev2_record *r)
 {
 	struct pd_rec pd;
+	struct mtt_rec mtt;
 	struct mr_rec mr;
 	struct cq_rec cq;
 	struct srq_rec srq;
@@ -332,6 +364,15 @@ static int rec_check(const struct rocev2_record *r)
 	int rc;
 
 	switch (r->type) {
+	case ROCEV2_OBJ_MTT:
+		rc = img_mtt_decode(r->payload, r->len, &mtt);
+		if (rc)
+			return rc;
+		idx = rocev2_handle_index(mtt.handle);
+		if (slot.mtt[idx])
+			return -HAL_EINVAL;
+		slot.mtt[idx] = (uint16_t)rocev2_handle_gen(mtt.handle);
+		return 0;
 	case ROCEV2_OBJ_PD:
 		rc = img_pd_decode(r->payload, r->len, &pd);
 		if (rc)
@@ -386,26 +427,42 @@ static int in_image(const uint16_t *gens, uint32_t h)
 	return gens[rocev2_handle_index(h)] == rocev2_handle_gen(h);
 }
 
+/* An MTT reference: physical mode, or an MTT of the image. */
+static int mtt_in_image(uint32_t h)
+{
+	return h == ROCEV2_NO_MTT || in_image(slot.mtt, h);
+}
+
+static int queue_in_image(const struct rocev2_queue_attr *q)
+{
+	return mtt_in_image(q->ring_mtt) && mtt_in_image(q->dbrec_mtt);
+}
+
 /* Second pass: every reference names an object of the image (an image
  * is a whole context; the per-object commands are for anything else). */
 static int rec_refs_ok(const struct rocev2_record *r)
 {
 	struct mr_rec mr;
+	struct cq_rec cq;
 	struct srq_rec srq;
 	const struct qp_rec *q = &qp_scratch;
 
 	switch (r->type) {
 	case ROCEV2_OBJ_MR:
 		(void)img_mr_decode(r->payload, r->len, &mr);
-		return in_image(slot.pd, mr.pd);
+		return in_image(slot.pd, mr.pd) && mtt_in_image(mr.mtt);
+	case ROCEV2_OBJ_CQ:
+		(void)img_cq_decode(r->payload, r->len, &cq);
+		return queue_in_image(&cq.q);
 	case ROCEV2_OBJ_SRQ:
 		(void)img_srq_decode(r->payload, r->len, &srq);
-		return in_image(slot.pd, srq.pd);
+		return in_image(slot.pd, srq.pd) && queue_in_image(&srq.q);
 	case ROCEV2_OBJ_QP:
 		(void)img_qp_decode(r->payload, r->len, &qp_scratch);
 		return in_image(slot.pd, q->pd) && in_image(slot.cq, q->scq) &&
 		       in_image(slot.cq, q->rcq) &&
-		       (q->srq == ROCEV2_NO_SRQ || in_image(slot.srq, q->srq));
+		       (q->srq == ROCEV2_NO_SRQ || in_image(slot.srq, q->srq)) &&
+		       queue_in_image(&q->sq.q) && queue_in_image(&q->rq.q);
 	default:
 		return 1;
 	}
@@ -453,7 +510,7 @@ int rocev2_image_validate(const void *img, size_t len)
 
 /* The order objects are made in: a kind after the kinds it refers to. */
 static const uint16_t restore_order[] = {
-	ROCEV2_OBJ_PD, ROCEV2_OBJ_MR, ROCEV2_OBJ_CQ, ROCEV2_OBJ_SRQ, ROCEV2_OBJ_QP,
+	ROCEV2_OBJ_MTT, ROCEV2_OBJ_PD, ROCEV2_OBJ_MR, ROCEV2_OBJ_CQ, ROCEV2_OBJ_SRQ, ROCEV2_OBJ_QP,
 };
 #define NKINDS (sizeof(restore_order) / sizeof(restore_order[0]))
 
@@ -463,6 +520,9 @@ static void save_slot(const struct rocev2 *e, const struct rocev2_record *r)
 	uint32_t h = get_le32(r->payload);     /* every payload starts with it */
 
 	switch (r->type) {
+	case ROCEV2_OBJ_MTT:
+		slot.mtt[rocev2_handle_index(h)] = e->mtts[rocev2_handle_index(h)].gen;
+		break;
 	case ROCEV2_OBJ_PD:
 		slot.pd[rocev2_handle_index(h)] = e->pds[rocev2_handle_index(h)].gen;
 		break;
@@ -488,6 +548,8 @@ static int rec_apply(struct rocev2 *e, const struct rocev2_record *r,
 	int rc;
 
 	switch (r->type) {
+	case ROCEV2_OBJ_MTT:
+		return rocev2_restore_mtt(e, r->payload, r->len);
 	case ROCEV2_OBJ_PD:
 		return rocev2_restore_pd(e, r->payload, r->len);
 	case ROCEV2_OBJ_MR:
@@ -523,6 +585,11 @@ static void rec_undo(struct rocev2 *e, const struct rocev2_record *r)
 	uint32_t h = get_le32(r->payload), idx;
 
 	switch (r->type) {
+	case ROCEV2_OBJ_MTT:
+		idx = rocev2_handle_index(h);
+		(void)rocev2_destroy_mtt(e, h);
+		e->mtts[idx].gen = slot.mtt[idx];
+		break;
 	case ROCEV2_OBJ_PD:
 		idx = rocev2_handle_index(h);
 		(void)rocev2_dealloc_pd(e, h);
@@ -611,6 +678,7 @@ typedef int (*restore_fn)(struct rocev2 *e, const void *payload, size_t len);
 /* Which record types each op takes, and the call for each. */
 static const restore_fn restore_calls[ROCEV2_RESTORE_OPS][ROCEV2_OBJ_LIVE_NUM] = {
 	[ROCEV2_RESTORE_CREATE] = {
+		[ROCEV2_OBJ_MTT] = rocev2_restore_mtt,
 		[ROCEV2_OBJ_PD] = rocev2_restore_pd,
 		[ROCEV2_OBJ_CQ] = rocev2_restore_cq,
 		[ROCEV2_OBJ_SRQ] = rocev2_restore_srq,

@@ -59,12 +59,11 @@ struct mnic_ctx {
 	uint64_t ua_offset, ua_size;          /* window addresses */
 };
 
-/* An MTT the engine made for a CREATE_MTT (cmd_mtt.c): its shape and
- * creator, which checking a page list (WRITE_MTT) and an object's range
- * in it (REG_MR, queues) takes without asking the engine.  handle 0
- * (MNIC_MTT_NONE): a free slot. */
+/* The shape of an MTT made by CREATE_MTT (cmd_mtt.c): what checking a
+ * WRITE_MTT page list against the issuer's range takes, which the engine
+ * does not report.  Handles, owners and counts are the engine's.  handle
+ * 0 (MNIC_MTT_NONE): a free slot. */
 struct mnic_mtt {
-	uint64_t iova, length;
 	uint32_t handle;
 	uint32_t npages;
 	uint16_t ctx;
@@ -75,7 +74,6 @@ struct mnic_mgmt {
 	struct mnic_mgmt_cfg cfg;
 	struct mnic_ctx ctx[MNIC_CTX_MAX + 1u];
 	struct mnic_mtt mtt[ROCEV2_MAX_MTT];
-	uint32_t mtt_pages;                   /* entries all MTTs hold */
 	struct mnic_mgmt_counters cnt;
 	/* transport: latched configuration */
 	uint32_t cmdq_state;                  /* enum mnic_cmdq_status */

@@ -90,7 +90,7 @@ int rocev2_record_host_ranges(uint32_t type, const void *payload, size_t len,
 
 /* Per-object restore (MigrOS's ibv_restore_object), dependencies first:
  * the PD of an MR/SRQ/QP, the CQs and SRQ of a QP must exist.
- *   CREATE   a PD, CQ, SRQ or QP record: the object with its original
+ *   CREATE   a PD, CQ, SRQ, MTT or QP record: the object with its original
  *            handle / QPN (a QP in RESET, Stopped)
  *   REFILL   a QP record, after CREATE of the same record: attributes and
  *            internal state, the QP left in its dumped state and Stopped

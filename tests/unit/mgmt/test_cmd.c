@@ -885,11 +885,12 @@ static void test_restore_per_object(void **state)
 	expect_status(&r, MNIC_CMD_STAT_BAD_PARAM, MNIC_SITE_RECORD);
 	r = restore(&T, MNIC_RESTORE_CREATE, img + pos, 4, 0);
 	expect_status(&r, MNIC_CMD_STAT_BAD_PARAM, MNIC_SITE_RECORD);
-	img[pos + 2] = 2;
+	assert_int_equal(img[pos + 2], ROCEV2_DUMP_REC_VERSION);
+	img[pos + 2] = ROCEV2_DUMP_REC_VERSION + 1u;
 	r = restore(&T, MNIC_RESTORE_CREATE, img + pos, 12, 0);
 	expect_status(&r, MNIC_CMD_STAT_BAD_PARAM, MNIC_SITE_RECORD);
 	assert_int_equal(MNIC_SYND_ERRNO(r.syndrome), HAL_ERANGE);
-	img[pos + 2] = 1;
+	img[pos + 2] = ROCEV2_DUMP_REC_VERSION;
 	assert_int_equal(host_query_device(&T).n_pd, 0);
 
 	for (pass = 0; pass < sizeof(order) / sizeof(order[0]); pass++) {

@@ -312,7 +312,8 @@ static void test_hostile_page_lists(void **state)
 				fail_msg("case %zu (%s): counter %zu moved wrongly", i, c->what, j);
 		/* nothing written: B's MTT is still not usable */
 		r = reg_mr_as(&H, ctx_b, pd, mtt_b, B_IOVA, B_LEN);
-		if (r.status == MNIC_CMD_STAT_OK)
+		if (r.status != MNIC_CMD_STAT_BAD_RES_STATE ||
+		    MNIC_SYND_SITE(r.syndrome) != MNIC_SITE_MTT_COVER)
 			fail_msg("case %zu (%s): the MTT became usable", i, c->what);
 		now = query_device_as(&H, ctx_b);
 		assert_int_equal(now.n_mr, before.n_mr);
@@ -396,6 +397,7 @@ static void test_create_shapes(void **state)
 		{ 0x1000, 0x1000, 31 },                          /* above 1 GiB */
 		{ 0x1000, 0, 12 },                               /* empty */
 		{ 0xfffffffffffff000ull, 0x2000, 12 },           /* wraps */
+		{ 0xfffffffffffff000ull, 0x1000, 12 },           /* iova + length is 2^64 */
 		{ 0, 1ull << 40, 12 },                           /* 2^28 entries: more than the pool */
 	};
 	struct mnic_cmd_query_device_out o;
@@ -409,16 +411,15 @@ static void test_create_shapes(void **state)
 		expect(&r, MNIC_CMD_STAT_BAD_PARAM, MNIC_SITE_MTT_SHAPE);
 	}
 	assert_int_equal(H.m.cnt.refused_mtt_shape, shape + i);
-	/* npages counts the pages the range touches; the last byte of the
-	 * address space is fine */
+	/* npages counts the pages the range touches; up to 2^64 - 1 exclusive */
 	new_mtt(&H, MNIC_CTX_MGMT, 0x1fff, 2, 12, 2);
-	new_mtt(&H, MNIC_CTX_MGMT, 0xfffffffffffff000ull, 0x1000, 12, 1);
+	new_mtt(&H, MNIC_CTX_MGMT, 0xffffffffffffe000ull, 0x1fff, 12, 2);
 	new_mtt(&H, MNIC_CTX_MGMT, 0x40000000, 1ull << 31, 30, 2);
 	o = query_device_as(&H, MNIC_CTX_MGMT);
 	assert_int_equal(o.n_mtt, 3);
 	assert_int_equal(o.max_mtt, ROCEV2_MAX_MTT);
 	assert_int_equal(o.max_mtt_pages, ROCEV2_MTT_PAGES);
-	assert_int_equal(o.free_mtt_pages, ROCEV2_MTT_PAGES - 5u);
+	assert_int_equal(o.free_mtt_pages, ROCEV2_MTT_PAGES - 6u);
 	assert_int_equal(o.page_shift_min, MNIC_PAGE_SHIFT_MIN);
 	assert_int_equal(o.page_shift_max, MNIC_PAGE_SHIFT_MAX);
 	assert_int_equal(o.hostmem_size, 0);   /* the window is the aperture */
@@ -469,7 +470,7 @@ static void test_objects_inside_their_mtt(void **state)
 	cq.q = (struct mnic_queue_desc){ B_IOVA + B_LEN - 0x7ff, CTX_B_UA + 0x100, 64, mtt_b, 0, 0 };
 	r = issue_as(&H, ctx_b, &cq, sizeof(cq), 16);
 	expect(&r, MNIC_CMD_STAT_BAD_PARAM, MNIC_SITE_MTT_COVER);
-	cq.q = (struct mnic_queue_desc){ B_IOVA, B_IOVA + B_LEN - 7u, 64, mtt_b, mtt_b, 0 };
+	cq.q = (struct mnic_queue_desc){ B_IOVA, B_IOVA + B_LEN, 64, mtt_b, mtt_b, 0 };
 	r = issue_as(&H, ctx_b, &cq, sizeof(cq), 16);
 	expect(&r, MNIC_CMD_STAT_BAD_PARAM, MNIC_SITE_MTT_COVER);
 	cq.q = (struct mnic_queue_desc){ B_IOVA, CTX_B_UA + 0x100, 64, mtt_a, 0, 0 };
