@@ -21,6 +21,15 @@
 #   mig_overhead_ratio   engine instructions per packet (64 B SEND, tx + rx)
 #                        with the migration extension / without it
 #   mig_resume_bytes     one keyed RESUME frame (issue 13; Ethernet .. ICRC)
+# Host memory and translation (issue 14):
+#   tx/rx_instr_per_pkt_{send64B,write4KiB}_mtt  as above, every ring,
+#                        doorbell record and MR behind an MTT (engine_pair mtt)
+#   xlate_share_pct_{send64B,write4KiB}  the translation's share of tx + rx
+#                        instructions per packet in MTT mode, ICRC excluded and
+#                        payload copies included (their per-page translation
+#                        is in them): (mtt - physical) / mtt
+#   fw_ram_bytes_per_mr_page, fw_ram_bytes_per_qp  firmware RAM per MTT entry
+#                        and per QP (bench/dump_bench.c, sizeof)
 set -euo pipefail
 . "$(dirname "$0")/../qemu-board/lib.sh"
 mnic_init
@@ -46,21 +55,30 @@ eng_cc "$MNIC_ROOT"/bench/engine_pair.c "$MNIC_ROOT"/rocev2/*.c -lz -o "$ep"
 eng_cc -DROCEV2_MIGRATION=0 "$MNIC_ROOT"/bench/engine_pair.c \
   $(ls "$MNIC_ROOT"/rocev2/*.c | grep -v -E '/(migrate|image|image_records|dump|restore)\.c$') \
   -lz -o "$ep.nomig"
-# Instructions per packet in one phase, without the ICRC and payload copies.
-instr_per_pkt() {   # workload phase [binary]
-  local f=$out/cg.$1.$2.$(basename "${3:-$ep}") n=1000
-  valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file="$f" "${3:-$ep}" "$1" $n "$2" >/dev/null 2>&1 \
-    || mnic_die "engine_pair $1 $2 failed under callgrind"
-  callgrind_annotate --inclusive=yes --threshold=100 "$f" 2>/dev/null | awk -v n=$n '
+# Instructions per packet in one phase, without the ICRC and payload copies
+# (or without what EXCL names); mode mtt: through memory translation.
+EXCL_COPIES='rocev2_icrc|rocev2_sge_gather|rocev2_sge_scatter|rocev2_mem_read|rocev2_mem_write'
+instr_per_pkt() {   # workload phase [binary [mode]]
+  local mode=${4:-phys} f=$out/cg.$1.$2.$(basename "${3:-$ep}").${4:-phys}.${EXCL:-copies} n=1000
+  valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file="$f" "${3:-$ep}" "$1" $n "$2" "$mode" \
+    >/dev/null 2>&1 || mnic_die "engine_pair $1 $2 $mode failed under callgrind"
+  callgrind_annotate --inclusive=yes --threshold=100 "$f" 2>/dev/null | awk -v n=$n -v re=":(${EXCL:-$EXCL_COPIES}) \\[" '
     /PROGRAM TOTALS/ { gsub(",", "", $1); total = $1 }
-    /:(rocev2_icrc|rocev2_sge_gather|rocev2_sge_scatter|rocev2_mem_read|rocev2_mem_write) \[/ {
-      gsub(",", "", $1); excl += $1 }
+    $0 ~ re { gsub(",", "", $1); excl += $1 }
     END { printf "%d", (total - excl) / n }'
 }
 for w in send64B write4KiB; do
   arg=${w/send64B/send64}; arg=${arg/write4KiB/write4k}
   echo "tx_instr_per_pkt_$w: $(instr_per_pkt $arg tx) instructions"
   echo "rx_instr_per_pkt_$w: $(instr_per_pkt $arg rx) instructions"
+done
+for w in send64B write4KiB; do
+  arg=${w/send64B/send64}; arg=${arg/write4KiB/write4k}
+  echo "tx_instr_per_pkt_${w}_mtt: $(instr_per_pkt $arg tx "$ep" mtt) instructions"
+  echo "rx_instr_per_pkt_${w}_mtt: $(instr_per_pkt $arg rx "$ep" mtt) instructions"
+  phys=$(( $(EXCL=rocev2_icrc instr_per_pkt $arg tx) + $(EXCL=rocev2_icrc instr_per_pkt $arg rx) ))
+  mtt=$(( $(EXCL=rocev2_icrc instr_per_pkt $arg tx "$ep" mtt) + $(EXCL=rocev2_icrc instr_per_pkt $arg rx "$ep" mtt) ))
+  echo "xlate_share_pct_$w: $(awk -v a=$mtt -v b=$phys 'BEGIN { printf "%.1f", 100 * (a - b) / a }') percent"
 done
 "$ep" crc 1024 | sed 's/Gbit\/s/Gbit\/s/'
 # Migration support's cost on the packet path: tx+rx instructions of a 64 B

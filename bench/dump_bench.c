@@ -167,5 +167,12 @@ int main(void)
 		return 1;
 	}
 	printf("mig_resume_bytes: %zu bytes\n", resume_bytes);
+	/* Firmware RAM (issue 14): one MTT entry per page of an MR or ring;
+	 * a QP's slot, with its share of the engine's timer heap (its four
+	 * timers live in the slot, the heap holds a pointer to each).  The
+	 * pages of its rings are MTT entries, counted per page. */
+	printf("fw_ram_bytes_per_mr_page: %zu bytes\n", sizeof(src.mtt_pages[0]));
+	printf("fw_ram_bytes_per_qp: %zu bytes\n",
+	       sizeof(struct rocev2_qp) + ROCEV2_TIMERS_PER_QP * sizeof(src.timer_slots[0]));
 	return 0;
 }

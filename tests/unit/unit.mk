@@ -68,6 +68,10 @@ $(1)_CFLAGS := $(ROCEV2_TEST_CFLAGS)
 endef
 $(foreach t,test_objects test_qp test_queue test_resp test_req test_comp,$(eval $(call rocev2_test,$(t))))
 
+# Memory translation (issue 14): MTTs, page lists, traffic and migration on
+# non-contiguous host pages.
+$(eval $(call rocev2_test,test_translation))
+
 # Wire stages in isolation: test_icrc checks icrc.c against a bitwise
 # reference; test_recv tests the demux with doubles for the stages it feeds.
 UNIT_TESTS += test_icrc

@@ -611,7 +611,7 @@ static void test_empty_context(void **state)
 	dump(&na, img, &len, &st);
 	assert_int_equal(len, ROCEV2_DUMP_HDR_LEN);
 	assert_memory_equal(img, "MNICDUMP", 8);
-	assert_int_equal(le16(img + ROCEV2_DUMP_OFF_VERSION), 2);
+	assert_int_equal(le16(img + ROCEV2_DUMP_OFF_VERSION), 3);
 	assert_int_equal(le16(img + ROCEV2_DUMP_OFF_FLAGS), 0);
 	assert_int_equal(le32(img + ROCEV2_DUMP_OFF_COUNT), 0);
 	assert_int_equal(le32(img + ROCEV2_DUMP_OFF_TOTAL), 40);
@@ -660,15 +660,15 @@ static void test_round_trip_objects(void **state)
 	assert_int_equal(st.objects[ROCEV2_OBJ_PD], 3);
 	assert_int_equal(st.bytes[ROCEV2_OBJ_PD], 3 * 12);
 	assert_int_equal(st.objects[ROCEV2_OBJ_MR], 4);
-	assert_int_equal(st.bytes[ROCEV2_OBJ_MR], 4 * 36);
+	assert_int_equal(st.bytes[ROCEV2_OBJ_MR], 4 * 40);
 	assert_int_equal(st.objects[ROCEV2_OBJ_CQ], 3);
-	assert_int_equal(st.bytes[ROCEV2_OBJ_CQ], 3 * 37);
+	assert_int_equal(st.bytes[ROCEV2_OBJ_CQ], 3 * 45);
 	assert_int_equal(st.objects[ROCEV2_OBJ_SRQ], 2);
-	assert_int_equal(st.bytes[ROCEV2_OBJ_SRQ], 2 * 49);
+	assert_int_equal(st.bytes[ROCEV2_OBJ_SRQ], 2 * 57);
 	assert_int_equal(st.objects[ROCEV2_OBJ_QP], 6);
-	assert_int_equal(st.bytes[ROCEV2_OBJ_QP], 6 * 267 + 32);   /* one with keys */
+	assert_int_equal(st.bytes[ROCEV2_OBJ_QP], 6 * 283 + 32);   /* one with keys */
 	assert_int_equal(st.objects[ROCEV2_OBJ_QP_SRQ], 2);
-	assert_int_equal(st.bytes[ROCEV2_OBJ_QP_SRQ], 2 * 267);
+	assert_int_equal(st.bytes[ROCEV2_OBJ_QP_SRQ], 2 * 283);
 	assert_int_equal(st.total, img_len);
 	assert_int_equal(le32(img + ROCEV2_DUMP_OFF_COUNT), 3 + 4 + 3 + 2 + 8);
 	print_message("record bytes: PD %u, MR %u, CQ %u, SRQ %u, QP %u (+16 with key), "
@@ -1042,38 +1042,43 @@ static void test_layout(void **state)
 
 	pd = find_rec(img, img_len, ROCEV2_OBJ_PD, 0);
 	assert_int_equal(at_le(img + pd, 2), ROCEV2_OBJ_PD);
-	assert_int_equal(at_le(img + pd + 2, 2), 1);
+	assert_int_equal(at_le(img + pd + 2, 2), 2);
 	assert_int_equal(at_le(img + pd + 4, 4), 12);
 	AT(pd, 0, 4, o.pd[0]);
 	mr = find_rec(img, img_len, ROCEV2_OBJ_MR, 3);
-	assert_int_equal(at_le(img + mr + 4, 4), 36);
+	assert_int_equal(at_le(img + mr + 4, 4), 40);
 	AT(mr, 0, 4, o.lkey[2]);
 	AT(mr, 4, 4, o.pd[2]);
 	AT(mr, 8, 8, WIN - 8);
 	AT(mr, 16, 8, 8);
 	AT(mr, 24, 4, ROCEV2_ACCESS_LOCAL_WRITE | ROCEV2_ACCESS_REMOTE_ATOMIC);
+	AT(mr, 28, 4, ROCEV2_NO_MTT);
 	cq = find_rec(img, img_len, ROCEV2_OBJ_CQ, 1);
-	assert_int_equal(at_le(img + cq + 4, 4), 37);
+	assert_int_equal(at_le(img + cq + 4, 4), 45);
 	AT(cq, 0, 4, o.cq[1]);
 	AT(cq, 4, 8, 0x2000);
 	AT(cq, 12, 8, 0x108);
 	AT(cq, 20, 4, 16);
-	AT(cq, 24, 4, 0x12345678u);
-	AT(cq, 28, 1, 0);
+	AT(cq, 24, 4, ROCEV2_NO_MTT);
+	AT(cq, 28, 4, ROCEV2_NO_MTT);
+	AT(cq, 32, 4, 0x12345678u);
+	AT(cq, 36, 1, 0);
 	srq = find_rec(img, img_len, ROCEV2_OBJ_SRQ, 1);
-	assert_int_equal(at_le(img + srq + 4, 4), 49);
+	assert_int_equal(at_le(img + srq + 4, 4), 57);
 	AT(srq, 0, 4, o.srq[1]);
 	AT(srq, 4, 4, o.pd[2]);
 	AT(srq, 8, 8, 0x44000);
 	AT(srq, 16, 8, 0x148);
 	AT(srq, 24, 4, 8);
-	AT(srq, 28, 4, 0xfffffff0u);
-	AT(srq, 32, 4, 28);
-	AT(srq, 36, 4, 3);
-	AT(srq, 40, 1, 0);
+	AT(srq, 28, 4, ROCEV2_NO_MTT);
+	AT(srq, 32, 4, ROCEV2_NO_MTT);
+	AT(srq, 36, 4, 0xfffffff0u);
+	AT(srq, 40, 4, 28);
+	AT(srq, 44, 4, 3);
+	AT(srq, 48, 1, 0);
 
 	q = find_rec(img, img_len, ROCEV2_OBJ_QP, 3);
-	assert_int_equal(at_le(img + q + 4, 4), 8 + 259 + 32 + 3 * 15 + 60 + 9 + 16);
+	assert_int_equal(at_le(img + q + 4, 4), 8 + 275 + 32 + 3 * 15 + 60 + 9 + 16);
 	AT(q, 0, 4, o.qpn[3]);
 	AT(q, 4, 4, o.pd[0]);
 	AT(q, 8, 4, o.cq[0]);
@@ -1082,68 +1087,70 @@ static void test_layout(void **state)
 	AT(q, 20, 8, 0x8c000);
 	AT(q, 28, 8, 0x230);
 	AT(q, 36, 4, 8);
-	AT(q, 40, 4, 0x11111111u);
-	AT(q, 44, 4, 0x22222222u);
-	AT(q, 48, 8, 0x8e000);
-	AT(q, 68, 4, 0x33333333u);
-	AT(q, 72, 4, 0x44444444u);
-	AT(q, 76, 1, 3);                                /* max_send_sge */
-	AT(q, 77, 1, 25);
-	AT(q, 78, 1, 1);                                /* sq_sig_all */
-	AT(q, 79, 1, ROCEV2_QPS_RTS);
-	AT(q, 80, 1, ROCEV2_DUMP_QPF_HAS_KEY);
-	AT(q, 81, 1, ROCEV2_MTU_256);
-	AT(q, 82, 1, ACC_ALL);
-	AT(q, 83, 1, 10);                               /* timeout */
-	AT(q, 84, 1, 7);
-	AT(q, 85, 1, 7);
-	AT(q, 86, 1, 1);                                /* min_rnr_timer */
-	AT(q, 87, 1, 4);
-	AT(q, 88, 1, 4);
-	AT(q, 89, 1, 64);                               /* ttl */
-	AT(q, 90, 1, 0x28);
-	AT(q, 91, 6, 0x130000000002ull);                /* dmac 02 00 00 00 00 13 */
-	AT(q, 97, 4, 0x0a000013u);
-	AT(q, 101, 2, 0);
-	AT(q, 103, 4, 0x103);
-	AT(q, 107, 4, 0x203);
-	AT(q, 111, 4, 0xfffff0u);
-	AT(q, 115, 1, 3);                               /* n_track */
-	AT(q, 116, 1, 1);                               /* n_res */
-	AT(q, 120, 4, 0x123456u);                       /* req.psn */
-	AT(q, 128, 8, 0x0102030405ull);
-	AT(q, 151, 4, 0xdeadbeefu);
-	AT(q, 155, 4, 1);                               /* req.next_new */
-	AT(q, 159, 4, 0x654321u);
-	AT(q, 163, 4, 0x0a0b0cu);                       /* comp.psn */
-	AT(q, 167, 4, 0xfffffffeu);
-	AT(q, 174, 8, 0x777u);
-	AT(q, 184, 1, 1);                               /* comp.drained */
-	AT(q, 189, 4, 0x00abcdu);                       /* resp.msn */
-	AT(q, 195, 1, 1);                               /* rwqe_valid */
-	AT(q, 196, 8, 0x80);
-	AT(q, 204, 8, 0x8877665544332211ull);
-	AT(q, 247, 4, 0x00fedcu);
-	AT(q, 251, 4, 3);                               /* tx_epoch */
-	AT(q, 255, 4, 0xfffffffeu);                     /* rx_epoch */
+	AT(q, 40, 4, ROCEV2_NO_MTT);                   /* SQ ring_mtt, dbrec_mtt */
+	AT(q, 44, 4, ROCEV2_NO_MTT);
+	AT(q, 48, 4, 0x11111111u);
+	AT(q, 52, 4, 0x22222222u);
+	AT(q, 56, 8, 0x8e000);
+	AT(q, 84, 4, 0x33333333u);
+	AT(q, 88, 4, 0x44444444u);
+	AT(q, 92, 1, 3);                                /* max_send_sge */
+	AT(q, 93, 1, 25);
+	AT(q, 94, 1, 1);                                /* sq_sig_all */
+	AT(q, 95, 1, ROCEV2_QPS_RTS);
+	AT(q, 96, 1, ROCEV2_DUMP_QPF_HAS_KEY);
+	AT(q, 97, 1, ROCEV2_MTU_256);
+	AT(q, 98, 1, ACC_ALL);
+	AT(q, 99, 1, 10);                               /* timeout */
+	AT(q, 100, 1, 7);
+	AT(q, 101, 1, 7);
+	AT(q, 102, 1, 1);                                /* min_rnr_timer */
+	AT(q, 103, 1, 4);
+	AT(q, 104, 1, 4);
+	AT(q, 105, 1, 64);                               /* ttl */
+	AT(q, 106, 1, 0x28);
+	AT(q, 107, 6, 0x130000000002ull);                /* dmac 02 00 00 00 00 13 */
+	AT(q, 113, 4, 0x0a000013u);
+	AT(q, 117, 2, 0);
+	AT(q, 119, 4, 0x103);
+	AT(q, 123, 4, 0x203);
+	AT(q, 127, 4, 0xfffff0u);
+	AT(q, 131, 1, 3);                               /* n_track */
+	AT(q, 132, 1, 1);                               /* n_res */
+	AT(q, 136, 4, 0x123456u);                       /* req.psn */
+	AT(q, 144, 8, 0x0102030405ull);
+	AT(q, 167, 4, 0xdeadbeefu);
+	AT(q, 171, 4, 1);                               /* req.next_new */
+	AT(q, 175, 4, 0x654321u);
+	AT(q, 179, 4, 0x0a0b0cu);                       /* comp.psn */
+	AT(q, 183, 4, 0xfffffffeu);
+	AT(q, 190, 8, 0x777u);
+	AT(q, 200, 1, 1);                               /* comp.drained */
+	AT(q, 205, 4, 0x00abcdu);                       /* resp.msn */
+	AT(q, 211, 1, 1);                               /* rwqe_valid */
+	AT(q, 212, 8, 0x80);
+	AT(q, 220, 8, 0x8877665544332211ull);
+	AT(q, 263, 4, 0x00fedcu);
+	AT(q, 267, 4, 3);                               /* tx_epoch */
+	AT(q, 271, 4, 0xfffffffeu);                     /* rx_epoch */
 	for (i = 0; i < 16; i++) {
-		AT(q, 259 + i, 1, 0xa0 + i);            /* tx key */
-		AT(q, 275 + i, 1, 0x50 + i);            /* rx key */
+		AT(q, 275 + i, 1, 0xa0 + i);            /* tx key */
+		AT(q, 291 + i, 1, 0x50 + i);            /* rx key */
 	}
-	AT(q, 291, 4, 0xaaaaaau);                       /* track[0x3e].first_psn */
-	AT(q, 291 + 15 + 8, 4, 0x1234u);                /* track[0x3f].length */
-	AT(q, 291 + 30 + 14, 1, 1);                     /* track[0].state */
-	AT(q, 336, 1, 5);                               /* resource: slot */
-	AT(q, 337, 1, OP_COMPARE_SWAP);
-	AT(q, 339, 4, 0x55);                            /* first_psn */
-	AT(q, 336 + 31, 8, 0x99);                       /* orig */
-	AT(q, 336 + 51, 4, 8);                          /* length */
-	AT(q, 336 + 56, 4, 0x66);                       /* start_psn */
-	AT(q, 396, 8, 0xfeedu);                         /* rwqe.wr_id */
-	AT(q, 404, 1, 1);
-	AT(q, 405, 8, 0x4000);
-	AT(q, 413, 4, 0x100);
-	AT(q, 417, 4, 0x0201);
+	AT(q, 307, 4, 0xaaaaaau);                       /* track[0x3e].first_psn */
+	AT(q, 307 + 15 + 8, 4, 0x1234u);                /* track[0x3f].length */
+	AT(q, 307 + 30 + 14, 1, 1);                     /* track[0].state */
+	AT(q, 352, 1, 5);                               /* resource: slot */
+	AT(q, 353, 1, OP_COMPARE_SWAP);
+	AT(q, 355, 4, 0x55);                            /* first_psn */
+	AT(q, 352 + 31, 8, 0x99);                       /* orig */
+	AT(q, 352 + 51, 4, 8);                          /* length */
+	AT(q, 352 + 56, 4, 0x66);                       /* start_psn */
+	AT(q, 412, 8, 0xfeedu);                         /* rwqe.wr_id */
+	AT(q, 420, 1, 1);
+	AT(q, 421, 8, 0x4000);
+	AT(q, 429, 4, 0x100);
+	AT(q, 433, 4, 0x0201);
 }
 
 /* ---- ENOSPC, stop ------------------------------------------------------------ */
@@ -1292,7 +1299,9 @@ static void test_refuse_header(void **state)
 	memcpy(bad, img, img_len);
 	put16(bad + ROCEV2_DUMP_OFF_VERSION, 1);        /* no user-area range: too old */
 	refused(bad, img_len, -HAL_ERANGE);
-	put16(bad + ROCEV2_DUMP_OFF_VERSION, 3);
+	put16(bad + ROCEV2_DUMP_OFF_VERSION, 2);        /* no MTTs: too old */
+	refused(bad, img_len, -HAL_ERANGE);
+	put16(bad + ROCEV2_DUMP_OFF_VERSION, 4);
 	refused(bad, img_len, -HAL_ERANGE);
 	put16(bad + ROCEV2_DUMP_OFF_VERSION, 0);
 	refused(bad, img_len, -HAL_ERANGE);
@@ -1380,9 +1389,12 @@ static void test_refuse_records(void **state)
 	refused_u32(qp, 4, rlen + 1, -HAL_EINVAL);
 	refused_u32(qp, 4, 8 + ROCEV2_DUMP_QP_MIN_LEN - 1, -HAL_EINVAL);
 	refused_u8(pd, 0, 5, -HAL_EINVAL);         /* QP_SRQ: statistics only */
-	refused_u8(pd, 0, 6, -HAL_EINVAL);
+	refused_u8(pd, 0, 6, -HAL_EINVAL);         /* MTT: shorter than its payload */
+	refused_u8(pd, 0, 7, -HAL_EINVAL);
 	refused_u8(pd, 1, 1, -HAL_EINVAL);         /* type 0x100 */
-	refused_u8(mr, 2, 2, -HAL_ERANGE);
+	refused_u8(mr, 2, 1, -HAL_ERANGE);         /* version 1: no MTT handle */
+	refused_u8(mr, 2, 3, -HAL_ERANGE);
+	refused_u8(qp, 2, 2, -HAL_ERANGE);         /* version 2: no MTT handles */
 	refused_u8(qp, 2, 0, -HAL_ERANGE);
 	refused_u8(qp, 3, 1, -HAL_ERANGE);
 
@@ -1401,33 +1413,33 @@ static void test_refuse_records(void **state)
 	refused_u32(mr, 8 + 24, 16, -HAL_EINVAL);
 	refused_u32(cq, 8 + 20, 48, -HAL_EINVAL);                  /* size not a power of 2 */
 	refused_u32(cq, 8 + 12, 0x104, -HAL_EINVAL);               /* dbrec not aligned */
-	refused_u8(cq, 8 + 28, 2, -HAL_EINVAL);                    /* error flag */
-	refused_u32(srq, 8 + 36, 16, -HAL_EINVAL);                 /* limit >= size */
-	refused_u32(srq, 8 + 32, 29, -HAL_EINVAL);                 /* max_sge */
-	refused_u8(qp, 8 + 79, ROCEV2_QPS_NUM, -HAL_EINVAL);       /* state */
-	refused_u8(qp, 8 + 80, 4, -HAL_EINVAL);                    /* flags */
-	refused_u8(qp, 8 + 81, 0, -HAL_EINVAL);                    /* path_mtu */
-	refused_u8(qp, 8 + 81, 6, -HAL_EINVAL);
-	refused_u8(qp, 8 + 82, 16, -HAL_EINVAL);                   /* access */
-	refused_u8(qp, 8 + 84, 8, -HAL_EINVAL);                    /* retry_cnt */
-	refused_u8(qp, 8 + 88, 17, -HAL_EINVAL);                   /* max_dest_rd_atomic */
-	refused_u8(qp, 8 + 76, 29, -HAL_EINVAL);                   /* max_send_sge */
-	refused_u32(qp, 8 + 107, 0x1000000u, -HAL_EINVAL);         /* rq_psn */
-	refused_u8(qp, 8 + 101, 1, -HAL_EINVAL);                   /* pkey_index */
-	refused_u32(qp, 8 + 155, le32(img + qp + 8 + 155) + 1, -HAL_EINVAL);   /* next_new */
+	refused_u8(cq, 8 + 36, 2, -HAL_EINVAL);                    /* error flag */
+	refused_u32(srq, 8 + 44, 16, -HAL_EINVAL);                 /* limit >= size */
+	refused_u32(srq, 8 + 40, 29, -HAL_EINVAL);                 /* max_sge */
+	refused_u8(qp, 8 + 95, ROCEV2_QPS_NUM, -HAL_EINVAL);       /* state */
+	refused_u8(qp, 8 + 96, 4, -HAL_EINVAL);                    /* flags */
+	refused_u8(qp, 8 + 97, 0, -HAL_EINVAL);                    /* path_mtu */
+	refused_u8(qp, 8 + 97, 6, -HAL_EINVAL);
+	refused_u8(qp, 8 + 98, 16, -HAL_EINVAL);                   /* access */
+	refused_u8(qp, 8 + 100, 8, -HAL_EINVAL);                    /* retry_cnt */
+	refused_u8(qp, 8 + 104, 17, -HAL_EINVAL);                   /* max_dest_rd_atomic */
+	refused_u8(qp, 8 + 92, 29, -HAL_EINVAL);                   /* max_send_sge */
+	refused_u32(qp, 8 + 123, 0x1000000u, -HAL_EINVAL);         /* rq_psn */
+	refused_u8(qp, 8 + 117, 1, -HAL_EINVAL);                   /* pkey_index */
+	refused_u32(qp, 8 + 171, le32(img + qp + 8 + 171) + 1, -HAL_EINVAL);   /* next_new */
 	{
 		const uint8_t armed_no_limit[5] = { 0, 0, 0, 0, 1 };
 
-		refused_edit(srq, 8 + 36, armed_no_limit, 5, -HAL_EINVAL);
+		refused_edit(srq, 8 + 44, armed_no_limit, 5, -HAL_EINVAL);
 	}
-	refused_u8(qp, 8 + 117, 4, -HAL_EINVAL);                   /* req.state */
-	refused_u8(qp, 8 + 118, 0x15, -HAL_EINVAL);                /* req.opcode */
-	refused_u8(qp, 8 + 115, (uint8_t)(img[qp + 8 + 115] + 1), -HAL_EINVAL);  /* n_track */
-	refused_u8(qp, 8 + 185 + 39, 16, -HAL_EINVAL);             /* resp.res_head */
-	refused_u8(qp, 8 + 185 + 43, 17, -HAL_EINVAL);             /* resp.res_pending */
-	refused_u8(qp, 8 + 185 + 10, 2, -HAL_EINVAL);              /* resp.rwqe_valid */
+	refused_u8(qp, 8 + 133, 4, -HAL_EINVAL);                   /* req.state */
+	refused_u8(qp, 8 + 134, 0x15, -HAL_EINVAL);                /* req.opcode */
+	refused_u8(qp, 8 + 131, (uint8_t)(img[qp + 8 + 131] + 1), -HAL_EINVAL);  /* n_track */
+	refused_u8(qp, 8 + 201 + 39, 16, -HAL_EINVAL);             /* resp.res_head */
+	refused_u8(qp, 8 + 201 + 43, 17, -HAL_EINVAL);             /* resp.res_pending */
+	refused_u8(qp, 8 + 201 + 10, 2, -HAL_EINVAL);              /* resp.rwqe_valid */
 	refused_u32(qps, 8 + 16, rocev2_handle(9, 0), -HAL_EINVAL);        /* SRQ not in image */
-	refused_u32(qps, 8 + 64, 8, -HAL_EINVAL);                  /* RQ with an SRQ */
+	refused_u32(qps, 8 + 72, 8, -HAL_EINVAL);                  /* RQ with an SRQ */
 	/* Dangling references and duplicates. */
 	refused_u32(mr, 8 + 4, rocev2_handle(1, 5), -HAL_EINVAL);  /* PD not in the image */
 	refused_u32(qp, 8 + 8, rocev2_handle(3, 0), -HAL_EINVAL);  /* CQ 0 is gen 2 */
@@ -1546,10 +1558,10 @@ static void test_refuse_qp_parts(void **state)
 	qp->resp.rwqe_length = 30;
 	dump(&na, img, &img_len, NULL);
 	off = find_rec(img, img_len, ROCEV2_OBJ_QP, 3);
-	assert_int_equal(le32(img + off + 4), 8 + 259 + 2 * 15 + 2 * 60 + 9 + 2 * 16);
-	nres = img[off + 8 + 116];
+	assert_int_equal(le32(img + off + 4), 8 + 275 + 2 * 15 + 2 * 60 + 9 + 2 * 16);
+	nres = img[off + 8 + 132];
 	assert_int_equal(nres, 2);
-	at = 8 + 259 + 2 * 15;                          /* first resource: slot 3 */
+	at = 8 + 275 + 2 * 15;                          /* first resource: slot 3 */
 	assert_int_equal(img[off + at], 3);
 	refused_u8(off, at, 16, -HAL_EINVAL);           /* slot out of range */
 	refused_u8(off, at, 9, -HAL_EINVAL);            /* slot twice */
@@ -1561,10 +1573,10 @@ static void test_refuse_qp_parts(void **state)
 	refused_u8(off, at + 8, 29, -HAL_EINVAL);       /* num_sge */
 	refused_u32(off, at + 9 + 8, 9, -HAL_EINVAL);   /* rwqe_offset beyond the SGEs */
 	/* Flag set without the key bytes, key bytes without the flag. */
-	refused_u8(off, 8 + 80, (uint8_t)(img[off + 8 + 80] | ROCEV2_DUMP_QPF_HAS_KEY),
+	refused_u8(off, 8 + 96, (uint8_t)(img[off + 8 + 96] | ROCEV2_DUMP_QPF_HAS_KEY),
 		   -HAL_EINVAL);
 	for (i = 0; i < 2; i++) {                       /* n_res off by one either way */
-		refused_u8(off, 8 + 116, (uint8_t)(nres + (i ? 1 : -1)), -HAL_EINVAL);
+		refused_u8(off, 8 + 132, (uint8_t)(nres + (i ? 1 : -1)), -HAL_EINVAL);
 	}
 }
 

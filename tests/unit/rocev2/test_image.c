@@ -112,8 +112,8 @@ static void test_iterate(void **state)
 	while ((rc = rocev2_image_next(&it, &r)) > 0) {
 		assert_true(n < NREC);
 		assert_int_equal(r.type, types[n]);
-		/* QP records are version 2 (epochs, two keys), the rest 1. */
-		assert_int_equal(r.version, r.type == ROCEV2_OBJ_QP ? 2 : 1);
+		/* QP records are version 3 (epochs, two keys, MTTs), the rest 2. */
+		assert_int_equal(r.version, r.type == ROCEV2_OBJ_QP ? 3 : 2);
 		assert_ptr_equal(r.payload, next + ROCEV2_DUMP_REC_HDR_LEN);
 		next = r.payload + r.len;
 		n++;
@@ -180,10 +180,12 @@ static void test_record_parse(void **state)
 	put_le32(rec + 4, UINT32_MAX);
 	assert_int_equal(rocev2_record_parse(rec, len, &r), -HAL_EINVAL);
 	put_le32(rec + 4, (uint32_t)len);
-	rec[2] = 2;                     /* record version 2 */
+	rec[2] = 1;                     /* record version 1: before MTTs */
+	assert_int_equal(rocev2_record_parse(rec, len, &r), -HAL_ERANGE);
+	rec[2] = 3;
 	assert_int_equal(rocev2_record_parse(rec, len, &r), -HAL_ERANGE);
 	/* The type is the op's business (rocev2_restore_op_takes). */
-	rec[2] = 1;
+	rec[2] = 2;
 	rec[0] = 0xff;
 	assert_int_equal(rocev2_record_parse(rec, len, &r), 0);
 	assert_int_equal(r.type, 0xffu);
@@ -327,10 +329,11 @@ static void test_restore_op_takes(void **state)
 
 	(void)state;
 	for (op = 0; op < ROCEV2_RESTORE_OPS + 2; op++)
-		for (type = 0; type < ROCEV2_OBJ_NUM + 2; type++) {
+		for (type = 0; type < ROCEV2_OBJ_LIVE_NUM + 2; type++) {
 			int want = (op == ROCEV2_RESTORE_CREATE &&
 				    (type == ROCEV2_OBJ_PD || type == ROCEV2_OBJ_CQ ||
-				     type == ROCEV2_OBJ_SRQ || type == ROCEV2_OBJ_QP)) ||
+				     type == ROCEV2_OBJ_SRQ || type == ROCEV2_OBJ_QP ||
+				     type == ROCEV2_OBJ_MTT)) ||
 				   (op == ROCEV2_RESTORE_REFILL && type == ROCEV2_OBJ_QP) ||
 				   (op == ROCEV2_RESTORE_MR_KEYS && type == ROCEV2_OBJ_MR);
 
