@@ -9,7 +9,9 @@
  * and their doorbell records are registered memory too.  The NIC is the
  * responder for both, so no WQE is posted here: it translates every
  * packet's IOVA through the MTT (rocev2/mtt.c).  After the peer's
- * "rw-done": both halves checked, the QP still in RTS (IBA 10.3.1).
+ * "rw-done" ("rw-atom" after its FETCH_AND_ADD on the read half's last 8
+ * bytes, a page's last 8): both halves checked, the added word too, the
+ * QP still in RTS (IBA 10.3.1).
  *
  *   mnic-rw-kmod DEV PORT LEN PEER_MAC
  * Exit 0 and "KMOD-RW PASS ..." only if everything checked out. */
@@ -51,7 +53,7 @@ enum {
 	QP_MIN_RNR_TIMER = 1 << 15, QP_SQ_PSN = 1 << 16, QP_MAX_DEST_RD_ATOMIC = 1 << 17,
 	QP_DEST_QPN = 1 << 20,
 };
-enum { ACCESS_LOCAL_WRITE = 1, ACCESS_REMOTE_WRITE = 2, ACCESS_REMOTE_READ = 4 };
+enum { ACCESS_LOCAL_WRITE = 1, ACCESS_REMOTE_WRITE = 2, ACCESS_REMOTE_READ = 4, ACCESS_REMOTE_ATOMIC = 8 };
 
 static int fd;
 
@@ -133,7 +135,8 @@ int main(int argc, char **argv)
 	uint32_t len, pd, cq, qpn, psn, dip, bad_w = 0, bad_r = 0, first_w = UINT32_MAX, first_r = UINT32_MAX;
 	uint8_t *buf, *ring;
 	char gid[33];
-	int port, s, rc, ok;
+	int port, s, rc, ok, atom = 0, atom_ok = 0;
+	uint64_t word = 0;
 
 	if (argc != 5 || (port = atoi(argv[2])) <= 0 || port > 65535 ||
 	    (len = (uint32_t)strtoul(argv[3], NULL, 0)) == 0 || len > RW_MAX_LEN ||
@@ -164,7 +167,8 @@ int main(int argc, char **argv)
 	for (uint32_t i = 0; i < len; i++)
 		buf[i] = rw_read_byte(i);
 	if ((rc = reg_mem(buf, MR_LEN, MNIC_REG_MEM_MR, pd,
-			  ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ, &mr)) ||
+			  ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ |
+				  ACCESS_REMOTE_ATOMIC, &mr)) ||
 	    (rc = reg_mem(ring, RING_LEN, 0, 0, 0, &rings)))
 		return fail("MNIC_IOC_REG_MEM", rc);
 
@@ -209,7 +213,7 @@ int main(int argc, char **argv)
 	/* RESET -> INIT -> RTR -> RTS (IBA 10.3.1), as libmnic's mnic_connect_rc. */
 	memset(&a, 0, sizeof(a));
 	a.qp_state = QPS_INIT;
-	a.qp_access_flags = ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ;
+	a.qp_access_flags = ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ | ACCESS_REMOTE_ATOMIC;
 	if ((rc = modify(qpn, QP_STATE | QP_PKEY_INDEX | QP_PORT | QP_ACCESS_FLAGS, &a)))
 		return fail("MODIFY_QP INIT", rc < 0 ? rc : EIO);
 	memset(&a, 0, sizeof(a));
@@ -244,21 +248,29 @@ int main(int argc, char **argv)
 	if (io_full(s, tok, sizeof(tok), 0))
 		return fail("peer closed before rw-done", 0);
 	tok[sizeof(tok) - 1] = 0;
+	/* "rw-atom": the peer's FETCH_AND_ADD hit the read half's last 8
+	 * bytes (rw_proto.h); they must hold the pattern plus the addend. */
+	atom = !strcmp(tok, "rw-atom") && len >= 8;
+	if (atom) {
+		memcpy(&word, buf + len - 8, 8);
+		atom_ok = word == rw_read_u64(len - 8) + RW_ATOMIC_ADD;
+	}
 	for (uint32_t i = 0; i < len; i++) {
 		if (buf[len + i] != rw_write_byte(i) && bad_w++ == 0)
 			first_w = i;
-		if (buf[i] != rw_read_byte(i) && bad_r++ == 0)
+		if (buf[i] != rw_read_byte(i) && !(atom && i >= len - 8) && bad_r++ == 0)
 			first_r = i;
 	}
 	qq.handle = qpn;
 	rc = cmd(&qq, sizeof(qq), &qo, sizeof(qo));
-	ok = !strcmp(tok, "rw-done") && bad_w == 0 && bad_r == 0 && rc == 0 && qo.attr.qp_state == QPS_RTS;
+	ok = (!strcmp(tok, "rw-done") || (atom && atom_ok)) && bad_w == 0 && bad_r == 0 && rc == 0 && qo.attr.qp_state == QPS_RTS;
 	snprintf(reply, sizeof(reply), "%s", ok ? "rw-ok" : "rw-bad");
 	(void)io_full(s, reply, sizeof(reply), 1);
 	close(s);
-	printf("KMOD-RW %s len=%u peer_says=%s written_bad=%u (first at %d) read_region_changed=%u (first at %d) qp_state=%d\n",
+	printf("KMOD-RW %s len=%u peer_says=%s written_bad=%u (first at %d) read_region_changed=%u (first at %d) atomic=%s qp_state=%d\n",
 	       ok ? "PASS" : "FAIL", len, tok, bad_w, first_w == UINT32_MAX ? -1 : (int)first_w, bad_r,
-	       first_r == UINT32_MAX ? -1 : (int)first_r, rc ? -1 : (int)qo.attr.qp_state);
+	       first_r == UINT32_MAX ? -1 : (int)first_r, !atom ? "none" : atom_ok ? "added" : "wrong",
+	       rc ? -1 : (int)qo.attr.qp_state);
 	close(fd);   /* the context, its objects, then the pins */
 	return ok ? 0 : 1;
 }

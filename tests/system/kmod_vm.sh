@@ -45,7 +45,8 @@ out=$root/build/test-system/kmod-vm
 rm -rf "$out"; mkdir -p "$out"
 ITERS=${KMOD_PP_ITERS:-200}
 # RDMA WRITE and READ of 2 MiB each (512 pages, in the kernel's physical
-# order) into the VM's registered heap; the peer's buffer of twice that
+# order) and a FETCH_AND_ADD on a page's last 8 bytes into the VM's
+# registered heap; the peer's buffer of twice that
 # lives in its tenant range of the POSIX NIC's 16 MiB BAR (MNIC_CTX_MEM).
 RW_LEN=${KMOD_RW_LEN:-2097152}
 SIZE=${KMOD_PP_SIZE:-4096}
@@ -191,8 +192,9 @@ rc=0; wait \$pp || rc=\$?
 kill \$relay
 sed 's/^/  server: /' /tmp/pp.log
 check pingpong eq "\$rc" 0
-# Host-physical DMA: the host's mnic-rw (POSIX NIC) RDMA WRITEs into and
-# READs from a malloc'ed 64 MiB buffer registered here (MNIC_IOC_REG_MEM);
+# Host-physical DMA: the host's mnic-rw (POSIX NIC) RDMA WRITEs into,
+# READs from and FETCH_AND_ADDs in a malloc'ed 64 MiB buffer registered
+# here (MNIC_IOC_REG_MEM);
 # the A15 NIC, responder, translates every packet through the MTT into
 # this VM's RAM.  Its READY line tells the host to start.
 check hostmem_rdma_write_read mnic-rw-kmod \$D 18517 $RW_LEN $MAC_P
@@ -385,7 +387,8 @@ rw_rc=1
 if mnic_wait_line "$out/vm.log" "^KMOD-RW-READY" 240 $vm; then
   rw_rc=0
   MNIC_CTX_MEM=$((4 * RW_LEN)) timeout 150 "$mnic_rw" --dev "$out/posix.bar" --connect "127.0.0.1:$rw_port" --dmac $MAC_A \
-    --timeout 120 >"$out/rw.log" 2>&1 || rw_rc=$?
+    --timeout 120 --atomic >"$out/rw.log" 2>&1 || rw_rc=$?
+  grep -q "^MNIC-RW PASS .* atomic=SUCCESS" "$out/rw.log" || rw_rc=1
 fi
 # The health reporter's check: the NIC's QEMU stopped (its heartbeat
 # stalls) from the VM's STALL line until its SEEN line (or 90 s), always
