@@ -245,13 +245,19 @@ include hostdrv/hostdrv.mk
 # runs in build/kmod/ on links to hostdrv/kernel/.
 KMOD_SRCS := $(notdir $(wildcard hostdrv/kernel/*.c hostdrv/kernel/*.h)) Kbuild
 .PHONY: kmod
-kmod: build/kmod/mnic.ko build/kmod/mnic-ioctl-check build/kmod/mnic-tenancy-check
-# Hostile-caller and tenancy checks of /dev/mnicN, run in the test VM
+kmod: build/kmod/mnic.ko build/kmod/mnic-ioctl-check build/kmod/mnic-tenancy-check \
+      build/kmod/mnic-mem-check build/kmod/mnic-rw-kmod
+# Hostile-caller, tenancy and host-memory checks of /dev/mnicN, run in the test VM
 # (static: any libc).
 build/kmod/mnic-%-check: hostdrv/kernel/test/mnic_%_check.c $(wildcard abi/include/mnic/*.h)
 	@mkdir -p $(dir $@)
 	$(Q)gcc -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 		-O2 $(INC_kernel) -static -pthread $< -o $@
+# The passive RDMA WRITE/READ peer on /dev/mnicN (rw_proto.h, mnic-rw's peer).
+build/kmod/mnic-rw-kmod: tests/interop/mnic_rw_kmod.c tests/interop/rw_proto.h $(wildcard abi/include/mnic/*.h)
+	@mkdir -p $(dir $@)
+	$(Q)gcc -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+		-O2 $(INC_kernel) -Itests/interop -static $< -o $@
 build/kmod/mnic.ko: $(addprefix hostdrv/kernel/,$(KMOD_SRCS)) $(wildcard abi/include/mnic/*.h)
 	@mkdir -p build/kmod
 	$(Q)kver=$(or $(KVER),$$(tests/vm/kver.sh --headers)) && \

@@ -2,13 +2,19 @@
 # Start one NIC in the foreground (exec: the caller's $! is the NIC's pid).
 #
 #   qemu-board/nic.sh --board BOARD --name NAME [--mac MAC] [--switch DIR]
-#                     [--selftest] [--bar FILE] [--impair SPEC] [--gdb]
+#                     [--selftest] [--bar FILE] [--hostmem FILE] [--impair SPEC] [--gdb]
 #                     [--pcap FILE] [--image ELF] [--flash FLASH1]
 #                     [--boot-flash FLASH0] [--dry-run]
 #                     [-- FIRMWARE ARGS...]
 #
 # QEMU boards: -nic none, the NIC's port on the switch (-netdev vde), and
 # an ivshmem-plain BAR backed by FILE (default build/nics/NAME.bar).
+# --hostmem FILE: the host-memory aperture (docs/host-interface.md "Host
+# memory and translation"): QEMU boards get FILE, an x86 host VM's RAM
+# file (tests/vm/vm.sh --ram-file), as a second ivshmem-plain device after
+# the BAR's; its size must be a power of two that fits the board's 32-bit
+# PCI MMIO window beside the BAR (256 MiB at most: naturally aligned in
+# 0x10000000..0x3eff0000).  posix: passed on as mnic-fw --hostmem FILE.
 # --selftest: two ports joined by QEMU's internal hub instead of the switch,
 # so the self-test sends frames from one port to the other.
 # posix: runs build/posix[-asan]/mnic-fw with the same switch and BAR file.
@@ -23,7 +29,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-board=; name=; mac=; sw=; selftest=0; bar=; impair=; gdb=0; dry=0; pcap=; image=; san=${SAN:-0}; flash1=; flash0=
+board=; name=; mac=; sw=; selftest=0; bar=; hostmem=; impair=; gdb=0; dry=0; pcap=; image=; san=${SAN:-0}; flash1=; flash0=
 while [ $# -gt 0 ]; do
   case $1 in
     --board) board=${2:?--board needs a value}; shift 2 ;;
@@ -31,6 +37,7 @@ while [ $# -gt 0 ]; do
     --mac) mac=${2:?--mac needs a value}; shift 2 ;;
     --switch) sw=${2:?--switch needs a value}; shift 2 ;;
     --bar) bar=${2:?--bar needs a value}; shift 2 ;;
+    --hostmem) hostmem=${2:?--hostmem needs a value}; shift 2 ;;
     --impair) impair=${2:?--impair needs a value}; shift 2 ;;
     --pcap) pcap=${2:?--pcap needs a value}; shift 2 ;;
     --image) image=${2:?--image needs a value}; shift 2 ;;
@@ -55,6 +62,15 @@ if [ $selftest = 0 ]; then
 fi
 bar=${bar:-$MNIC_ROOT/build/nics/$name.bar}
 mkdir -p "$(dirname "$bar")"
+if [ -n "$hostmem" ]; then
+  [ -f "$hostmem" ] || mnic_die "nic.sh: --hostmem: no file $hostmem (create it with its size first: truncate -s 256M FILE)"
+  hostmem_size=$(stat -c %s "$hostmem")
+  # A PCI BAR is a power of two, naturally aligned (PCI LB 3.0 6.2.5.1).
+  [ "$hostmem_size" -gt 0 ] && [ $((hostmem_size & (hostmem_size - 1))) = 0 ] || \
+    mnic_die "nic.sh: --hostmem: $hostmem is $hostmem_size bytes, not a power of two (a PCI BAR)"
+  [ "$board" = posix ] || [ "$hostmem_size" -le $((256 << 20)) ] || \
+    mnic_die "nic.sh: --hostmem: $hostmem_size bytes do not fit the board's 32-bit PCI MMIO window beside the BAR (256 MiB at most)"
+fi
 
 if [ "$board" = posix ]; then
   if [ "$san" = 1 ]; then variant=posix-asan; mk="BOARD=posix SAN=1"; else variant=posix; mk=BOARD=posix; fi
@@ -62,6 +78,7 @@ if [ "$board" = posix ]; then
   [ -x "$exe" ] || mnic_die "nic.sh: $exe not built; run: make $mk"
   [ $selftest = 0 ] || mnic_die "nic.sh: --selftest is for QEMU boards; POSIX drivers are unit-tested"
   cmd=("$exe" --name "$name" --vde "$sw" --mac "$mac" --bar "$bar")
+  [ -z "$hostmem" ] || cmd+=(--hostmem "$hostmem")
   [ -z "$impair" ] || cmd+=(--impair "$impair")
   cmd+=(-- "$@")
 else
@@ -95,6 +112,10 @@ else
   [ -n "$flash1" ] || cmd+=(-append "${fwargs[*]}")
   cmd+=(-object "memory-backend-file,id=bar,share=on,mem-path=$bar,size=$BAR_SIZE"
         -device ivshmem-plain,memdev=bar)
+  # The second ivshmem-plain function (after the BAR's on the bus, which
+  # is how the board tells them apart): the host's memory.
+  [ -z "$hostmem" ] || cmd+=(-object "memory-backend-file,id=hostmem,share=on,mem-path=$hostmem,size=$hostmem_size"
+                             -device ivshmem-plain,memdev=hostmem)
   [ $gdb = 0 ] || cmd+=(-s -S)
 fi
 if [ $dry = 1 ]; then printf '%q ' "${cmd[@]}"; echo; exit 0; fi

@@ -29,6 +29,7 @@ static struct virtio_net_dev vnet[HAL_MAX_ETH];
 static unsigned vnet_irq[HAL_MAX_ETH];
 static unsigned n_vnet;
 static int ivshmem_rc = -HAL_ENODEV;
+static int hostmem_rc = -HAL_ENODEV;   /* ENODEV: no second ivshmem (optional) */
 static uint32_t irq_unknown;
 static volatile uint32_t timer_irqs;
 static char cmdline[BOARD_CMDLINE_MAX];
@@ -171,6 +172,15 @@ static int probe_pci(struct hal_platform *p)
 		return n;
 	fn = pcie_ecam_find(&ecam, 0x1af4, 0x1110, 0);
 	ivshmem_rc = fn ? ivshmem_attach(fn, &p->hostif) : -HAL_ENODEV;
+	/* Host memory: the second ivshmem-plain function, optional.  One
+	 * that is there but cannot be used (its BAR did not fit the 32-bit
+	 * window: ecam.stats.no_space) leaves the NIC without an aperture
+	 * (the firmware's start line says "host memory the DMA window"; the
+	 * self-test fails ivshmem_hostmem). */
+	fn = pcie_ecam_find(&ecam, 0x1af4, 0x1110, 1);
+	hostmem_rc = fn ? ivshmem_attach_hostmem(fn, &p->hostmem) : -HAL_ENODEV;
+	if (hostmem_rc != 0)
+		memset(&p->hostmem, 0, sizeof(p->hostmem));
 	return 0;
 }
 
@@ -313,6 +323,8 @@ int hal_platform_selftest(struct hal_platform *p, hal_selftest_report_fn report,
 	CHECK("ivshmem_attach", ivshmem_rc, "ivshmem-plain BAR2 is the host BAR");
 	CHECK("ivshmem_rw", p->hostif.bar ? ivshmem_selftest(&p->hostif) : -HAL_ENODEV,
 	      "pattern through BAR2");
+	if (pcie_ecam_find(&ecam, 0x1af4, 0x1110, 1))
+		CHECK("ivshmem_hostmem", hostmem_rc, "second ivshmem-plain BAR2 is the host-memory aperture");
 	CHECK("virtio_net_probe", n_vnet >= 1 ? 0 : -HAL_ENODEV, "virtio-net (modern) found");
 #undef CHECK
 	return failed;

@@ -14,6 +14,28 @@ int ivshmem_bar_cpu_check(uint64_t bus_addr, uint64_t size, uint64_t cpu_addr_ma
 	return 0;
 }
 
+/* The shared-memory BAR of an ivshmem-plain function, checked as
+ * ivshmem.h lists; NULL with *err set otherwise. */
+static const struct pci_bar *shm_bar(const struct pci_fn *fn, int *err)
+{
+	const struct pci_bar *bar;
+
+	*err = -HAL_ENODEV;
+	if (fn->vendor != IVSHMEM_VENDOR || fn->device != IVSHMEM_PLAIN_DEVICE)
+		return NULL;
+	bar = &fn->bar[IVSHMEM_SHM_BAR];
+	if (!bar->present || bar->io)
+		return NULL;
+	*err = -HAL_ENXIO;
+	if (!bar->assigned || !fn->enabled)
+		return NULL;
+	*err = -HAL_ENOSPC;
+	if (bar->size < IVSHMEM_MIN_SIZE)
+		return NULL;
+	*err = ivshmem_bar_cpu_check(bar->addr, bar->size, (uint64_t)UINTPTR_MAX);
+	return *err == 0 ? bar : NULL;
+}
+
 int ivshmem_attach(const struct pci_fn *fn, struct hal_hostif *out)
 {
 	const struct pci_bar *bar;
@@ -21,23 +43,30 @@ int ivshmem_attach(const struct pci_fn *fn, struct hal_hostif *out)
 
 	if (fn == NULL || out == NULL)
 		return -HAL_EINVAL;
-	if (fn->vendor != IVSHMEM_VENDOR || fn->device != IVSHMEM_PLAIN_DEVICE)
-		return -HAL_ENODEV;
-	bar = &fn->bar[IVSHMEM_SHM_BAR];
-	if (!bar->present || bar->io)
-		return -HAL_ENODEV;
-	if (!bar->assigned || !fn->enabled)
-		return -HAL_ENXIO;
-	if (bar->size < IVSHMEM_MIN_SIZE)
-		return -HAL_ENOSPC;
-	err = ivshmem_bar_cpu_check(bar->addr, bar->size, (uint64_t)UINTPTR_MAX);
-	if (err != 0)
+	bar = shm_bar(fn, &err);
+	if (bar == NULL)
 		return err;
 
 	out->bar = (volatile uint8_t *)(uintptr_t)bar->addr;
 	out->bar_size = (size_t)bar->size;
 	out->bar_bus_addr = bar->addr;
 	out->backing = "ivshmem-plain BAR2";
+	return 0;
+}
+
+int ivshmem_attach_hostmem(const struct pci_fn *fn, struct hal_hostmem *out)
+{
+	const struct pci_bar *bar;
+	int err;
+
+	if (fn == NULL || out == NULL)
+		return -HAL_EINVAL;
+	bar = shm_bar(fn, &err);
+	if (bar == NULL)
+		return err;
+	out->base = (volatile uint8_t *)(uintptr_t)bar->addr;
+	out->size = bar->size;
+	out->backing = "ivshmem-plain BAR2 (host RAM)";
 	return 0;
 }
 

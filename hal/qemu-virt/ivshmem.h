@@ -1,5 +1,7 @@
 /* ivshmem-plain (QEMU docs/specs/ivshmem-spec.rst): PCI 1af4:1110 whose
- * BAR2 is the shared memory backend, used as the host interface BAR.
+ * BAR2 is the shared memory backend.  The first such function on the bus
+ * is the host interface BAR, a second one (qemu-board/nic.sh --hostmem)
+ * the host-memory aperture.
  * BAR0 (registers) is unused: ivshmem-plain has no doorbell. */
 #ifndef IVSHMEM_H
 #define IVSHMEM_H
@@ -23,6 +25,12 @@
  *   -HAL_ENOSPC  BAR2 smaller than IVSHMEM_MIN_SIZE
  *   -HAL_ERANGE  BAR2 not addressable by this CPU (above 4 GiB on A32) */
 int ivshmem_attach(const struct pci_fn *fn, struct hal_hostif *out);
+
+/* The same checks for the second ivshmem-plain function: the host-memory
+ * aperture (an x86 host VM's RAM file; docs/host-interface.md "Host memory
+ * and translation"), whose BAR2 offsets are host-physical addresses.
+ * Same errors as ivshmem_attach(). */
+int ivshmem_attach_hostmem(const struct pci_fn *fn, struct hal_hostmem *out);
 
 /* 0 if [bus_addr, bus_addr + size) is non-empty and every byte of it has a
  * CPU address <= cpu_addr_max (identity mapping, MMU off), and size fits a

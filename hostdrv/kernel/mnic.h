@@ -1,6 +1,7 @@
 /* mnic.ko private header: the device, its counters, the parts shared by
  * mnic_main.c (PCI, /dev/mnicN, ioctl, mmap), mnic_ctx.c (a firmware
  * context per open file, the privilege policy), mnic_cmd.c (command queue),
+ * mnic_mem.c (user memory pinned into MTTs),
  * mnic_sysfs.c (health and counters) and mnic_devlink.c (devlink info,
  * flash and the firmware health reporter). */
 #ifndef MNIC_KMOD_H
@@ -57,7 +58,21 @@
 	X(flash_aborted)        /* ... command lost, signal or removal */     \
 	X(flash_busy)           /* ... another flash in progress */           \
 	X(health_reports)       /* firmware errors reported to devlink */     \
-	X(health_recovered)     /* ... and back to healthy */
+	X(health_recovered)     /* ... and back to healthy */                 \
+	X(refused_mtt)          /* MTT opcode, or an mtt not the file's */    \
+	X(refused_phys)         /* physical mode on a NIC with host memory */ \
+	X(reg_ok)               /* MNIC_IOC_REG_MEM registered */             \
+	X(reg_failed)           /* ... failed after its checks */             \
+	X(reg_refused_range)    /* ... length 0, wraps, > max_reg_mib */      \
+	X(reg_refused_memlock)  /* ... past RLIMIT_MEMLOCK */                 \
+	X(reg_refused_pin)      /* ... pages not pinnable (not writable...) */\
+	X(reg_no_aperture)      /* ... the NIC has no host-memory aperture */ \
+	X(reg_bad_reply)        /* ... CREATE_MTT answered the wrong shape */ \
+	X(dereg_ok)             /* MNIC_IOC_DEREG_MEM done */                 \
+	X(dereg_refused)        /* ... not the file's, or the MTT in use */   \
+	X(mem_pages_pinned)     /* pages pinned, in total */                  \
+	X(mem_pages_unpinned)   /* ... unpinned again */                      \
+	X(mem_pages_leaked)     /* ... left pinned: the NIC may still use them */
 
 #define MNIC_KCNT_ENUM_(name) MNIC_KCNT_##name,
 enum mnic_kcounter { MNIC_KCOUNTERS(MNIC_KCNT_ENUM_) MNIC_KCNT_NUM };
@@ -102,6 +117,11 @@ struct mnic_kdev {
 	unsigned long hb_moved;            /* jiffies when it last moved */
 	bool health_bad;                   /* an error is reported, not yet cleared */
 
+	/* The NIC's host-memory aperture (QUERY_DEVICE at probe): 0, it
+	 * reaches only its BAR window; else it DMAs to this host's physical
+	 * memory through MTTs (mnic_mem.c). */
+	u64 hostmem_size;
+
 	atomic64_t cnt[MNIC_KCNT_NUM];
 };
 
@@ -123,6 +143,8 @@ struct mnic_file {
 	u16 ctx;                           /* 1 .. MNIC_CTX_MAX */
 	u64 ua_offset;                     /* window address of its user-area range */
 	u64 ua_size;
+	struct mutex mem_lock;             /* mems (taken after ctx_lock) */
+	struct list_head mems;             /* registrations (mnic_mem.c) */
 };
 
 /* A command in kernel memory (mnic_cmd.c).  User input is copied in
@@ -154,6 +176,15 @@ void mnic_file_ctx_free(struct mnic_file *mf, u32 timeout_ms);
 void mnic_files_ctx_free(struct mnic_kdev *d);
 long mnic_ioctl_ctx(struct mnic_file *mf, struct mnic_ioc_ctx __user *uarg);
 int mnic_cmd_policy(struct mnic_file *mf, u8 *in, u32 in_len);
+int mnic_module_cmd(struct mnic_kdev *d, void *in, u32 in_len, void *out, u32 out_len,
+		    u32 timeout_ms);
+
+/* mnic_mem.c */
+long mnic_ioctl_reg_mem(struct mnic_file *mf, struct mnic_ioc_reg_mem __user *uarg);
+long mnic_ioctl_dereg_mem(struct mnic_file *mf, struct mnic_ioc_dereg_mem __user *uarg);
+int mnic_mem_dereg(struct mnic_file *mf, u32 mtt);
+int mnic_mem_cmd_check(struct mnic_file *mf, const u8 *in, u32 in_len);
+void mnic_mem_forget(struct mnic_file *mf, bool dma_stopped);
 
 /* mnic_devlink.c */
 int mnic_devlink_register(struct mnic_kdev *d);

@@ -89,8 +89,9 @@ static int status_errno(const struct mnic_cmd_out_hdr *h)
 	return h->status == MNIC_CMD_STAT_NO_RESOURCES ? -ENOSPC : -EIO;
 }
 
-/* One command of the module's own, as MNIC_CTX_MGMT. */
-static int module_cmd(struct mnic_kdev *d, void *in, u32 in_len, void *out, u32 out_len,
+/* One command of the module's own (hdr.ctx as the caller set it: MNIC_CTX_MGMT,
+ * or a file's context for the objects it makes for that file). */
+int mnic_module_cmd(struct mnic_kdev *d, void *in, u32 in_len, void *out, u32 out_len,
 		      u32 timeout_ms)
 {
 	struct mnic_kcmd k = { .in = in, .in_len = in_len, .out = out, .out_len = out_len,
@@ -113,7 +114,7 @@ static int ctx_dealloc(struct mnic_kdev *d, u16 ctx, u32 timeout_ms)
 		.handle = ctx,
 	};
 	struct mnic_cmd_simple_out out;
-	int ret = module_cmd(d, &in, sizeof(in), &out, sizeof(out), timeout_ms);
+	int ret = mnic_module_cmd(d, &in, sizeof(in), &out, sizeof(out), timeout_ms);
 
 	if (ret) {
 		mnic_count(d, MNIC_KCNT_ctx_dealloc_failed);
@@ -182,7 +183,7 @@ static int ctx_alloc(struct mnic_file *mf, u64 want_offset, u64 want_size)
 			.ua_offset = want_offset,
 			.ua_size = size,
 		};
-		ret = module_cmd(d, &in, sizeof(in), &out, sizeof(out), 0);
+		ret = mnic_module_cmd(d, &in, sizeof(in), &out, sizeof(out), 0);
 		if (!ret || out.hdr.status != MNIC_CMD_STAT_NO_RESOURCES || want_size ||
 		    size <= MNIC_CTX_UA_ALIGN)
 			break;
@@ -243,7 +244,8 @@ void mnic_file_ctx_free(struct mnic_file *mf, u32 timeout_ms)
 {
 	mutex_lock(&mf->ctx_lock);
 	if (mf->has_ctx)
-		ctx_dealloc(mf->d, mf->ctx, timeout_ms ? timeout_ms : MNIC_CTX_RELEASE_TIMEOUT_MS);
+		mnic_mem_forget(mf, !ctx_dealloc(mf->d, mf->ctx,
+					 timeout_ms ? timeout_ms : MNIC_CTX_RELEASE_TIMEOUT_MS));
 	mf->has_ctx = false;
 	mutex_unlock(&mf->ctx_lock);
 }
@@ -267,6 +269,10 @@ void mnic_files_ctx_free(struct mnic_kdev *d)
 			answering = !ctx_dealloc(d, mf->ctx, MNIC_CTX_REMOVE_TIMEOUT_MS);
 		else if (mf->has_ctx)
 			mnic_count(d, MNIC_KCNT_ctx_dealloc_failed);
+		/* Registered pages go back only if the firmware confirmed
+		 * that the context, and so every way to them, is gone. */
+		if (mf->has_ctx)
+			mnic_mem_forget(mf, answering);
 		mf->has_ctx = false;
 		mutex_unlock(&mf->ctx_lock);
 	}
@@ -358,6 +364,9 @@ int mnic_cmd_policy(struct mnic_file *mf, u8 *in, u32 in_len)
 		dev_dbg(&d->pdev->dev, "opcode 0x%x refused: not in mnic/cmd.h\n", hdr->opcode);
 		return -EOPNOTSUPP;
 	}
+	ret = mnic_mem_cmd_check(mf, in, in_len);
+	if (ret)
+		return ret;
 	ret = own_ctx(mf, &ctx);
 	if (ret)
 		return ret;

@@ -79,6 +79,8 @@ static int mnic_open(struct inode *inode, struct file *f)
 	mf->d = d;
 	mf->mapping = f->f_mapping;
 	mutex_init(&mf->ctx_lock);
+	mutex_init(&mf->mem_lock);
+	INIT_LIST_HEAD(&mf->mems);
 	mutex_lock(&d->files_lock);
 	list_add(&mf->node, &d->files);
 	mutex_unlock(&d->files_lock);
@@ -103,6 +105,7 @@ static int mnic_release(struct inode *inode, struct file *f)
 	list_del(&mf->node);
 	mutex_unlock(&d->files_lock);
 	mutex_destroy(&mf->ctx_lock);
+	mutex_destroy(&mf->mem_lock);
 	kfree(mf);
 	kref_put(&d->ref, mnic_free);
 	return 0;
@@ -158,6 +161,12 @@ static long mnic_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 		break;
 	case MNIC_IOC_CMD:
 		ret = mnic_ioctl_cmd(mf, uarg);
+		break;
+	case MNIC_IOC_REG_MEM:
+		ret = mnic_ioctl_reg_mem(mf, uarg);
+		break;
+	case MNIC_IOC_DEREG_MEM:
+		ret = mnic_ioctl_dereg_mem(mf, uarg);
 		break;
 	default:
 		ret = -ENOTTY;
@@ -249,6 +258,27 @@ static const struct file_operations mnic_fops = {
 
 /* ---- probe / remove ----------------------------------------------------- */
 
+/* The NIC's host-memory aperture (QUERY_DEVICE as MNIC_CTX_MGMT): what
+ * decides whether tenants register memory (mnic_mem.c) or use physical
+ * mode in the BAR window.  A NIC that cannot say has none. */
+static void query_hostmem(struct mnic_kdev *d)
+{
+	struct mnic_cmd_simple_in in = { .hdr = { .opcode = MNIC_CMD_QUERY_DEVICE,
+						  .ctx = MNIC_CTX_MGMT } };
+	struct mnic_cmd_query_device_out *out = kzalloc(sizeof(*out), GFP_KERNEL);
+	int ret;
+
+	if (!out)
+		return;
+	ret = mnic_module_cmd(d, &in, sizeof(in), out, sizeof(*out), 5000);
+	if (ret)
+		dev_warn(&d->pdev->dev, "QUERY_DEVICE failed (%d): no host-memory aperture assumed\n",
+			 ret);
+	else
+		d->hostmem_size = out->hostmem_size;
+	kfree(out);
+}
+
 /* Wait for the firmware to leave BOOTING (bounded).  0 when READY. */
 static int wait_ready(struct mnic_kdev *d)
 {
@@ -338,6 +368,7 @@ static int mnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = mnic_cmdq_enable(d);
 	if (ret)
 		goto err_unmap;
+	query_hostmem(d);
 
 	ret = ida_alloc(&mnic_ida, GFP_KERNEL);
 	if (ret < 0)
@@ -362,9 +393,10 @@ static int mnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	memcpy_fromio(board, d->seg->board_name, sizeof(board) - 1);
 	board[sizeof(board) - 1] = '\0';
 	memcpy_fromio(mac, d->seg->mac, sizeof(mac));
-	dev_info(&pdev->dev, "%s: board %s fw %u.%u.%u cmdif %u mac %pM, window %llu MiB\n",
+	dev_info(&pdev->dev, "%s: board %s fw %u.%u.%u cmdif %u mac %pM, window %llu MiB, host memory %llu MiB\n",
 		 d->name, board, fw >> 24, (fw >> 16) & 0xff, fw & 0xffff, rev, mac,
-		 (unsigned long long)(d->bar_len - MNIC_DMA_WINDOW_OFFSET) >> 20);
+		 (unsigned long long)(d->bar_len - MNIC_DMA_WINDOW_OFFSET) >> 20,
+		 (unsigned long long)d->hostmem_size >> 20);
 	return 0;
 
 err_devlink:

@@ -4,7 +4,7 @@
  * The exchange and the data patterns are in rw_proto.h.
  *
  *   mnic-rw --dev BAR|/dev/mnicN --connect HOST:PORT --dmac MAC
- *           [--mtu 256..4096] [--timeout S]
+ *           [--mtu 256..4096] [--timeout S] [--atomic]
  *
  * Our address goes out in ibv_rc_pingpong's "LID:QPN:PSN:GID" format with
  * GID ::ffff:<our IPv4> (RoCEv2, IPv4-mapped: IBA A17.4.5.1).  --dmac is
@@ -115,7 +115,7 @@ static int poll_n(struct mnic_cq *cq, int want, int timeout_s, struct mnic_wc *w
 int main(int argc, char **argv)
 {
 	const char *devpath = NULL, *peer = NULL, *dmac_s = NULL;
-	int mtu = 1024, timeout_s = 60;
+	int mtu = 1024, timeout_s = 60, atomic = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!strcmp(argv[i], "--dev") && v) devpath = v;
@@ -123,9 +123,10 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--dmac") && v) dmac_s = v;
 		else if (!strcmp(argv[i], "--mtu") && v) mtu = atoi(v);
 		else if (!strcmp(argv[i], "--timeout") && v) timeout_s = atoi(v);
+		else if (!strcmp(argv[i], "--atomic")) { atomic = 1; continue; }
 		else {
 			fprintf(stderr, "usage: mnic-rw --dev BAR --connect HOST:PORT --dmac MAC "
-					"[--mtu 256..4096] [--timeout S]\n");
+					"[--mtu 256..4096] [--timeout S] [--atomic]\n");
 			return 2;
 		}
 		i++;
@@ -224,17 +225,33 @@ int main(int argc, char **argv)
 		if (p[len + i] != rw_read_byte(i) && bad++ == 0)
 			first = i;
 	ok = ok && bad == 0;
+	/* --atomic (rw_proto.h): FETCH_AND_ADD on the read half's last 8
+	 * bytes; the old value lands in our first 8 (the WRITE is done). */
+	struct mnic_wc awc = { .status = MNIC_WC_GENERAL_ERR };
+	uint64_t fetched = 0;
+	if (ok && atomic) {
+		struct mnic_sge asge = { .addr = buf.addr, .length = 8, .lkey = mr->lkey };
+		struct mnic_send_wr at = { .wr_id = 3, .sg_list = &asge, .num_sge = 1,
+					   .opcode = MNIC_WR_ATOMIC_FETCH_AND_ADD,
+					   .send_flags = MNIC_SEND_SIGNALED, .remote_addr = raddr + len - 8,
+					   .rkey = rkey, .compare_add = RW_ATOMIC_ADD };
+		if (len < 8 || mnic_post_send(qp, &at, NULL) || poll_n(cq, 1, timeout_s, &awc))
+			ok = 0;
+		memcpy(&fetched, p, 8);
+		ok = ok && awc.status == MNIC_WC_SUCCESS && fetched == rw_read_u64(len - 8);
+	}
 	char tok[RW_TOKEN_LEN] = { 0 }, reply[RW_TOKEN_LEN + 1] = { 0 };
-	snprintf(tok, sizeof tok, "%s", ok ? "rw-done" : "rw-fail");
+	snprintf(tok, sizeof tok, "%s", !ok ? "rw-fail" : atomic ? "rw-atom" : "rw-done");
 	if (io_full(fd, tok, sizeof tok, 1) || io_full(fd, reply, RW_TOKEN_LEN, 0))
 		snprintf(reply, sizeof reply, "(none)");
 	close(fd);
 	int peer_ok = !strcmp(reply, "rw-ok");
-	printf("MNIC-RW %s len=%u mtu=%d write=%s read=%s read_bad=%u (first at %d) peer=%s\n",
+	printf("MNIC-RW %s len=%u mtu=%d write=%s read=%s read_bad=%u (first at %d) peer=%s%s%s\n",
 	       ok && peer_ok ? "PASS" : "FAIL", len, mtu,
 	       err ? "timeout" : mnic_wc_status_name(wc[0].status),
 	       err ? "timeout" : mnic_wc_status_name(wc[1].status), bad,
-	       first == UINT32_MAX ? -1 : (int)first, reply);
+	       first == UINT32_MAX ? -1 : (int)first, reply, atomic ? " atomic=" : "",
+	       atomic ? (fetched == rw_read_u64(len - 8) ? mnic_wc_status_name(awc.status) : "bad-value") : "");
 	mnic_destroy_qp(qp);
 	mnic_dereg_mr(mr);
 	mnic_destroy_cq(cq);

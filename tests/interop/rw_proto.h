@@ -12,6 +12,11 @@
  *            RDMA READ [ADDR, ADDR + LEN) and check rw_read_byte(i)
  *   mnic-rw -> rdma_rw   RW_TOKEN_LEN bytes "rw-done" (or "rw-fail")
  *   rdma_rw -> mnic-rw   "rw-ok" or "rw-bad" after checking both halves
+ * With mnic-rw --atomic (peers that know it: mnic-rw-kmod), between the
+ * READ and the token: ATOMIC FETCH_AND_ADD of RW_ATOMIC_ADD to the 8
+ * bytes at ADDR + LEN - 8 (the read half's last 8 bytes: a page's last 8
+ * when LEN is a page multiple), the fetched value checked as the pattern,
+ * and the token "rw-atom" instead of "rw-done".
  */
 #ifndef INTEROP_RW_PROTO_H
 #define INTEROP_RW_PROTO_H
@@ -25,6 +30,7 @@
 #define RW_MSG_MR (RW_MSG_PEER + sizeof ":0000000000000000:00000000:00000000" - 1)
 #define RW_TOKEN_LEN 8u
 #define RW_MAX_LEN (1u << 24)
+#define RW_ATOMIC_ADD 0x0123456789abcdefull
 
 /* Patterns that repeat at no power of two below 64 KiB, so a misplaced
  * packet (wrong offset, wrong PSN) cannot pass the check. */
@@ -36,6 +42,17 @@ static inline uint8_t rw_read_byte(uint32_t i)
 static inline uint8_t rw_write_byte(uint32_t i)
 {
 	return (uint8_t)(i * 37u + 0x5au + (i >> 9) * 29u + (i >> 16) * 3u);
+}
+
+/* The 8 pattern bytes at i.. as the little-endian 64-bit value an atomic
+ * reads there (the hosts here are little-endian). */
+static inline uint64_t rw_read_u64(uint32_t i)
+{
+	uint64_t v = 0;
+
+	for (unsigned b = 0; b < 8; b++)
+		v |= (uint64_t)rw_read_byte(i + b) << (8 * b);
+	return v;
 }
 
 /* Read or write exactly len bytes of the exchange (0), or -1. */

@@ -9,6 +9,11 @@
 #        [--append "ARGS"]     extra kernel command line (after console=ttyS0 panic=-1)
 #        [--log FILE]          serial console to FILE (default: stdout)
 #        [--mem MB]            RAM (default 512)       [--smp N]  CPUs (default 1)
+#        [--ram-file FILE]     the RAM is FILE (memory-backend-file, share=on: another
+#                              process, a NIC's host-memory aperture, maps the same
+#                              bytes); file offset = guest-physical address for
+#                              --mem <= 2816 (q35 puts all RAM below 4 GiB then;
+#                              docs/host-interface.md "GPA and the RAM file")
 #        [--accel auto|kvm|tcg] default auto: KVM if /dev/kvm really works, else TCG
 #        [--ivshmem BARFILE]   an ivshmem-plain PCI device whose BAR2 is BARFILE
 #                              (shared, size = the file's size; repeatable)
@@ -33,7 +38,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 die() { echo "vm.sh: $*" >&2; exit 1; }
 
 initrd=; kver=; kernel=; append=; log=; mem=512; smp=1; accel=auto; dry=0
-vde=; mac=; fwds=(); gfwds=(); bars=(); pcap=
+vde=; mac=; fwds=(); gfwds=(); bars=(); pcap=; ramfile=
 while [ $# -gt 0 ]; do
   case $1 in
     --initrd) initrd=${2:?}; shift 2 ;;
@@ -42,6 +47,7 @@ while [ $# -gt 0 ]; do
     --append) append=${2?}; shift 2 ;;
     --log) log=${2:?}; shift 2 ;;
     --mem) mem=${2:?}; shift 2 ;;
+    --ram-file) ramfile=${2:?}; shift 2 ;;
     --smp) smp=${2:?}; shift 2 ;;
     --accel) accel=${2:?}; shift 2 ;;
     --ivshmem) bars+=("${2:?}"); shift 2 ;;
@@ -104,6 +110,14 @@ cmd=("$qemu" -M q35 -accel "$accel" -cpu "$cpu" -m "$mem" -smp "$smp"
      -kernel "$kernel" -initrd "$initrd"
      -append "console=ttyS0 panic=-1 $append")
 if [ -n "$log" ]; then cmd+=(-serial "file:$log"); else cmd+=(-serial stdio); fi
+if [ -n "$ramfile" ]; then
+  # q35 (QEMU 7.2 pc_q35_init): RAM below 4 GiB is all of it while it is
+  # under 0xb0000000 (2816 MiB), else 2 GiB with the rest from 4 GiB on;
+  # only the first case keeps file offset = guest-physical address.
+  [[ $mem =~ ^[0-9]+$ ]] && [ "$mem" -le 2816 ] || die "--ram-file wants --mem <= 2816 (MiB): file offset = GPA only while all RAM is below the 32-bit hole"
+  cmd+=(-object "memory-backend-file,id=ram,share=on,mem-path=$ramfile,size=${mem}M"
+        -machine memory-backend=ram)
+fi
 i=0
 for b in "${bars[@]}"; do
   [ -f "$b" ] || die "--ivshmem: no BAR file $b (start the NIC first)"

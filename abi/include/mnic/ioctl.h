@@ -21,6 +21,19 @@
  *                    MNIC_CTX_MGMT for a privileged command of a
  *                    CAP_NET_ADMIN caller); opcodes of the privileged set
  *                    from other callers are refused with -EPERM.
+ *   MNIC_IOC_REG_MEM register user memory (docs/kernel-driver.md "Host
+ *                    memory"): the module pins [addr, addr + length) of
+ *                    the calling process (FOLL_LONGTERM), builds its page
+ *                    list of host-physical addresses, CREATE_MTT +
+ *                    WRITE_MTT in the file's context and, with
+ *                    MNIC_REG_MEM_MR, REG_MR over it; answers the MTT
+ *                    handle (for REG_MR / queue descriptors: rings) and
+ *                    the keys.  Tenants never write page lists themselves:
+ *                    MNIC_IOC_CMD refuses CREATE/WRITE/DESTROY_MTT, and an
+ *                    mtt the module did not make for this file.
+ *   MNIC_IOC_DEREG_MEM  deregister one: DEREG_MR, DESTROY_MTT, unpin.
+ *                    Whatever is still registered goes when the file is
+ *                    released (after its context, so no DMA is left).
  *   mmap             offset MNIC_MMAP_USER maps the file's own user-area
  *                    range (MNIC_IOC_CTX ua_offset/ua_size), never another
  *                    context's: rings, doorbell records and MR memory.
@@ -91,8 +104,43 @@ struct mnic_ioc_ctx {
 };
 _Static_assert(sizeof(struct mnic_ioc_ctx) == 32, "ioc ctx layout");
 
+/* MNIC_IOC_REG_MEM.  addr may have any alignment: the MTT covers the
+ * pages of [addr, addr + length) and its IOVA is addr itself (verbs'
+ * virtual addresses).  Refusals: length 0, a range that wraps or is not
+ * the caller's writable memory (-EINVAL / -EFAULT), longer than the
+ * module's max_reg_mib (-E2BIG), past RLIMIT_MEMLOCK without
+ * CAP_IPC_LOCK (-ENOMEM), flags or reserved bits set (-EINVAL). */
+#define MNIC_REG_MEM_MR 1u             /* also REG_MR(pd, access) over the MTT */
+struct mnic_ioc_reg_mem {
+	uint32_t size;                 /* sizeof(struct mnic_ioc_reg_mem) */
+	uint32_t version;              /* MNIC_IOC_VERSION */
+	uint64_t addr;                 /* in: user virtual address = IOVA */
+	uint64_t length;               /* in: bytes, > 0 */
+	uint32_t flags;                /* in: MNIC_REG_MEM_* */
+	uint32_t pd;                   /* in (MR): PD of the file's context */
+	uint32_t access;               /* in (MR): ibv_access_flags values */
+	uint32_t mtt;                  /* out: MTT handle (never MNIC_MTT_NONE) */
+	uint32_t lkey, rkey;           /* out (MR); 0 without MNIC_REG_MEM_MR */
+	uint32_t npages;               /* out: pages pinned (= MTT entries) */
+	uint32_t page_shift;           /* out: MTT page size, 2^page_shift */
+};
+_Static_assert(sizeof(struct mnic_ioc_reg_mem) == 56, "ioc reg mem layout");
+
+/* MNIC_IOC_DEREG_MEM: mtt as MNIC_IOC_REG_MEM answered.  -ENOENT: not a
+ * registration of this file; -EBUSY: a queue still uses the MTT (destroy
+ * it first; the pages stay pinned). */
+struct mnic_ioc_dereg_mem {
+	uint32_t size;                 /* sizeof(struct mnic_ioc_dereg_mem) */
+	uint32_t version;              /* MNIC_IOC_VERSION */
+	uint32_t mtt;
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct mnic_ioc_dereg_mem) == 16, "ioc dereg mem layout");
+
 #define MNIC_IOC_INFO _IOR(MNIC_IOC_MAGIC, 1, struct mnic_ioc_info)
 #define MNIC_IOC_CTX  _IOWR(MNIC_IOC_MAGIC, 3, struct mnic_ioc_ctx)
 #define MNIC_IOC_CMD  _IOWR(MNIC_IOC_MAGIC, 2, struct mnic_ioc_cmd)
+#define MNIC_IOC_REG_MEM   _IOWR(MNIC_IOC_MAGIC, 4, struct mnic_ioc_reg_mem)
+#define MNIC_IOC_DEREG_MEM _IOW(MNIC_IOC_MAGIC, 5, struct mnic_ioc_dereg_mem)
 
 #endif

@@ -166,6 +166,11 @@ struct tenant {
 	int fd;
 	struct mnic_ioc_ctx ctx;
 	volatile uint32_t *map;        /* the whole range, ctx.ua_size bytes */
+	volatile uint32_t *mem;        /* what its objects use: the range, or (a NIC
+					  with host memory) T_NEED bytes of its own
+					  memory registered as one MTT */
+	uint64_t mem_addr;             /* mem's address for the NIC (window or IOVA) */
+	uint32_t mtt;                  /* MNIC_MTT_NONE: physical mode in the range */
 	uint32_t pd, cq, qpn, lkey;
 };
 
@@ -211,6 +216,39 @@ static int tenant_open(struct tenant *t, const char *who)
 	if (p == MAP_FAILED)
 		return -1;
 	t->map = p;
+	t->mem = p;
+	t->mem_addr = t->ctx.ua_offset;
+	return 0;
+}
+
+/* A NIC with host memory (QUERY_DEVICE hostmem_size) takes no physical
+ * mode from a tenant: its objects live in its own memory, registered
+ * (MNIC_IOC_REG_MEM), at their virtual addresses. */
+static int tenant_memory(struct tenant *t, const char *who)
+{
+	struct mnic_cmd_simple_in in = { .hdr = { .opcode = MNIC_CMD_QUERY_DEVICE } };
+	struct mnic_cmd_query_device_out q;
+	struct mnic_ioc_reg_mem r;
+	char name[64];
+	void *p;
+	int rc;
+
+	if (cmd(t->fd, &in, sizeof(in), &q, sizeof(q)) != 0 || q.hostmem_size == 0)
+		return 0;
+	p = mmap(NULL, T_NEED, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	memset(p, 0, T_NEED);
+	r = (struct mnic_ioc_reg_mem){ .size = sizeof(r), .version = MNIC_IOC_VERSION,
+				       .addr = (uint64_t)(uintptr_t)p, .length = T_NEED };
+	rc = ioctl(t->fd, MNIC_IOC_REG_MEM, &r) < 0 ? -errno : 0;
+	snprintf(name, sizeof(name), "tenancy_%s_reg_mem", who);
+	expect_ok(name, rc);
+	if (rc)
+		return -1;
+	t->mem = p;
+	t->mem_addr = (uint64_t)(uintptr_t)p;
+	t->mtt = r.mtt;
 	return 0;
 }
 
@@ -222,18 +260,22 @@ static int tenant_objects(struct tenant *t, const char *who)
 	struct mnic_cmd_reg_mr_in mr_in;
 	struct mnic_cmd_reg_mr_out mr_out;
 	struct mnic_cmd_handle_out ho;
-	uint64_t base = t->ctx.ua_offset;
+	uint64_t base = t->mem_addr;
 	char name[64];
 	int rc;
 
+	if (tenant_memory(t, who))
+		return -1;
+	base = t->mem_addr;
 	for (uint32_t i = 0; i < T_MR_LEN / 4; i++)
-		t->map[(T_MR + i * 4) / 4] = PATTERN;
+		t->mem[(T_MR + i * 4) / 4] = PATTERN;
 	rc = cmd(t->fd, &pd_in, sizeof(pd_in), &ho, sizeof(ho));
 	t->pd = ho.handle;
 	if (rc == 0) {
 		memset(&cq_in, 0, sizeof(cq_in));
 		cq_in.hdr.opcode = MNIC_CMD_CREATE_CQ;
-		cq_in.q = (struct mnic_queue_desc){ base + T_CQ_RING, base + T_DBREC, 64, 0, 0, 0 };
+		cq_in.q = (struct mnic_queue_desc){ .ring_addr = base + T_CQ_RING, .dbrec_addr = base + T_DBREC,
+						    .size = 64, .ring_mtt = t->mtt, .dbrec_mtt = t->mtt };
 		rc = cmd(t->fd, &cq_in, sizeof(cq_in), &ho, sizeof(ho));
 		t->cq = ho.handle;
 	}
@@ -244,8 +286,12 @@ static int tenant_objects(struct tenant *t, const char *who)
 		qp_in.send_cq = qp_in.recv_cq = t->cq;
 		qp_in.srq = MNIC_NO_SRQ;
 		qp_in.max_send_sge = qp_in.max_recv_sge = 1;
-		qp_in.sq = (struct mnic_queue_desc){ base + T_SQ_RING, base + T_DBREC + 64, 16, 0, 0, 0 };
-		qp_in.rq = (struct mnic_queue_desc){ base + T_RQ_RING, base + T_DBREC + 128, 16, 0, 0, 0 };
+		qp_in.sq = (struct mnic_queue_desc){ .ring_addr = base + T_SQ_RING,
+						     .dbrec_addr = base + T_DBREC + 64, .size = 16,
+						     .ring_mtt = t->mtt, .dbrec_mtt = t->mtt };
+		qp_in.rq = (struct mnic_queue_desc){ .ring_addr = base + T_RQ_RING,
+						     .dbrec_addr = base + T_DBREC + 128, .size = 16,
+						     .ring_mtt = t->mtt, .dbrec_mtt = t->mtt };
 		rc = cmd(t->fd, &qp_in, sizeof(qp_in), &ho, sizeof(ho));
 		t->qpn = ho.handle;
 	}
@@ -256,6 +302,7 @@ static int tenant_objects(struct tenant *t, const char *who)
 		mr_in.access = 1;   /* IBV_ACCESS_LOCAL_WRITE */
 		mr_in.addr = base + T_MR;
 		mr_in.length = T_MR_LEN;
+		mr_in.mtt = t->mtt;
 		rc = cmd(t->fd, &mr_in, sizeof(mr_in), &mr_out, sizeof(mr_out));
 		t->lkey = mr_out.lkey;
 	}
@@ -463,8 +510,8 @@ static int tenant_a(void *arg)
 	rc = cmd_handle(t.fd, MNIC_CMD_QUERY_QP, MNIC_QUERY_QP_BY_QPN, 0, t.qpn, &q, sizeof(q));
 	result("tenancy_a_qp_intact", rc == 0 && q.attr.qp_state == 0 /* IBV_QPS_RESET */,
 	       "A's QP gone or changed by B");
-	result("tenancy_a_pattern_intact", t.map[T_MR / 4] == PATTERN &&
-						   t.map[(T_MR + T_MR_LEN) / 4 - 1] == PATTERN,
+	result("tenancy_a_pattern_intact", t.mem[T_MR / 4] == PATTERN &&
+						   t.mem[(T_MR + T_MR_LEN) / 4 - 1] == PATTERN,
 	       "A's memory changed");
 	return 0;
 }

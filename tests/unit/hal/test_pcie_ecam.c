@@ -498,6 +498,54 @@ static void test_ivshmem_attach_bar_checks(void **state)
 	assert_int_equal(ivshmem_attach(&f, &h), -HAL_ENODEV);
 }
 
+/* The NIC's bus as qemu-board/nic.sh --hostmem builds it: the BAR's
+ * ivshmem-plain first, the host VM's RAM second.  In the A15's 32-bit
+ * window (0x10000000..0x3eff0000) a 256 MiB aperture lands naturally
+ * aligned at 0x20000000; 512 MiB has no aligned place and is refused
+ * (no aperture rather than part of one). */
+static void nic_bus(uint64_t hostmem_size)
+{
+	struct fake_fn *f;
+
+	fake_ecam_reset();
+	fake_ecam_add(0, 0, 0, 0x1b36, 0x0008, 0x06000000, 0x00);
+	f = fake_ecam_add(0, 1, 0, 0x1af4, 0x1110, 0x05000001, 0x00);
+	fake_bar_mem32(f, 0, 256, 0);
+	fake_bar_mem64(f, 2, 16u << 20, 1);
+	f = fake_ecam_add(0, 2, 0, 0x1af4, 0x1110, 0x05000001, 0x00);
+	fake_bar_mem32(f, 0, 256, 0);
+	fake_bar_mem64(f, 2, hostmem_size, 1);
+	ecam_prepare(WIN_BASE, WIN_SIZE);
+	assert_int_equal(pcie_ecam_enumerate(&ecam), 3);
+	check_invariants();
+}
+
+static void test_ivshmem_attach_hostmem(void **state)
+{
+	struct hal_hostif bar;
+	struct hal_hostmem hm;
+
+	(void)state;
+	nic_bus(256u << 20);
+	assert_int_equal(ivshmem_attach(pcie_ecam_find(&ecam, IVSHMEM_VENDOR, IVSHMEM_PLAIN_DEVICE, 0),
+					&bar), 0);
+	assert_int_equal(bar.bar_size, 16u << 20);
+	memset(&hm, 0, sizeof(hm));
+	assert_int_equal(ivshmem_attach_hostmem(pcie_ecam_find(&ecam, IVSHMEM_VENDOR,
+							       IVSHMEM_PLAIN_DEVICE, 1), &hm), 0);
+	assert_true((uintptr_t)hm.base == 0x20000000u);
+	assert_int_equal(hm.size, 256u << 20);
+	assert_string_equal(hm.backing, "ivshmem-plain BAR2 (host RAM)");
+	assert_int_equal(ecam.stats.no_space, 0);
+
+	nic_bus(512u << 20);
+	assert_int_equal(ivshmem_attach_hostmem(pcie_ecam_find(&ecam, IVSHMEM_VENDOR,
+							       IVSHMEM_PLAIN_DEVICE, 1), &hm), -HAL_ENXIO);
+	assert_int_equal(ecam.stats.no_space, 1);
+	assert_int_equal(ivshmem_attach_hostmem(NULL, &hm), -HAL_EINVAL);
+	assert_int_equal(ivshmem_attach_hostmem(fn_at(0, 0), &hm), -HAL_ENODEV);
+}
+
 static void test_ivshmem_cpu_check_32bit(void **state)
 {
 	const uint64_t a32_max = UINT32_MAX;
@@ -581,6 +629,7 @@ int main(void)
 		cmocka_unit_test_setup(test_cfg_access_bounds, setup_default),
 		cmocka_unit_test_setup(test_ivshmem_attach, setup_default),
 		cmocka_unit_test_setup(test_ivshmem_attach_bar_checks, setup_default),
+		cmocka_unit_test_setup(test_ivshmem_attach_hostmem, setup_default),
 		cmocka_unit_test_setup(test_ivshmem_cpu_check_32bit, setup_default),
 		cmocka_unit_test_setup(test_ivshmem_selftest, setup_default),
 	};
