@@ -28,20 +28,21 @@ static uint64_t le64(const uint8_t *p)
 	return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
 }
 
-static const char *const type_names[] = {"PD", "MR", "CQ", "SRQ", "QP"};
+static const char *const type_names[] = {"PD", "MR", "CQ", "SRQ", "QP", NULL, "MTT"};
 
 const char *mnic_img_type_name(uint32_t type)
 {
-	return type < MNIC_IMG_TYPES ? type_names[type] : "?";
+	return type < MNIC_IMG_TYPES && type_names[type] ? type_names[type] : "?";
 }
 
-/* Payload bytes of the records (docs/migration-image.md "Records"): PD,
- * MR, CQ, SRQ version 1, QP version 2 (migration epochs and two keys). */
+/* Payload bytes of the records (docs/migration-image.md "Records"):
+ * image version 3, MTT, PD, MR, CQ, SRQ records version 2 (MTT handles of
+ * MRs and queues), QP version 3 (migration epochs and keys, MTT handles). */
 enum {
-	PD_LEN = 4, MR_LEN = 28, CQ_LEN = 29, SRQ_LEN = 41, QP_MIN = 259,
-	QP_OFF_FLAGS = 80, QP_OFF_NTRACK = 115, QP_OFF_NRES = 116, QP_OFF_RWQE_VALID = 195,
+	PD_LEN = 4, MR_LEN = 32, CQ_LEN = 37, SRQ_LEN = 49, MTT_LEN = 21, QP_MIN = 275,
+	QP_OFF_FLAGS = 96, QP_OFF_NTRACK = 131, QP_OFF_NRES = 132, QP_OFF_RWQE_VALID = 211,
 	QP_KEY = 32, QP_TRACK = 15, QP_RES = 60, QP_RWQE = 9, SGE = 16, MAX_SGE = 28,
-	REC_VERSION = 1, QP_REC_VERSION = 2,
+	REC_VERSION = 2, QP_REC_VERSION = 3, TYPE_QP = 4, TYPE_QP_SRQ = 5,
 };
 
 /* Expected payload length of a QP record from its own counts, or 0 if
@@ -73,7 +74,7 @@ int mnic_img_parse(const uint8_t *img, size_t len, struct mnic_img_hdr *hdr,
 		   int (*cb)(const struct mnic_img_rec *rec, const uint8_t *payload, void *arg),
 		   void *arg, char *err, size_t errlen)
 {
-	static const uint32_t fixed[] = {PD_LEN, MR_LEN, CQ_LEN, SRQ_LEN};
+	static const uint32_t fixed[] = {PD_LEN, MR_LEN, CQ_LEN, SRQ_LEN, 0, 0, MTT_LEN};
 	struct mnic_img_hdr h;
 	uint32_t off, n = 0;
 
@@ -130,14 +131,14 @@ int mnic_img_parse(const uint8_t *img, size_t len, struct mnic_img_hdr *hdr,
 		r.type = (uint16_t)le16(img + off);
 		r.version = (uint16_t)le16(img + off + 2);
 		r.len = le32(img + off + 4);
-		if (r.type >= MNIC_IMG_TYPES)
+		if (r.type >= MNIC_IMG_TYPES || r.type == TYPE_QP_SRQ)
 			FAIL(-EINVAL, "record %u at offset %u: unknown type %u", n, off, r.type);
-		if (r.version != (r.type == 4 ? QP_REC_VERSION : REC_VERSION))
+		if (r.version != (r.type == TYPE_QP ? QP_REC_VERSION : REC_VERSION))
 			FAIL(-ERANGE, "record %u at offset %u: version %u", n, off, r.version);
 		if (r.len < MNIC_IMG_REC_HDR_LEN + 4 || r.len > h.total - off)
 			FAIL(-EINVAL, "record %u (%s) at offset %u: length %u outside the image", n,
 			     mnic_img_type_name(r.type), off, r.len);
-		if (r.type == 4)
+		if (r.type == TYPE_QP)
 			want = qp_payload_len(img + off + MNIC_IMG_REC_HDR_LEN,
 					      r.len - MNIC_IMG_REC_HDR_LEN);
 		else

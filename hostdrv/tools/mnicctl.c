@@ -1497,6 +1497,8 @@ static int image_show(int argc, const char **argv)
 		jstr("crc_ok", rc == -EBADMSG ? "no" : h.crc == h.crc_computed ? "yes" : "unchecked");
 		jopen("types", '{');
 		for (uint32_t t = 0; t < MNIC_IMG_TYPES; t++) {
+			if (!strcmp(mnic_img_type_name(t), "?"))
+				continue;           /* a number no record has */
 			jopen(mnic_img_type_name(t), '{');
 			jnum("count", c.count[t]);
 			jnum("bytes", c.bytes[t]);

@@ -763,11 +763,11 @@ char *mnic_mig_strerror(const struct mnic_mig *m, char *buf, size_t len);
 
 /* Image/record layout (docs/migration-image.md). */
 #define MNIC_IMG_MAGIC "MNICDUMP"
-#define MNIC_IMG_VERSION 2u          /* 2: the dumped context's user-area range */
+#define MNIC_IMG_VERSION 3u          /* 2: the dumped context's user-area range; 3: MTTs */
 #define MNIC_IMG_HDR_LEN 40u
 #define MNIC_IMG_CRC_START 24u       /* the CRC covers the range and the records */
 #define MNIC_IMG_REC_HDR_LEN 8u
-#define MNIC_IMG_TYPES 5u            /* PD MR CQ SRQ QP */
+#define MNIC_IMG_TYPES 7u            /* PD MR CQ SRQ QP (5: none) MTT */
 
 struct mnic_img_hdr {
 	uint16_t version;
