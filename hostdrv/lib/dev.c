@@ -295,6 +295,11 @@ static int open_common(const char *path, struct mnic_dev **out, int need_ready,
 	pthread_mutex_init(&dev->lock, NULL);
 	dev->timeout_ms = MNIC_DEFAULT_TIMEOUT_MS;
 	dev->role = role;
+	if (need_ready && (err = mnic_kmem_setup(dev)) < 0) {
+		set_open_err("%s: QUERY_DEVICE (host memory): %s", path, strerror(-err));
+		mnic_close(dev);
+		return err;
+	}
 	*out = dev;
 	return 0;
 }

@@ -32,12 +32,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "libmnic_int.h"
+#include "mnic/ioctl.h"
 
 #define PAGE 4096u
 
@@ -388,6 +390,73 @@ int mnic_hostmem_reap(struct mnic_dev *dev)
 	return mnic_hm_release(dev->hm_table, 0, owner_gone);
 }
 
+/* ---- kernel backend on a NIC with host memory (kmem mode) ----------------------- */
+
+int mnic_kmem_setup(struct mnic_dev *dev)
+{
+	struct mnic_cmd_simple_in in = {.hdr = {.opcode = MNIC_CMD_QUERY_DEVICE}};
+	struct mnic_cmd_query_device_out q;
+	void *map;
+	int err;
+
+	if (dev->backend != MNIC_BACKEND_KERNEL || dev->kmem)
+		return 0;
+	err = mnic_cmd(dev, &in, sizeof(in), &q, sizeof(q), NULL);
+	if (err < 0)
+		return err;
+	if (q.hostmem_size == 0)
+		return 0;   /* physical mode in the file's range of the window */
+	/* The window range the module mapped is not what the NIC's data path
+	 * reaches (that is the host's RAM): the same size of our own memory,
+	 * zeroed, takes its place.  Private and anonymous: the module pins
+	 * its pages with FOLL_LONGTERM, so they stay where the NIC sees them. */
+	map = mmap(NULL, (size_t)dev->user_size, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED)
+		return mnic_set_err(dev, MNIC_ERR_ARG, -errno);
+	if (dev->user_map)
+		munmap(dev->user_map, (size_t)dev->user_size);
+	dev->user_map = map;
+	dev->user = map;
+	dev->area = map;
+	dev->user_off = (uint64_t)(uintptr_t)map;    /* IOVA = VA, as verbs */
+	dev->area_off = dev->user_off;
+	dev->kmem = 1;
+	return 0;
+}
+
+/* [addr, addr + len) of our memory pinned by the module, as an MTT of
+ * this file (the module refuses a tenant's own MTT commands). */
+static int kmem_reg(struct mnic_dev *dev, uint64_t addr, uint64_t len, uint32_t *mtt)
+{
+	struct mnic_ioc_reg_mem r;
+
+	memset(&r, 0, sizeof(r));
+	r.size = sizeof(r);
+	r.version = MNIC_IOC_VERSION;
+	r.addr = addr;
+	r.length = len;
+	if (ioctl(dev->fd, MNIC_IOC_REG_MEM, &r) < 0)
+		return mnic_set_err(dev, MNIC_ERR_ARG, -errno);
+	if (r.mtt == MNIC_MTT_NONE)
+		return mnic_reply_err(dev);
+	*mtt = r.mtt;
+	return 0;
+}
+
+int mnic_kmem_dereg(struct mnic_dev *dev, uint32_t mtt)
+{
+	struct mnic_ioc_dereg_mem d;
+
+	memset(&d, 0, sizeof(d));
+	d.size = sizeof(d);
+	d.version = MNIC_IOC_VERSION;
+	d.mtt = mtt;
+	if (ioctl(dev->fd, MNIC_IOC_DEREG_MEM, &d) < 0)
+		return mnic_set_err(dev, MNIC_ERR_ARG, -errno);
+	return 0;
+}
+
 int mnic_hostmem_mtt(struct mnic_dev *dev, uint64_t addr, uint64_t len, uint32_t *mtt)
 {
 	uint64_t first, last, *pages;
@@ -395,6 +464,11 @@ int mnic_hostmem_mtt(struct mnic_dev *dev, uint64_t addr, uint64_t len, uint32_t
 	int err;
 
 	*mtt = MNIC_MTT_NONE;
+	if (dev->kmem) {
+		if (len == 0 || !mnic_window_ptr(dev, addr, len))
+			return mnic_set_err(dev, MNIC_ERR_ARG, -EFAULT);
+		return kmem_reg(dev, addr, len, mtt);
+	}
 	if (!dev->hm_va)
 		return 0;   /* physical mode: window addresses are the HPAs */
 	if (len == 0 || !mnic_window_ptr(dev, addr, len))

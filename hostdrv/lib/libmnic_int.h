@@ -65,6 +65,10 @@ struct mnic_dev {
 	uint64_t hm_size;                 /* aperture bytes */
 	void *hm_va;
 	uint32_t *hm_pfn;                 /* page frame of each virtual page */
+	/* kernel backend on a NIC with a host-memory aperture: the user view
+	 * is this process's own anonymous memory (IOVA = VA), each ring, record
+	 * and MR pinned by the module (MNIC_IOC_REG_MEM); hostmem.c */
+	uint8_t kmem;
 	uint32_t hm_npages;
 	/* QPs and SRQs of this handle, so poll_cq can retire their WQEs */
 	struct mnic_qp **qps;
@@ -196,6 +200,11 @@ int mnic_hostmem_reap(struct mnic_dev *dev);
 /* An MTT for [addr, addr + len) of the view (4 KiB pages); *mtt = 0 in
  * physical mode. */
 int mnic_hostmem_mtt(struct mnic_dev *dev, uint64_t addr, uint64_t len, uint32_t *mtt);
+/* Kernel backend: switch to kmem mode if the NIC has a host-memory
+ * aperture (called once the handle can issue commands). */
+int mnic_kmem_setup(struct mnic_dev *dev);
+/* An MTT the module made (kmem mode): MNIC_IOC_DEREG_MEM. */
+int mnic_kmem_dereg(struct mnic_dev *dev, uint32_t mtt);
 
 /* ---- datapath.c ------------------------------------------------------------ */
 /* Poll a CQ ring directly (pure core of mnic_poll_cq, used by unit tests):

@@ -86,6 +86,8 @@ int mnic_destroy_mtt(struct mnic_dev *dev, uint32_t mtt)
 
 	if (!dev || mtt == MNIC_MTT_NONE)
 		return -EINVAL;
+	if (dev->kmem)
+		return mnic_kmem_dereg(dev, mtt);   /* the module made it: it unpins */
 	memset(&in, 0, sizeof(in));
 	in.hdr.opcode = MNIC_CMD_DESTROY_MTT;
 	in.handle = mtt;

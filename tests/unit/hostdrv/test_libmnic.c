@@ -169,13 +169,15 @@ static void put32(uint8_t *p, uint32_t v)
 	put16(p + 2, v >> 16);
 }
 
-/* A valid image: PD, MR, CQ, QP with a migration key and 2 track entries. */
+/* A valid image (version 3): MTT, PD, MR, CQ, QP with a migration key
+ * and 2 track entries. */
 static size_t make_image(uint8_t *img)
 {
 	size_t off = MNIC_IMG_HDR_LEN;
 	uint32_t count = 0;
 	const struct { uint16_t type; uint32_t payload; uint32_t handle; } recs[] = {
-		{0, 4, 0x10000}, {1, 28, 0x101}, {2, 29, 0x10001}, {4, 259 + 32 + 2 * 15, 0x1000},
+		{6, 21, 0x10000}, {0, 4, 0x10000}, {1, 32, 0x101}, {2, 37, 0x10001},
+		{4, 275 + 32 + 2 * 15, 0x1000},
 	};
 
 	memset(img, 0, 4096);
@@ -183,12 +185,12 @@ static size_t make_image(uint8_t *img)
 		uint8_t *r = img + off;
 
 		put16(r, recs[i].type);
-		put16(r + 2, recs[i].type == 4 ? 2 : 1);    /* QP records: version 2 */
+		put16(r + 2, recs[i].type == 4 ? 3 : 2);    /* QP records: version 3 */
 		put32(r + 4, 8 + recs[i].payload);
 		put32(r + 8, recs[i].handle);
 		if (recs[i].type == 4) {
-			r[8 + 80] = 2;     /* has a migration key */
-			r[8 + 115] = 2;    /* two in-flight send WQEs */
+			r[8 + 96] = 2;     /* has a migration key */
+			r[8 + 131] = 2;    /* two in-flight send WQEs */
 		}
 		off += 8 + recs[i].payload;
 		count++;
@@ -221,14 +223,17 @@ static void test_image_valid(void **state)
 
 	(void)state;
 	assert_int_equal(mnic_img_parse(img, len, &h, count_cb, n, err, sizeof(err)), 0);
-	assert_int_equal(h.count, 4);
+	assert_int_equal(h.count, 5);
 	assert_int_equal(h.total, len);
 	assert_int_equal(h.crc, h.crc_computed);
 	assert_int_equal(n[0], 1);
 	assert_int_equal(n[1], 1);
 	assert_int_equal(n[2], 1);
 	assert_int_equal(n[4], 1);
+	assert_int_equal(n[6], 1);
 	assert_string_equal(mnic_img_type_name(4), "QP");
+	assert_string_equal(mnic_img_type_name(6), "MTT");
+	assert_string_equal(mnic_img_type_name(5), "?");   /* no record has type 5 */
 }
 
 static void expect_refusal(uint8_t *img, size_t len, int code, const char *needle)
@@ -270,14 +275,22 @@ static void test_image_corrupt(void **state)
 	}
 	/* framing errors under a correct CRC */
 	len = make_image(img);
-	put32(img + 12, 5);
-	expect_refusal(img, len, -EINVAL, "count 5");
+	put32(img + 12, 6);
+	expect_refusal(img, len, -EINVAL, "count 6");
+	len = make_image(img);
+	put16(img + MNIC_IMG_HDR_LEN, 5);   /* QP_SRQ: a statistic, never a record */
+	refresh_crc(img, len);
+	expect_refusal(img, len, -EINVAL, "unknown type 5");
+	len = make_image(img);
+	put16(img + MNIC_IMG_HDR_LEN + 2, 1);   /* an MTT record of version 1 */
+	refresh_crc(img, len);
+	expect_refusal(img, len, -ERANGE, "version 1");
 	len = make_image(img);
 	put16(img + MNIC_IMG_HDR_LEN, 9);   /* first record: unknown type */
 	refresh_crc(img, len);
 	expect_refusal(img, len, -EINVAL, "unknown type 9");
 	len = make_image(img);
-	put32(img + MNIC_IMG_HDR_LEN + 4, 13);   /* PD record one byte long */
+	put32(img + MNIC_IMG_HDR_LEN + 4, 13);   /* MTT record 13 bytes long */
 	refresh_crc(img, len);
 	expect_refusal(img, len, -EINVAL, "length 13");
 	len = make_image(img);
@@ -286,7 +299,7 @@ static void test_image_corrupt(void **state)
 	expect_refusal(img, len, -EINVAL, "outside the image");
 	/* QP: key flag cleared but the key bytes still there */
 	len = make_image(img);
-	img[MNIC_IMG_HDR_LEN + 12 + 36 + 37 + 8 + 80] = 0;
+	img[MNIC_IMG_HDR_LEN + 29 + 12 + 40 + 45 + 8 + 96] = 0;
 	refresh_crc(img, len);
 	expect_refusal(img, len, -EINVAL, "payload needs");
 	/* trailing garbage after total */
