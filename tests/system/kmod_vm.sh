@@ -82,7 +82,7 @@ rev=$(sed -n 's/^#define MNIC_CMDIF_REV *\([0-9]*\)u.*/\1/p' "$root/abi/include/
 # boots 1.0.0+1; good.img (1.1.0+2) goes to slot B; corrupt.img is it with
 # one payload byte flipped (the driver's digest check refuses it);
 # a72.img is a good image for the other board (the NIC refuses it at
-# FW_FLASH_BEGIN: syndrome site 0x100 + FWIMG_E_BOARD, boot/fwimage.h)
+# FW_FLASH_BEGIN: syndrome site 0x100 + FWIMG_E_BOARD, mnic/fwimage.h MNIC_FWIMG_ERR_LIST)
 fwdir=$out/firmware/mnic; mkdir -p "$fwdir"
 "$mnicctl_host" image build --board qemu-virt-a15 --version 1.0.0+1 -o "$out/v1.img" \
   "$root/build/qemu-virt-a15/mnic-fw.elf" >/dev/null
@@ -101,8 +101,8 @@ PY
 "$mnicctl_host" image verify "$fwdir/corrupt.img" >/dev/null 2>&1 && mnic_die "corrupt.img still verifies"
 "$mnicctl_host" image flash-file -o "$out/flash1.bin" --slot-a "$out/v1.img" >/dev/null
 board_check=$(awk '/X\(FWIMG_/ { if ($0 ~ /FWIMG_E_BOARD,/) { print n; exit } n++ }' \
-  "$root/boot/include/boot/fwimage.h")
-[ -n "$board_check" ] || mnic_die "cannot find FWIMG_E_BOARD in boot/include/boot/fwimage.h"
+  "$root/abi/include/mnic/fwimage.h")
+[ -n "$board_check" ] || mnic_die "cannot find FWIMG_E_BOARD in abi/include/mnic/fwimage.h"
 board_site=$(printf '0x%x' $((0x100 + board_check)))
 
 # ---- the NICs
