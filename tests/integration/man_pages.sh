@@ -58,7 +58,7 @@ params=$(sed -n 's/^module_param(\([a-z_]*\),.*/\1/p' hostdrv/kernel/*.c | sort 
 counters=$(sed -n 's/^[[:space:]]*X(\([a-z_]*\)).*/\1/p' hostdrv/kernel/mnic.h)
 health=$(sed -n -e 's/^SEG_ATTR(\([a-z_]*\),.*/\1/p' -e 's/^DB_ATTR(\([a-z_]*\),.*/\1/p' \
   -e 's/^static DEVICE_ATTR_RO(\([a-z_]*\));/\1/p' hostdrv/kernel/mnic_sysfs.c)
-ioctls=$(sed -n 's/^#define \(MNIC_IOC_[A-Z]*\) *_IO.*/\1/p' abi/include/mnic/ioctl.h)
+ioctls=$(sed -n 's/^#define \(MNIC_IOC_[A-Z_]*\) *_IO.*/\1/p' abi/include/mnic/ioctl.h)
 [ "$(echo $params | wc -w)" -ge 4 ] && [ "$(echo $counters | wc -w)" -ge 20 ] &&
   [ "$(echo $health | wc -w)" -ge 15 ] && [ "$(echo $ioctls | wc -w)" -ge 3 ] ||
   mnic_die "cannot read the driver's parameters, counters, sysfs files or ioctls"
