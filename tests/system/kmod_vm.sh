@@ -90,6 +90,17 @@ fwdir=$out/firmware/mnic; mkdir -p "$fwdir"
   "$root/build/qemu-virt-a15/mnic-fw.elf" >/dev/null
 "$mnicctl_host" image build --board qemu-virt-a72 --version 9.0.0 -o "$fwdir/a72.img" \
   "$root/build/qemu-virt-a72/mnic-fw.elf" >/dev/null
+# The board enforces signatures (a key slot in flash0 beside the loader,
+# docs/firmware-images.md "Signed images"): the factory and the good image
+# are signed by k1; an unsigned newer one passes the driver's checks and is
+# the NIC's to refuse, by name, through devlink.
+"$mnicctl_host" image build --board qemu-virt-a15 --version 1.2.0+3 -o "$fwdir/unsigned.img" \
+  "$root/build/qemu-virt-a15/mnic-fw.elf" >/dev/null
+"$mnicctl_host" image keygen -o "$out/k1" >/dev/null
+cp "$root/build/qemu-virt-a15/loader/flash0.bin" "$out/flash0.bin"
+"$mnicctl_host" image keyslot "$out/flash0.bin" --pubkey "$out/k1.pub:1" >/dev/null
+"$mnicctl_host" image sign --key "$out/k1" "$out/v1.img" >/dev/null
+"$mnicctl_host" image sign --key "$out/k1" "$fwdir/good.img" >/dev/null
 cp "$fwdir/good.img" "$fwdir/corrupt.img"
 head -c 4096 "$fwdir/good.img" > "$fwdir/truncated.img"
 { cat "$fwdir/good.img"; printf 'junk'; } > "$fwdir/trailing.img"
@@ -109,7 +120,7 @@ board_site=$(printf '0x%x' $((0x100 + board_check)))
 mnic_switch_start "$out/sw"
 truncate -s ${VM_MEM_MIB}M "$out/vm.ram"
 "$root/qemu-board/nic.sh" --board qemu-virt-a15 --name kmod-a15 --mac $MAC_A --switch "$out/sw" \
-  --bar "$out/a15.bar" --hostmem "$out/vm.ram" --flash "$out/flash1.bin" -- run db_min_us=200 db_max_us=2000 >"$out/a15.log" 2>&1 &
+  --bar "$out/a15.bar" --hostmem "$out/vm.ram" --flash "$out/flash1.bin" --boot-flash "$out/flash0.bin" -- run db_min_us=200 db_max_us=2000 >"$out/a15.log" 2>&1 &
 a15=$!; mnic_track $a15
 "$root/qemu-board/nic.sh" --board posix --name kmod-posix --mac $MAC_P --switch "$out/sw" \
   --bar "$out/posix.bar" -- run db_min_us=100 db_max_us=1000 >"$out/posix.log" 2>&1 &
@@ -255,6 +266,17 @@ check devlink_flash_fw_refused_counted eq "\$(cat \$C/flash_refused_fw)" 1
 dlinfo > /dev/null
 check devlink_flash_refusals_kept_slots has "\$(group stored)" '"fw.slot_a":"1.0.0+1","fw.slot_b":"1.1.0+2","fw":"1.0.0+1"'
 check devlink_flash_refusals_fw_alive mnicctl -d \$D info
+# Unsigned, on a board that enforces signatures: the driver sends it (it
+# checks no signature), the NIC refuses it at FW_FLASH_END and devlink
+# names the device's check; the NIC keeps running its signed 1.0.0+1.
+devlink dev flash \$DL file mnic/unsigned.img > /tmp/fl.out 2>&1; rc=\$?
+tr '\r' '\n' < /tmp/fl.out | sed 's/^/  /'
+check devlink_flash_unsigned_refused test "\$rc" -ne 0
+check devlink_flash_unsigned_reason grep -q "not signed, and this board has a key provisioned" /tmp/fl.out
+check devlink_flash_unsigned_counted eq "\$(cat \$C/flash_refused_fw)" 2
+dlinfo > /dev/null
+check devlink_flash_unsigned_running has "\$(group running)" '"fw":"1.0.0+1"'
+check devlink_flash_unsigned_fw_alive mnicctl -d \$D info
 # The health reporter "fw": healthy; then the host stops the NIC's QEMU
 # (the heartbeat stalls) until the reporter has seen it, then lets it go on.
 hshow() { devlink health show \$DL reporter fw > /tmp/h.out 2>&1; cat /tmp/h.out; }
@@ -325,7 +347,7 @@ INIT
 
 "$root/tests/vm/mkinitramfs.sh" -o "$out/initrd.gz" --kver "$kver" --init "$out/init" \
   --modules "virtio_net virtio_pci" --bins "$pingpong $devlink" \
-  --files "$(for i in good corrupt truncated trailing a72; do printf '%s ' "$fwdir/$i.img:/lib/firmware/mnic/$i.img"; done)$ko:/lib/mnic.ko $mnicctl:/bin/mnicctl $ioctl_check:/bin/mnic-ioctl-check $tenancy_check:/bin/mnic-tenancy-check $mem_check:/bin/mnic-mem-check $rw_kmod:/bin/mnic-rw-kmod"
+  --files "$(for i in good corrupt truncated trailing a72 unsigned; do printf '%s ' "$fwdir/$i.img:/lib/firmware/mnic/$i.img"; done)$ko:/lib/mnic.ko $mnicctl:/bin/mnicctl $ioctl_check:/bin/mnic-ioctl-check $tenancy_check:/bin/mnic-tenancy-check $mem_check:/bin/mnic-mem-check $rw_kmod:/bin/mnic-rw-kmod"
 
 # Two more ivshmem devices, probed before the NIC's: one with no init
 # segment (some other ivshmem user: left alone without a word) and one with
