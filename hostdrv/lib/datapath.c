@@ -33,6 +33,9 @@ static void write_dbrec(struct mnic_dev *dev, uint64_t addr, uint32_t index)
 		rec->index = index;
 }
 
+/* The count only: an SGE's address need not be in the handle's memory
+ * (over /dev/mnicN with host memory an MR may be any buffer of the
+ * process); the NIC checks each SGE against its lkey's MR (rocev2/queue.c). */
 static int sges_ok(const struct mnic_sge *sg, uint32_t n, uint32_t max)
 {
 	if (n > max || (n && !sg))

@@ -39,6 +39,19 @@ int mnic_set_err(struct mnic_dev *dev, enum mnic_err_layer layer, int err)
 	memset(&dev->last, 0, sizeof(dev->last));
 	dev->last.layer = (uint8_t)layer;
 	dev->last.err = err;
+	dev->detail[0] = '\0';
+	return err;
+}
+
+int mnic_set_err_detail(struct mnic_dev *dev, enum mnic_err_layer layer, int err,
+			const char *fmt, ...)
+{
+	va_list ap;
+
+	mnic_set_err(dev, layer, err);
+	va_start(ap, fmt);
+	vsnprintf(dev->detail, sizeof(dev->detail), fmt, ap);
+	va_end(ap);
 	return err;
 }
 
@@ -581,6 +594,7 @@ int mnic_cmd_as(struct mnic_dev *dev, uint16_t issuer, const void *in, uint32_t 
 	}
 done:
 	dev->last = r;
+	dev->detail[0] = '\0';
 	if (res)
 		*res = r;
 	return r.err;
@@ -593,6 +607,7 @@ int mnic_reply_err(struct mnic_dev *dev)
 {
 	dev->last.layer = MNIC_ERR_REPLY;
 	dev->last.err = -EBADMSG;
+	dev->detail[0] = '\0';
 	return -EBADMSG;
 }
 

@@ -425,7 +425,30 @@ int mnic_kmem_setup(struct mnic_dev *dev)
 	return 0;
 }
 
-/* [addr, addr + len) of our memory pinned by the module, as an MTT of
+/* Why the module refuses a registration, by errno (mnic_mem.c
+ * mnic_ioctl_reg_mem); NULL: another failure (a command it sent). */
+static const struct {
+	int err;
+	const char *why;
+} reg_mem_refusals[] = {
+	{EFAULT, "not mapped read-write in this process (the NIC may write an MR's pages, "
+		 "so a read-only or unmapped range cannot be pinned)"},
+	{ENOMEM, "more pinned than RLIMIT_MEMLOCK allows (ulimit -l; CAP_IPC_LOCK lifts it), "
+		 "or no memory"},
+	{E2BIG, "longer than the module allows (mnic.ko parameter max_reg_mib)"},
+	{EINVAL, "an empty or wrapping range, or one past the user address space"},
+	{EOPNOTSUPP, "the NIC has no host-memory aperture"},
+};
+
+const char *mnic_kmem_refusal(int err)
+{
+	for (size_t i = 0; i < sizeof(reg_mem_refusals) / sizeof(reg_mem_refusals[0]); i++)
+		if (reg_mem_refusals[i].err == (err < 0 ? -err : err))
+			return reg_mem_refusals[i].why;
+	return NULL;
+}
+
+/* [addr, addr + len) of this process pinned by the module, as an MTT of
  * this file (the module refuses a tenant's own MTT commands). */
 static int kmem_reg(struct mnic_dev *dev, uint64_t addr, uint64_t len, uint32_t *mtt)
 {
@@ -436,8 +459,15 @@ static int kmem_reg(struct mnic_dev *dev, uint64_t addr, uint64_t len, uint32_t 
 	r.version = MNIC_IOC_VERSION;
 	r.addr = addr;
 	r.length = len;
-	if (ioctl(dev->fd, MNIC_IOC_REG_MEM, &r) < 0)
-		return mnic_set_err(dev, MNIC_ERR_ARG, -errno);
+	if (ioctl(dev->fd, MNIC_IOC_REG_MEM, &r) < 0) {
+		int err = -errno;
+		const char *why = mnic_kmem_refusal(err);
+
+		return mnic_set_err_detail(dev, MNIC_ERR_ARG, err,
+					   "MNIC_IOC_REG_MEM of [0x%llx, +%llu) refused by the "
+					   "module%s%s", (unsigned long long)addr,
+					   (unsigned long long)len, why ? ": " : "", why ? why : "");
+	}
 	if (r.mtt == MNIC_MTT_NONE)
 		return mnic_reply_err(dev);
 	*mtt = r.mtt;
@@ -465,7 +495,8 @@ int mnic_hostmem_mtt(struct mnic_dev *dev, uint64_t addr, uint64_t len, uint32_t
 
 	*mtt = MNIC_MTT_NONE;
 	if (dev->kmem) {
-		if (len == 0 || !mnic_window_ptr(dev, addr, len))
+		/* any memory of this process: the module pins it or says why not */
+		if (len == 0)
 			return mnic_set_err(dev, MNIC_ERR_ARG, -EFAULT);
 		return kmem_reg(dev, addr, len, mtt);
 	}

@@ -54,6 +54,9 @@ struct mnic_dev {
 	uint8_t token;
 	int cmdq_ready;                   /* BAR backend: cmdq checked/enabled */
 	struct mnic_cmd_result last;
+	/* why, in words, when the library refused (mnic_set_err_detail):
+	 * mnic_strerror_last appends it; "" otherwise */
+	char detail[256];
 	/* host-memory mode (hostmem.c): the aperture file, its page table, and
 	 * this handle's pages mapped at hm_va (the user view then is that VA
 	 * range: IOVA = VA) */
@@ -119,6 +122,10 @@ int mnic_ctx_set_range(struct mnic_dev *dev, uint64_t off, uint64_t size);
 /* mnic_close: free the handle's own context (every object in it). */
 void mnic_ctx_release(struct mnic_dev *dev);
 int mnic_set_err(struct mnic_dev *dev, enum mnic_err_layer layer, int err);
+/* mnic_set_err with the reason in words (mnic_strerror_last appends it). */
+__attribute__((format(printf, 4, 5))) int mnic_set_err_detail(struct mnic_dev *dev,
+							    enum mnic_err_layer layer, int err,
+							    const char *fmt, ...);
 /* A reply that passed the transport but breaks the ABI: layer REPLY,
  * -EBADMSG (returned). */
 int mnic_reply_err(struct mnic_dev *dev);
@@ -198,11 +205,15 @@ int mnic_hostmem_view(struct mnic_dev *dev, uint32_t owner, uint64_t bytes, int 
 void mnic_hostmem_release(struct mnic_dev *dev, uint32_t owner);
 int mnic_hostmem_reap(struct mnic_dev *dev);
 /* An MTT for [addr, addr + len) of the view (4 KiB pages); *mtt = 0 in
- * physical mode. */
+ * physical mode.  kmem mode: any range of this process, pinned by the
+ * module. */
 int mnic_hostmem_mtt(struct mnic_dev *dev, uint64_t addr, uint64_t len, uint32_t *mtt);
 /* Kernel backend: switch to kmem mode if the NIC has a host-memory
  * aperture (called once the handle can issue commands). */
 int mnic_kmem_setup(struct mnic_dev *dev);
+/* Why mnic.ko refuses MNIC_IOC_REG_MEM with errno err (either sign), in
+ * words; NULL for an errno it has no reason for. */
+const char *mnic_kmem_refusal(int err);
 /* An MTT the module made (kmem mode): MNIC_IOC_DEREG_MEM. */
 int mnic_kmem_dereg(struct mnic_dev *dev, uint32_t mtt);
 

@@ -147,11 +147,16 @@ char *mnic_strerror_result(const struct mnic_cmd_result *r, char *buf, size_t le
 
 const char *mnic_strerror_last(const struct mnic_dev *dev)
 {
-	static _Thread_local char buf[256];
+	static _Thread_local char buf[512];   /* the result, then the detail */
+	size_t n;
 
 	if (!dev)
 		return "no device";
-	return mnic_strerror_result(&dev->last, buf, sizeof(buf));
+	mnic_strerror_result(&dev->last, buf, sizeof(buf));
+	n = strlen(buf);
+	if (dev->detail[0] && n < sizeof(buf))
+		snprintf(buf + n, sizeof(buf) - n, ": %s", dev->detail);
+	return buf;
 }
 
 const struct mnic_cmd_result *mnic_last_error(const struct mnic_dev *dev)

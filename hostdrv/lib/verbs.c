@@ -124,9 +124,18 @@ int mnic_reg_mr(struct mnic_pd *pd, uint64_t addr, uint64_t length, uint32_t acc
 
 	if (!pd || !out)
 		return -EINVAL;
-	ptr = mnic_window_ptr(pd->dev, addr, length);
-	if (!ptr || length == 0)
+	if (length == 0 || addr + length < addr)
 		return mnic_set_err(pd->dev, MNIC_ERR_ARG, -EFAULT);
+	ptr = mnic_window_ptr(pd->dev, addr, length);
+	/* kmem mode: any buffer of this process (heap, stack, a mapped file;
+	 * IOVA = VA), pinned by the module.  Elsewhere only the handle's own
+	 * memory: nothing could pin the rest where the NIC reaches it. */
+	if (!ptr && !pd->dev->kmem)
+		return mnic_set_err_detail(
+			pd->dev, MNIC_ERR_ARG, -EFAULT,
+			"[0x%llx, +%llu) is not memory of this handle (mnic_alloc): only "
+			"/dev/mnicN on a NIC with host memory registers any buffer of the "
+			"process", (unsigned long long)addr, (unsigned long long)length);
 	/* host-memory mode: the MR's pages through an MTT (IOVA = addr) */
 	err = mnic_hostmem_mtt(pd->dev, addr, length, &mtt);
 	if (err < 0)
@@ -151,8 +160,13 @@ int mnic_reg_mr(struct mnic_pd *pd, uint64_t addr, uint64_t length, uint32_t acc
 		drop_mtt(pd->dev, mtt);
 		return mnic_set_err(pd->dev, MNIC_ERR_ARG, -ENOMEM);
 	}
-	if (mtt)   /* so that a destroy by lkey (mnic_destroy_object) finds it */
+	/* so that a destroy by lkey (mnic_destroy_object) finds it; a buffer
+	 * outside the handle's memory has no block: its MTT goes (and its
+	 * pages are unpinned) at mnic_dereg_mr or mnic_close */
+	if (mtt && ptr)
 		mnic_mem_set_mtt(pd->dev, addr, mtt);
+	else if (!ptr)
+		ptr = (void *)(uintptr_t)addr;
 	mr->mtt = mtt;
 	mr->dev = pd->dev;
 	mr->pd = pd;

@@ -14,6 +14,9 @@
  * pattern of (sender, iteration, offset) -- both ends must be mnic-pingpong.
  * The peer's MAC follows the mnic convention (IP 10.a.b.c <-> MAC
  * 52:54:00:a:b:c) unless --dmac gives it.
+ * Memory: the message buffer is mnic_alloc'd (default), or with --mr-mem
+ * heap|stack|file=PATH a buffer libmnic did not allocate, registered as it
+ * is (/dev/mnicN on a NIC with host memory; docs/libmnic.md "Host memory").
  * Exit: 0 ok, 1 failure (completion error, data mismatch, timeout),
  * 2 usage, 3 device or socket error. */
 #ifndef _GNU_SOURCE
@@ -27,6 +30,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <time.h>
@@ -36,6 +41,15 @@
 
 enum { RECV_WRID = 1, SEND_WRID = 2 };
 #define PAGE 4096u
+/* --mr-mem stack: both halves of the buffer in an array on main's stack */
+#define STACK_BUF_LEN (256u << 10)
+
+/* Where the message buffer lives (--mr-mem) */
+enum mr_mem { MR_MEM_ALLOC, MR_MEM_HEAP, MR_MEM_STACK, MR_MEM_FILE };
+static const char *const mr_mem_names[] = {
+	[MR_MEM_ALLOC] = "mnic_alloc", [MR_MEM_HEAP] = "heap", [MR_MEM_STACK] = "stack",
+	[MR_MEM_FILE] = "file",
+};
 
 struct dest {
 	uint32_t lid, qpn, psn;
@@ -49,6 +63,7 @@ struct ctx {
 	struct mnic_cq *cq;
 	struct mnic_qp *qp;
 	struct mnic_buf buf;       /* [0, size) receive, [size, 2 size) send */
+	int file_fd;               /* --mr-mem file: the mapped file */
 	uint32_t size;
 	uint32_t rx_depth;
 	int pending;
@@ -61,6 +76,8 @@ static struct {
 	uint32_t size, iters, rx_depth, mtu;
 	int chk, verify, timeout_s, have_dmac, ack_timeout;
 	uint8_t dmac[6];
+	enum mr_mem mr_mem;
+	const char *mr_file;
 } cfg = {.port = 18515, .size = 4096, .iters = 1000, .rx_depth = 500, .mtu = 1024,
 	 .timeout_s = 60};
 
@@ -351,8 +368,30 @@ static void usage(const char *argv0)
 	       "  -T, --timeout=<s>      give up after <s> seconds without progress (default 60)\n"
 	       "  -A, --ack-timeout=<n>  local ACK timeout 4.096 us x 2^n (default 14; seven\n"
 	       "                         retries, so a peer silent for ~8 timeouts is an error)\n"
+	       "      --mr-mem=<where>   the message buffer: heap (malloc), stack (main's, at\n"
+	       "                         most %u-byte messages) or file=PATH (PATH created or\n"
+	       "                         truncated to twice the size, mmap'ed MAP_SHARED);\n"
+	       "                         default mnic_alloc.  Any buffer registers only over\n"
+	       "                         /dev/mnicN on a NIC with host memory\n"
 	       "  -i, -g, -l, -e, -o, -P, -t  accepted for compatibility, ignored\n",
-	       argv0, argv0);
+	       argv0, argv0, STACK_BUF_LEN / 2);
+}
+
+static int parse_mr_mem(const char *arg)
+{
+	if (!strcmp(arg, "heap")) {
+		cfg.mr_mem = MR_MEM_HEAP;
+	} else if (!strcmp(arg, "stack")) {
+		cfg.mr_mem = MR_MEM_STACK;
+	} else if (!strncmp(arg, "file=", 5) && arg[5]) {
+		cfg.mr_mem = MR_MEM_FILE;
+		cfg.mr_file = arg + 5;
+	} else {
+		fprintf(stderr, "mnic-pingpong: --mr-mem is heap, stack or file=PATH, not '%s'\n",
+			arg);
+		return -1;
+	}
+	return 0;
 }
 
 static int parse_args(int argc, char **argv)
@@ -363,7 +402,7 @@ static int parse_args(int argc, char **argv)
 		{"iters", 1, NULL, 'n'}, {"sl", 1, NULL, 'l'},      {"events", 0, NULL, 'e'},
 		{"gid-idx", 1, NULL, 'g'}, {"odp", 0, NULL, 'o'},   {"chk", 0, NULL, 'c'},
 		{"verify", 0, NULL, 'V'}, {"dmac", 1, NULL, 'M'},   {"timeout", 1, NULL, 'T'},
-		{"ack-timeout", 1, NULL, 'A'},
+		{"ack-timeout", 1, NULL, 'A'}, {"mr-mem", 1, NULL, 'R'},
 		{"help", 0, NULL, 'h'},  {NULL, 0, NULL, 0},
 	};
 	char *end;
@@ -397,6 +436,10 @@ static int parse_args(int argc, char **argv)
 			break;
 		case 'c': cfg.chk = 1; break;
 		case 'V': cfg.verify = 1; break;
+		case 'R':
+			if (parse_mr_mem(optarg))
+				return -1;
+			break;
 		case 'M': {
 			unsigned m[6];
 
@@ -432,15 +475,75 @@ static int parse_args(int argc, char **argv)
 		fprintf(stderr, "mnic-pingpong: size at most 16 MiB, rx-depth at most 4096\n");
 		return -1;
 	}
+	if (cfg.mr_mem == MR_MEM_STACK && cfg.size > STACK_BUF_LEN / 2) {
+		fprintf(stderr, "mnic-pingpong: --mr-mem stack holds messages of at most %u bytes "
+				"(two on main's stack), not %u: use a smaller -s or --mr-mem heap\n",
+			STACK_BUF_LEN / 2, cfg.size);
+		return -1;
+	}
 	return 0;
 }
 
-static int setup(struct ctx *c)
+/* The message buffer where --mr-mem says: 0, a libmnic error (negative),
+ * or 1 with the reason printed. */
+static int buffer_setup(struct ctx *c, uint8_t *stack_buf)
+{
+	uint64_t len = 2ull * c->size;
+	void *p = NULL;
+
+	switch (cfg.mr_mem) {
+	case MR_MEM_ALLOC:
+		return mnic_alloc(c->dev, len, PAGE, &c->buf);
+	case MR_MEM_HEAP:
+		p = malloc(len);
+		if (!p) {
+			fprintf(stderr, "mnic-pingpong: malloc(%llu) failed\n", (unsigned long long)len);
+			return 1;
+		}
+		break;
+	case MR_MEM_STACK:
+		p = stack_buf;
+		break;
+	case MR_MEM_FILE:
+		c->file_fd = open(cfg.mr_file, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (c->file_fd < 0 || ftruncate(c->file_fd, (off_t)len) < 0) {
+			fprintf(stderr, "mnic-pingpong: --mr-mem file=%s: %s\n", cfg.mr_file,
+				strerror(errno));
+			return 1;
+		}
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, c->file_fd, 0);
+		if (p == MAP_FAILED) {
+			fprintf(stderr, "mnic-pingpong: mmap of %s: %s\n", cfg.mr_file,
+				strerror(errno));
+			return 1;
+		}
+		break;
+	}
+	memset(p, 0, len);
+	c->buf.ptr = p;
+	c->buf.addr = (uint64_t)(uintptr_t)p;   /* IOVA = VA */
+	c->buf.len = len;
+	printf("  MR memory: %s, %llu bytes at %p\n", mr_mem_names[cfg.mr_mem],
+	       (unsigned long long)len, p);
+	return 0;
+}
+
+static void buffer_free(struct ctx *c)
+{
+	if (cfg.mr_mem == MR_MEM_HEAP)
+		free(c->buf.ptr);
+	if (cfg.mr_mem == MR_MEM_FILE && c->buf.ptr)
+		munmap(c->buf.ptr, (size_t)c->buf.len);
+	if (c->file_fd >= 0)
+		close(c->file_fd);
+}
+
+static int setup(struct ctx *c, uint8_t *stack_buf)
 {
 	struct mnic_qp_init_attr qa;
 	int err;
 
-	if ((err = mnic_alloc(c->dev, 2ull * c->size, PAGE, &c->buf)) < 0 ||
+	if ((err = buffer_setup(c, stack_buf)) != 0 ||
 	    (err = mnic_alloc_pd(c->dev, &c->pd)) < 0 ||
 	    (err = mnic_reg_mr(c->pd, c->buf.addr, 2ull * c->size, MNIC_ACCESS_LOCAL_WRITE,
 			       &c->mr)) < 0 ||
@@ -465,7 +568,8 @@ static void teardown(struct ctx *c)
 		fprintf(stderr, "mnic-pingpong: destroy CQ: %s\n", mnic_strerror_last(c->dev));
 	if (c->pd && mnic_dealloc_pd(c->pd))
 		fprintf(stderr, "mnic-pingpong: dealloc PD: %s\n", mnic_strerror_last(c->dev));
-	mnic_close(c->dev);
+	mnic_close(c->dev);   /* every pin of the buffer gone: it may go */
+	buffer_free(c);
 }
 
 int main(int argc, char **argv)
@@ -474,6 +578,7 @@ int main(int argc, char **argv)
 	struct dest my, rem;
 	struct mnic_cmd_query_device_out q;
 	struct timeval start, end, last_progress;
+	uint8_t stack_buf[STACK_BUF_LEN];   /* --mr-mem stack */
 	uint32_t rcnt = 0, scnt = 0, routs;
 	int side, rc = 1, err;
 
@@ -483,6 +588,7 @@ int main(int argc, char **argv)
 	}
 	side = cfg.server ? 1 : 0;
 	memset(&c, 0, sizeof(c));
+	c.file_fd = -1;
 	c.size = cfg.size;
 	c.rx_depth = cfg.rx_depth;
 	if (mnic_open(cfg.dev, &c.dev) < 0) {
@@ -491,9 +597,10 @@ int main(int argc, char **argv)
 	}
 	err = mnic_query_device(c.dev, &q);
 	if (err == 0)
-		err = setup(&c);
-	if (err < 0) {
-		fprintf(stderr, "mnic-pingpong: setup: %s\n", mnic_strerror_last(c.dev));
+		err = setup(&c, stack_buf);
+	if (err != 0) {
+		if (err < 0)
+			fprintf(stderr, "mnic-pingpong: setup: %s\n", mnic_strerror_last(c.dev));
 		teardown(&c);
 		return 3;
 	}

@@ -15,7 +15,9 @@
  * the BAR (mnic/abi.h; physical mode), or, when the NIC has a host-memory
  * aperture, an IOVA = the process's VA, translated by the NIC through the
  * MTTs libmnic registers (host-memory mode, below).  Applications get memory in the user area with
- * mnic_alloc(), which returns both the window address and a host pointer;
+ * mnic_alloc(), which returns both the window address and a host pointer
+ * (over /dev/mnicN on a NIC with host memory an MR may also be any buffer
+ * of the process: mnic_reg_mr);
  * mnic_window_ptr() turns any window address of the user area back into a
  * pointer.  The allocator's state lives in the user area itself (struct
  * mnic_user_hdr at MNIC_USER_AREA_OFFSET), so copying the user area to
@@ -373,10 +375,10 @@ struct mnic_mr {
 	struct mnic_dev *dev;
 	struct mnic_pd *pd;
 	uint32_t lkey, rkey;
-	uint64_t addr;               /* window address */
+	uint64_t addr;               /* window address (host memory: IOVA = VA) */
 	uint64_t length;
 	uint32_t access;
-	void *ptr;                   /* host pointer of addr */
+	void *ptr;                   /* host pointer of addr (kmem mode: may be any buffer) */
 	uint32_t mtt;                /* its translation (host-memory mode), 0 none */
 };
 
@@ -431,8 +433,16 @@ struct mnic_qp {
 int mnic_alloc_pd(struct mnic_dev *dev, struct mnic_pd **pd);
 int mnic_dealloc_pd(struct mnic_pd *pd);
 
-/* Register [addr, addr + length) of the handle's memory (window address;
- * host-memory mode: an IOVA of mnic_alloc'd memory, through an MTT). */
+/* Register [addr, addr + length) as an MR.  Physical mode: a window
+ * address of the handle's memory; BAR backend in host-memory mode: an IOVA
+ * of mnic_alloc'd memory, through an MTT.  Outside the handle's memory
+ * both are -EFAULT (mnic_strerror_last says why): nothing could pin the
+ * buffer where the NIC reaches it.  /dev/mnicN on a NIC with host memory
+ * (kmem mode, docs/libmnic.md "Host memory"): ANY buffer of the process
+ * (heap, stack, a mapped file; IOVA = its VA, mr->ptr = the buffer),
+ * pinned by the module until mnic_dereg_mr or mnic_close; a range that is
+ * not mapped read-write (the NIC may write it), or over RLIMIT_MEMLOCK, is
+ * refused with the module's reason. */
 int mnic_reg_mr(struct mnic_pd *pd, uint64_t addr, uint64_t length, uint32_t access,
 		struct mnic_mr **mr);
 int mnic_dereg_mr(struct mnic_mr *mr);
@@ -514,7 +524,8 @@ int mnic_connect_rc(struct mnic_qp *qp, const struct mnic_rc_connect *c);
 struct mnic_send_wr {
 	uint64_t wr_id;
 	struct mnic_send_wr *next;
-	const struct mnic_sge *sg_list;   /* window addresses + lkeys */
+	const struct mnic_sge *sg_list;   /* window addresses (IOVAs) + lkeys: the NIC checks
+					   * each against its MR's range */
 	uint32_t num_sge;
 	uint32_t opcode;             /* enum mnic_wr_opcode */
 	uint32_t send_flags;         /* enum mnic_send_flags */

@@ -2,7 +2,9 @@
  * collector (mnic/cmd.h layouts), the offline image parser
  * (docs/migration-image.md), the user-area allocator, CQ polling by owner
  * phase against a hand-written ring (mnic/queues.h), error mapping and
- * names, and mnicctl's argument parsing. */
+ * names, the library's own refusals with their reasons (mnic_reg_mr of a
+ * buffer outside the handle's memory without a module to pin it), and
+ * mnicctl's argument parsing. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -683,6 +685,59 @@ static void test_errors(void **state)
 	assert_non_null(strstr(buf, "BAD_BLOCK_NUMBER"));
 }
 
+/* mnic_reg_mr of memory the handle does not own, refused by the library
+ * before any command (none could be sent: the handle has no transport)
+ * unless a module pins it (kmem mode); the reason follows the error. */
+static void test_reg_mr_outside(void **state)
+{
+	struct mnic_dev *dev = calloc(1, sizeof(*dev));
+	struct mnic_pd pd = {.handle = 1};
+	struct mnic_mr *mr = NULL;
+	uint8_t *area = calloc(1, 1u << 16), *heap = malloc(8192);
+	const char *msg;
+
+	(void)state;
+	assert_non_null(dev);
+	assert_non_null(area);
+	assert_non_null(heap);
+	dev->backend = MNIC_BACKEND_BAR;
+	dev->fd = -1;
+	dev->user = area;
+	dev->user_off = 0x100000;
+	dev->user_size = 1u << 16;
+	pd.dev = dev;
+	/* a heap buffer, a range that runs past the area, one that wraps, empty */
+	assert_int_equal(mnic_reg_mr(&pd, (uint64_t)(uintptr_t)heap, 8192,
+				     MNIC_ACCESS_LOCAL_WRITE, &mr), -EFAULT);
+	assert_null(mr);
+	assert_int_equal(mnic_last_error(dev)->layer, MNIC_ERR_ARG);
+	msg = mnic_strerror_last(dev);
+	assert_non_null(strstr(msg, "Bad address: [0x"));
+	assert_non_null(strstr(msg, "+8192) is not memory of this handle (mnic_alloc)"));
+	assert_non_null(strstr(msg, "only /dev/mnicN on a NIC with host memory"));
+	assert_int_equal(mnic_reg_mr(&pd, 0x100000 + (1u << 16) - 4096, 8192, 0, &mr), -EFAULT);
+	assert_non_null(strstr(mnic_strerror_last(dev), "not memory of this handle"));
+	assert_int_equal(mnic_reg_mr(&pd, UINT64_MAX - 10, 4096, 0, &mr), -EFAULT);
+	assert_int_equal(mnic_reg_mr(&pd, 0x100000, 0, 0, &mr), -EFAULT);
+	/* the next error has no reason of its own: the old one is gone */
+	assert_null(strstr(mnic_strerror_last(dev), "not memory"));
+	mnic_set_err_detail(dev, MNIC_ERR_ARG, -EINVAL, "why %d", 7);
+	assert_string_equal(mnic_strerror_last(dev), "libmnic: bad argument: Invalid argument: why 7");
+	mnic_set_err(dev, MNIC_ERR_NONE, 0);
+	assert_string_equal(mnic_strerror_last(dev), "libmnic: ok");
+	assert_null(mr);
+	/* the module's refusals of MNIC_IOC_REG_MEM, in words */
+	assert_non_null(strstr(mnic_kmem_refusal(-EFAULT), "not mapped read-write"));
+	assert_non_null(strstr(mnic_kmem_refusal(EFAULT), "read-only"));
+	assert_non_null(strstr(mnic_kmem_refusal(-ENOMEM), "RLIMIT_MEMLOCK"));
+	assert_non_null(strstr(mnic_kmem_refusal(-E2BIG), "max_reg_mib"));
+	assert_non_null(strstr(mnic_kmem_refusal(-EOPNOTSUPP), "no host-memory aperture"));
+	assert_null(mnic_kmem_refusal(-EIO));
+	free(heap);
+	free(area);
+	free(dev);
+}
+
 /* ---- mnicctl arguments ------------------------------------------------------------ */
 
 static void test_args(void **state)
@@ -753,7 +808,8 @@ int main(void)
 		cmocka_unit_test(test_alloc_bind_release), cmocka_unit_test(test_alloc_dead_holder),
 		cmocka_unit_test(test_hostmem_table),
 		cmocka_unit_test(test_cq_poll),
-		cmocka_unit_test(test_errors),       cmocka_unit_test(test_args),
+		cmocka_unit_test(test_errors),       cmocka_unit_test(test_reg_mr_outside),
+		cmocka_unit_test(test_args),
 	};
 
 	return cmocka_run_group_tests_name("libmnic", tests, NULL, NULL);
