@@ -15,7 +15,12 @@
 # an mmap'ed file registered as MRs, a CQ on registered rings, every pin
 # given back on dereg and on close (mnic-mem-check reg); RDMA WRITE and
 # READ by the host's mnic-rw (POSIX NIC) into a registered 64 MiB heap
-# buffer of the VM (mnic-rw-kmod, its passive side).
+# buffer of the VM (mnic-rw-kmod, its passive side); mnic-pingpong
+# --verify rounds (SEND/RECV both ways, every byte checked) whose VM-side
+# buffer is not libmnic's: an mmap'ed file on the VM's tmpfs (the NIC's
+# writes land in the file), the heap, main's stack (mnic_reg_mr of any
+# buffer in kmem mode); the host's BAR backend refuses such a buffer with
+# the reason.
 #
 # Inside the VM: insmod mnic.ko (two decoy ivshmem devices: no init
 # segment -> left alone, another cmdif_rev -> refused with a message);
@@ -44,6 +49,8 @@ mnic_init
 out=$root/build/test-system/kmod-vm
 rm -rf "$out"; mkdir -p "$out"
 ITERS=${KMOD_PP_ITERS:-200}
+# the rounds whose VM buffer is a file, the heap, the stack: few iterations
+MR_ITERS=${KMOD_PP_MR_ITERS:-20}
 # RDMA WRITE and READ of 2 MiB each (512 pages, in the kernel's physical
 # order) and a FETCH_AND_ADD on a page's last 8 bytes into the VM's
 # registered heap; the peer's buffer of twice that
@@ -137,6 +144,21 @@ for bar in a15 posix; do
 done
 echo "NICs ready: A15 (BAR $out/a15.bar), POSIX (BAR $out/posix.bar)"
 
+# The host's BAR backend has no module to pin a buffer it did not
+# allocate: mnic_reg_mr refuses one before any packet, saying why (the
+# VM's /dev/mnic0 registers the same kinds below); a stack round larger
+# than the tool's stack array is refused by the tool.
+bar_refusals=ok
+for m in heap stack "file=$out/pp-refused.buf"; do
+  rc=0; "$pingpong" -d "$out/posix.bar" -n 1 --mr-mem "$m" 127.0.0.1 >"$out/refused.log" 2>&1 || rc=$?
+  sed 's/^/  host refusal: /' "$out/refused.log"
+  [ $rc = 3 ] && grep -q "is not memory of this handle (mnic_alloc): only /dev/mnicN on a NIC with host memory" \
+    "$out/refused.log" || bar_refusals="--mr-mem $m not refused with the reason (exit $rc)"
+done
+rc=0; "$pingpong" -d "$out/posix.bar" --mr-mem stack -s 1048576 127.0.0.1 >"$out/refused.log" 2>&1 || rc=$?
+[ $rc = 2 ] && grep -q "stack holds messages of at most" "$out/refused.log" ||
+  bar_refusals="--mr-mem stack -s 1048576 not refused (exit $rc)"
+
 # ---- the VM's /init
 # Host ports of the hostfwds: the ping-pong's, and mnic-rw's next to it.
 port=$(mnic_free_ports 2) || mnic_die "no free 127.0.0.1 ports"; rw_port=$((port + 1))
@@ -194,15 +216,35 @@ check tenancy_objects_die_with_file mnic-tenancy-check empty \$D
 
 # The server listens on the VM's loopback only (mnic-pingpong's network
 # hygiene); a busybox relay on eth0:18516 (the hostfwd target) reaches it.
-mnic-pingpong -d \$D -p 18515 -n $ITERS -s $SIZE --verify -T 90 > /tmp/pp.log 2>&1 &
-pp=\$!
+# One round per buffer kind, each announced by its tag (the host's client
+# answers it): mnic_alloc (libmnic's own memory, as before), then buffers
+# libmnic did not allocate, registered as they are (IOVA = VA, pinned by
+# the module): a file on this tmpfs mmap'ed MAP_SHARED, the heap, main's stack.
 nc -ll -p 18516 -e nc 127.0.0.1 18515 &
 relay=\$!
-echo KMOD-PINGPONG-SERVER
-rc=0; wait \$pp || rc=\$?
+ppserve() {   # check-name tag iterations [mnic-pingpong options]  (check() owns \$n)
+  pp_name=\$1; pp_tag=\$2; pp_it=\$3; shift 3
+  mnic-pingpong -d \$D -p 18515 -n \$pp_it -s $SIZE --verify -T 90 "\$@" > /tmp/pp-\$pp_tag.log 2>&1 &
+  pp=\$!
+  echo "KMOD-PINGPONG-SERVER \$pp_tag"
+  rc=0; wait \$pp || rc=\$?
+  sed "s/^/  server \$pp_tag: /" /tmp/pp-\$pp_tag.log
+  check \$pp_name eq "\$rc" 0
+  [ \$pp_tag = mnic_alloc ] && return
+  check \${pp_name}_verified grep -q "^data verified: \$pp_it messages received, every byte" /tmp/pp-\$pp_tag.log
+  check \${pp_name}_buffer grep -q "^  MR memory: \$pp_tag, $((2 * SIZE)) bytes at 0x" /tmp/pp-\$pp_tag.log
+}
+ppserve pingpong mnic_alloc $ITERS
+ppserve pingpong_mr_file file $MR_ITERS --mr-mem file=/tmp/pp-mr.buf
+# The NIC wrote the host's last message into the file's page cache: byte 1
+# of the receive half is the client's (side 1) pattern of the last iteration
+# (mnic-pingpong.c pattern(): off 31 + iter 7 + side 101 + off >> 8).
+check pingpong_mr_file_size eq "\$(stat -c %s /tmp/pp-mr.buf)" $((2 * SIZE))
+check pingpong_mr_file_holds_last_message eq "\$(od -An -tu1 -j1 -N1 /tmp/pp-mr.buf | tr -d ' ')" \
+  $(( (31 + (MR_ITERS - 1) * 7 + 101) & 255 ))
+ppserve pingpong_mr_heap heap $MR_ITERS --mr-mem heap
+ppserve pingpong_mr_stack stack $MR_ITERS --mr-mem stack
 kill \$relay
-sed 's/^/  server: /' /tmp/pp.log
-check pingpong eq "\$rc" 0
 # Host-physical DMA: the host's mnic-rw (POSIX NIC) RDMA WRITEs into,
 # READs from and FETCH_AND_ADDs in a malloc'ed 64 MiB buffer registered
 # here (MNIC_IOC_REG_MEM);
@@ -388,20 +430,30 @@ with open(sys.argv[1], "r+b") as f:
 print("host: vm.ram at GPA 0x%x holds the VM's page; answered" % gpa)
 PY
 fi
-client_rc=1
-if mnic_wait_line "$out/vm.log" "^KMOD-PINGPONG-SERVER" 150 $vm; then
+# The host's client of each ping-pong round the VM serves (its tag: where
+# the VM's buffer lives), with the server's iteration count.
+pp_client() {   # tag iterations
+  local rc=1 try
+  mnic_wait_line "$out/vm.log" "^KMOD-PINGPONG-SERVER $1" 150 $vm ||
+    { echo "no ping-pong server '$1' in the VM" >"$out/client-$1.log"; return 1; }
   # The server listens once its objects exist; until then the forwarded
   # connection is refused inside the VM and the client exits: retry.
   for try in $(seq 30); do
-    client_rc=0
-    timeout 120 "$pingpong" -d "$out/posix.bar" -p "$port" -n "$ITERS" -s "$SIZE" --verify -T 90 \
-      127.0.0.1 >"$out/client.log" 2>&1 || client_rc=$?
-    [ $client_rc = 0 ] && break
-    grep -qiE "connect|exchange|read|socket" "$out/client.log" || break
-    echo "client try $try: $(tail -1 "$out/client.log")"
+    rc=0
+    timeout 120 "$pingpong" -d "$out/posix.bar" -p "$port" -n "$2" -s "$SIZE" --verify -T 90 \
+      127.0.0.1 >"$out/client-$1.log" 2>&1 || rc=$?
+    [ $rc = 0 ] && break
+    grep -qiE "connect|exchange|read|socket" "$out/client-$1.log" || break
+    echo "client $1 try $try: $(tail -1 "$out/client-$1.log")"
     sleep 1
   done
-fi
+  return $rc
+}
+client_failed=
+for round in "mnic_alloc $ITERS" "file $MR_ITERS" "heap $MR_ITERS" "stack $MR_ITERS"; do
+  read -r tag n <<<"$round"
+  pp_client "$tag" "$n" || client_failed="$client_failed $tag"
+done
 # The RDMA WRITE/READ into the VM's registered memory, once its passive
 # side listens (a port of its own: a ping-pong client still retrying must
 # not reach it).
@@ -427,14 +479,17 @@ echo "VM ran $(( $(date +%s) - start )) s (exit $vm_rc, accel: $(cat "$root/buil
 
 # ---- verdict
 sed 's/^/  vm: /' "$out/vm.log" | grep -v "^  vm: \[" | grep -vE "KMOD-DMESG|^  vm: *$" || true
-sed 's/^/  host client: /' "$out/client.log"
+for tag in mnic_alloc file heap stack; do
+  [ ! -f "$out/client-$tag.log" ] || sed "s/^/  host client $tag: /" "$out/client-$tag.log"
+done
 [ ! -f "$out/rw.log" ] || sed 's/^/  host mnic-rw: /' "$out/rw.log"
 fail=0
 grep -q "^KMOD-VM-DONE fails=0" "$out/vm.log" || { echo "FAIL: the VM did not finish all checks"; fail=1; }
 if grep -q "KMOD-CHECK .* FAIL" "$out/vm.log"; then
   grep "KMOD-CHECK .* FAIL" "$out/vm.log"; fail=1
 fi
-[ "$client_rc" = 0 ] || { echo "FAIL: host ping-pong client exited $client_rc"; fail=1; }
+[ -z "$client_failed" ] || { echo "FAIL: host ping-pong client failed in round(s):$client_failed"; fail=1; }
+[ "$bar_refusals" = ok ] || { echo "FAIL: the host's BAR backend: $bar_refusals"; fail=1; }
 [ $stall = 1 ] || { echo "FAIL: the VM never asked for the heartbeat stall"; fail=1; }
 [ $rw_rc = 0 ] || { echo "FAIL: host mnic-rw (RDMA WRITE/READ into the VM's registered memory) exited $rw_rc"; fail=1; }
 [ $gpa_rc = 0 ] || { echo "FAIL: GPA = file offset not confirmed by the host (vm.ram)"; fail=1; }
