@@ -13,7 +13,9 @@
 # answers in the page); MNIC_IOC_REG_MEM refusals and the tenant's MTT
 # commands refused (mnic-mem-check hostile); a malloc'ed 64 MiB buffer and
 # an mmap'ed file registered as MRs, a CQ on registered rings, every pin
-# given back on dereg and on close (mnic-mem-check reg); RDMA WRITE and
+# given back on dereg and on close (mnic-mem-check reg); libmnic's
+# mnic_reg_mr of a read-only mapping and of a range with a hole refused
+# with the module's reason (mnic-tenant badmr); RDMA WRITE and
 # READ by the host's mnic-rw (POSIX NIC) into a registered 64 MiB heap
 # buffer of the VM (mnic-rw-kmod, its passive side); mnic-pingpong
 # --verify rounds (SEND/RECV both ways, every byte checked) whose VM-side
@@ -64,7 +66,7 @@ MAC_P=52:54:00:00:07:02      # IP 10.0.7.2
 # most, qemu-board/nic.sh --hostmem).
 VM_MEM_MIB=256
 
-make -C "$root" --no-print-directory -s kmod build/interop/mnic-rw
+make -C "$root" --no-print-directory -s kmod build/interop/mnic-rw build/host/hostdrv/mnic-tenant
 mnic_rw=$root/build/interop/mnic-rw
 rw_kmod=$root/build/kmod/mnic-rw-kmod
 ko=$root/build/kmod/mnic.ko
@@ -73,6 +75,7 @@ ioctl_check=$root/build/kmod/mnic-ioctl-check
 tenancy_check=$root/build/kmod/mnic-tenancy-check
 mem_check=$root/build/kmod/mnic-mem-check
 pingpong=$root/build/host/hostdrv/mnic-pingpong
+tenant=$root/build/host/hostdrv/mnic-tenant
 mnicctl_host=$root/build/host/hostdrv/mnicctl
 devlink=$(command -v devlink || echo /usr/sbin/devlink)
 [ -x "$devlink" ] || mnic_die "iproute2's devlink missing: run scripts/deps.sh"
@@ -366,6 +369,13 @@ check tenancy_nic_empty mnic-tenancy-check empty \$D
 # file pinned into MRs, rings, every pin back on dereg and close.
 check hostmem_reg_hostile mnic-mem-check hostile \$D
 check hostmem_reg mnic-mem-check reg \$D
+# libmnic over it: mnic_reg_mr of a PROT_READ mapping for LOCAL_WRITE and
+# of a range with a hole, refused by the module (its pin counter) with its
+# reason in libmnic's message, nothing left pinned; a heap buffer still
+# registers (tests/tools/mnic-tenant.c badmr).
+pin0=\$(cat \$C/reg_refused_pin)
+check hostmem_reg_mr_refused mnic-tenant badmr \$D
+check hostmem_reg_mr_refusals_counted eq "\$(cat \$C/reg_refused_pin)" \$((pin0 + 2))
 check hostmem_nic_empty mnic-tenancy-check empty \$D
 # Hostile caller: malformed ioctls and mmaps refused and counted, valid
 # commands (mailbox chains, 4 threads) still right (hostdrv/kernel/test/).
@@ -388,7 +398,7 @@ finish
 INIT
 
 "$root/tests/vm/mkinitramfs.sh" -o "$out/initrd.gz" --kver "$kver" --init "$out/init" \
-  --modules "virtio_net virtio_pci" --bins "$pingpong $devlink" \
+  --modules "virtio_net virtio_pci" --bins "$pingpong $tenant $devlink" \
   --files "$(for i in good corrupt truncated trailing a72 unsigned; do printf '%s ' "$fwdir/$i.img:/lib/firmware/mnic/$i.img"; done)$ko:/lib/mnic.ko $mnicctl:/bin/mnicctl $ioctl_check:/bin/mnic-ioctl-check $tenancy_check:/bin/mnic-tenancy-check $mem_check:/bin/mnic-mem-check $rw_kmod:/bin/mnic-rw-kmod"
 
 # Two more ivshmem devices, probed before the NIC's: one with no init

@@ -25,6 +25,12 @@
  *                                cmds_delivered through a management
  *                                handle, the counting's own commands
  *                                subtracted)
+ *   mnic-tenant badmr DEV        /dev/mnicN on a NIC with host memory:
+ *                                mnic_reg_mr of buffers the module cannot
+ *                                pin (a PROT_READ mapping for LOCAL_WRITE,
+ *                                a range with a hole) refused, each with
+ *                                the module's reason, nothing left pinned
+ *                                (VmPin); a heap buffer still registers
  *
  * "Exactly as a handle that does not exist": the probe makes an object of
  * the same type, destroys it, and names that handle; the firmware's answer
@@ -38,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "mnic/libmnic.h"
@@ -501,6 +508,76 @@ static int bigmr(const char *path, uint64_t bytes)
 	return 0;
 }
 
+/* This process's pinned memory (/proc/self/status VmPin), KiB; -1 unknown. */
+static long vm_pin_kib(void)
+{
+	char line[128];
+	long kib = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmPin: %ld kB", &kib) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kib;
+}
+
+/* One registration the module must refuse with -EFAULT, libmnic naming
+ * the reason. */
+static void refused_mr(struct mnic_pd *pd, void *p, uint64_t len, const char *what)
+{
+	struct mnic_mr *mr = NULL;
+	int err = mnic_reg_mr(pd, (uint64_t)(uintptr_t)p, len, MNIC_ACCESS_LOCAL_WRITE, &mr);
+	const char *msg = mnic_strerror_last(pd->dev);
+
+	printf("  %s: %d, %s\n", what, err, msg);
+	check(err == -EFAULT && !mr && strstr(msg, "refused by the module: not mapped read-write"),
+	      what, NULL);
+}
+
+static int badmr(const char *path)
+{
+	struct mnic_dev *dev;
+	struct mnic_pd *pd;
+	struct mnic_mr *mr;
+	long psz = sysconf(_SC_PAGESIZE);
+	uint8_t *ro, *holed, *heap;
+
+	if (mnic_open(path, &dev) < 0) {
+		fprintf(stderr, "mnic-tenant: %s\n", mnic_open_error());
+		return 1;
+	}
+	if (mnic_alloc_pd(dev, &pd))
+		return die("PD", dev);
+	ro = mmap(NULL, (size_t)psz, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	holed = mmap(NULL, 3 * (size_t)psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		     -1, 0);
+	if (ro == MAP_FAILED || holed == MAP_FAILED || munmap(holed + psz, (size_t)psz))
+		return die("mmap", NULL);
+	holed[0] = holed[2 * psz] = 1;
+	refused_mr(pd, ro, (uint64_t)psz, "reg_mr_read_only_refused");
+	/* the first page pinned, the hole refused: that pin undone too */
+	refused_mr(pd, holed, 3 * (uint64_t)psz, "reg_mr_hole_refused");
+	check(vm_pin_kib() == 0, "reg_mr_refusals_pin_nothing", NULL);
+	heap = malloc(3 * (size_t)psz);
+	if (!heap)
+		return die("malloc", NULL);
+	memset(heap, 0, 3 * (size_t)psz);
+	check(mnic_reg_mr(pd, (uint64_t)(uintptr_t)heap + 1, 2 * (uint64_t)psz,
+			  MNIC_ACCESS_LOCAL_WRITE, &mr) == 0, "reg_mr_heap_after_refusals", dev);
+	check(vm_pin_kib() > 0, "reg_mr_heap_pinned", NULL);
+	check(mnic_dereg_mr(mr) == 0, "dereg_mr_heap", dev);
+	check(vm_pin_kib() == 0, "dereg_mr_heap_unpinned", NULL);
+	mnic_dealloc_pd(pd);
+	mnic_close(dev);
+	free(heap);
+	munmap(ro, (size_t)psz);
+	munmap(holed, 3 * (size_t)psz);
+	printf("badmr: %d failures\n", failures);
+	return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);   /* every line in the log, whatever ends us */
@@ -512,7 +589,9 @@ int main(int argc, char **argv)
 		return churn(argv[2], strtoul(argv[3], NULL, 0));
 	if (argc == 4 && !strcmp(argv[1], "bigmr"))
 		return bigmr(argv[2], strtoull(argv[3], NULL, 0));
+	if (argc == 3 && !strcmp(argv[1], "badmr"))
+		return badmr(argv[2]);
 	fprintf(stderr, "usage: mnic-tenant hold DEV FILE | probe DEV FILE | churn DEV N | "
-		"bigmr DEV BYTES\n");
+		"bigmr DEV BYTES | badmr DEV\n");
 	return 2;
 }
