@@ -95,15 +95,7 @@ static double median_us(uint64_t *ns, unsigned n)
 
 static int delivered(struct mnic_dev *mg, uint64_t *v)
 {
-	struct mnic_counter c[128];
-	int n = mnic_query_counters(mg, MNIC_COUNTERS_MGMT, c, 128, NULL);
-
-	for (int i = 0; i < n; i++)
-		if (!strcmp(c[i].name, "cmds_delivered")) {
-			*v = c[i].value;
-			return 0;
-		}
-	return -1;
+	return mnic_counter(mg, MNIC_COUNTERS_MGMT, "cmds_delivered", v);
 }
 
 /* One registration of row r, counted and checked against the NIC's own

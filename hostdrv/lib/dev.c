@@ -665,3 +665,27 @@ out:
 	free(buf);
 	return err;
 }
+
+int mnic_counter(struct mnic_dev *dev, uint32_t group, const char *name, uint64_t *value)
+{
+	struct mnic_counter *c;
+	uint32_t total = 0;
+	int n;
+
+	if (!dev || !name || !value)
+		return -EINVAL;
+	c = calloc(MNIC_MAX_COUNTERS, sizeof(*c));
+	if (!c)
+		return mnic_set_err(dev, MNIC_ERR_ARG, -ENOMEM);
+	n = mnic_query_counters(dev, group, c, MNIC_MAX_COUNTERS, &total);
+	for (int i = 0; i < n; i++)
+		if (!strcmp(c[i].name, name)) {
+			*value = c[i].value;
+			free(c);
+			return 0;
+		}
+	free(c);
+	if (n < 0)
+		return n;
+	return mnic_set_err(dev, MNIC_ERR_ARG, -ENOENT);
+}

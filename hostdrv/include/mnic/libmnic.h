@@ -564,6 +564,10 @@ void mnic_ring_doorbell(struct mnic_dev *dev);
  * NULL) is how many the firmware has. */
 int mnic_query_counters(struct mnic_dev *dev, uint32_t group, struct mnic_counter *c,
 			uint32_t max, uint32_t *total);
+/* One counter of a group by name (as QUERY_COUNTERS names it): 0 and
+ * *value, -ENOENT if the group has none of that name. */
+#define MNIC_MAX_COUNTERS 1024u
+int mnic_counter(struct mnic_dev *dev, uint32_t group, const char *name, uint64_t *value);
 
 /* ---- migration (MigrOS: ibv_dump_context / ibv_restore_object) ---------- */
 
