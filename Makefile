@@ -59,8 +59,17 @@ layer_of = $(firstword $(foreach p,boot/loader:loader hal/common:hal-common hal/
 
 # Primitives below every module (lib/: CRCs, hashes): firmware, loader, libmnic, tools.
 LIB_SRCS := $(wildcard lib/*.c)
-FW_SRCS := $(wildcard firmware/*.c) $(wildcard mgmt/*.c) $(wildcard rocev2/*.c) hal/common/dma_window.c \
+# The lab's traffic generators (firmware/modes.h): linked into the POSIX NIC
+# and the boards' mnic-fw-lab.elf, never into the product image mnic-fw.elf.
+LAB_SRCS := firmware/rawx.c firmware/rcx.c firmware/lab_modes.c
+FW_SRCS := $(filter-out $(LAB_SRCS) firmware/lab_none.c,$(wildcard firmware/*.c)) \
+	$(wildcard mgmt/*.c) $(wildcard rocev2/*.c) hal/common/dma_window.c \
 	$(LIB_SRCS) abi/cmd_names.c
+# The boards compile for size (-Os: the text budget, docs/ARCHITECTURE.md
+# "Footprint") except the per-packet path, which keeps -O2.
+HOT_SRCS := rocev2/resp.c rocev2/req.c rocev2/comp.c rocev2/recv.c rocev2/net.c \
+	rocev2/opcode.c rocev2/icrc.c rocev2/mtt.c rocev2/queue.c rocev2/srq.c rocev2/cq.c \
+	lib/crc32.c firmware/loop.c hal/common/dma_window.c hal/qemu-virt/virtio_net.c
 # Firmware images and A/B boot (boot/, docs/firmware-images.md)
 BOOT_LIB_SRCS := boot/fwimage.c boot/fwsig.c boot/bootrec.c
 FW_SRCS += $(BOOT_LIB_SRCS)
@@ -94,25 +103,29 @@ ICRC_LIBS := -lisal
 ifeq ($(BOARD),posix)
 CC := gcc
 CFLAGS := $(WARN) -O2 -g -D_GNU_SOURCE
+FW_OPT :=
 ifeq ($(SAN),1)
 CFLAGS += -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 LDFLAGS := -fsanitize=address,undefined
 endif
 LIBS := -lvdeplug $(ICRC_LIBS)
-SRCS := $(FW_SRCS) $(wildcard hal/posix/*.c)
+SRCS := $(FW_SRCS) $(LAB_SRCS) $(wildcard hal/posix/*.c)
 IMAGE := $(BUILD)/mnic-fw
 else
 CC := $(CROSS)gcc
 SIZE := $(CROSS)size
-CFLAGS := $(WARN) -O2 -g -ffreestanding -fno-stack-protector -ffunction-sections \
+CFLAGS := $(WARN) -g -ffreestanding -fno-stack-protector -ffunction-sections \
 	-fdata-sections $(ARCH_FLAGS)
+FW_OPT = $(if $(filter $(HOT_SRCS),$<),-O2,-Os)
 BOARD_HAL_SRCS := $(addprefix hal/qemu-virt/,board.c gic.c gtimer.c semihost.c pl011.c \
 	pcie_ecam.c ivshmem.c virtio_net.c pflash.c psci.c) $(START)
-SRCS := $(FW_SRCS) $(BOARD_HAL_SRCS)
+SRCS := $(FW_SRCS) $(BOARD_HAL_SRCS) firmware/lab_none.c
 ifeq ($(FW_SELFTEST_FAIL),1)
 CFLAGS += -DFW_SELFTEST_FAIL=1
 endif
 IMAGE := $(BUILD)/mnic-fw.elf
+LAB_IMAGE := $(BUILD)/mnic-fw-lab.elf
+LAB_OBJS := $(patsubst %,$(BUILD)/obj/%.o,$(FW_SRCS) $(BOARD_HAL_SRCS) $(LAB_SRCS))
 endif
 
 OBJS := $(patsubst %,$(BUILD)/obj/%.o,$(SRCS))
@@ -121,7 +134,7 @@ OBJS := $(patsubst %,$(BUILD)/obj/%.o,$(SRCS))
 .DEFAULT_GOAL := all
 
 all: image
-image: $(IMAGE)
+image: $(IMAGE) $(LAB_IMAGE)
 
 $(GEN)/board.h: $(BOARD_FILE) qemu-board/gen-board.py
 	@mkdir -p $(GEN)
@@ -132,7 +145,7 @@ $(BUILD)/obj/%.c.o: %.c $(GEN)/board.h
 	@mkdir -p $(dir $@)
 	@command -v $(CC) >/dev/null || { echo "error: $(CC) not found; run scripts/deps.sh (as root) to install the toolchain" >&2; exit 1; }
 	$(if $(Q),@echo "  CC  $(BOARD) $<")
-	$(Q)$(CC) $(CFLAGS) $(INC_$(call layer_of,$<)) -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(FW_OPT) $(INC_$(call layer_of,$<)) -MMD -MP -c $< -o $@
 
 $(BUILD)/obj/%.S.o: %.S $(GEN)/board.h
 	@mkdir -p $(dir $@)
@@ -144,9 +157,13 @@ $(IMAGE): $(OBJS)
 	$(Q)$(CC) $(CFLAGS) $(OBJS) $(LDFLAGS) $(LIBS) -o $@
 ifneq ($(BOARD),posix)
 	$(Q)$(SIZE) $@ > $(BUILD)/size.txt
+
+$(LAB_IMAGE): $(LAB_OBJS)
+	$(if $(Q),@echo "  LD  $@")
+	$(Q)$(CC) $(CFLAGS) $(LAB_OBJS) $(LDFLAGS) $(LIBS) -o $@
 endif
 
--include $(OBJS:.o=.d)
+-include $(sort $(OBJS:.o=.d) $(LAB_OBJS:.o=.d))
 
 # ---- first-stage loader in flash0 (boot/loader, docs/firmware-images.md) ----
 # XIP from flash0, stack/bss at the board's loader_ram; no libc.  flash0.bin

@@ -35,6 +35,11 @@
 #                        is in them): (mtt - physical) / mtt
 #   fw_ram_bytes_per_mr_page, fw_ram_bytes_per_qp  firmware RAM per MTT entry
 #                        and per QP (bench/dump_bench.c, sizeof)
+#   mr_reg_us_{4k,1m,64m}, mr_dereg_us_*, mr_reg_cmds_*  mnic_reg_mr /
+#                        mnic_dereg_mr time (median) and commands by buffer
+#                        size on a POSIX NIC with host memory, and *_phys the
+#                        same on one without (the in-run peer); how:
+#                        bench/mr_reg.sh
 set -euo pipefail
 . "$(dirname "$0")/../qemu-board/lib.sh"
 mnic_init
@@ -121,6 +126,9 @@ posix_pair msg64 rcx peer=@PEER@ qps=4 msgs=10000 size=64 ops=send mtu=5
 echo "msg_rate_64B: $(grep -h '^RCX PASS' "$out"/msg64/*.log | sed 's/.*msg_rate=\([0-9]*\).*/\1/' | sort -n | head -1) messages/s"
 posix_pair write1m rcx peer=@PEER@ qps=2 msgs=100 size=1048576 ops=write mtu=5
 echo "goodput_1MiB_gbps: $(grep -h '^RCX PASS' "$out"/write1m/*.log | sed 's/.*goodput_mbps=\([0-9]*\).*/\1/' | sort -n | head -1 | awk '{printf "%.3f", $1 / 1000}') Gbit/s"
+
+# MR registration by size, host-memory mode against physical (issue 14)
+bash "$MNIC_ROOT/bench/mr_reg.sh"
 
 boot_once() {   # board -> ms to READY
   local board=$1 t0 t1 pid f=$out/boot.log

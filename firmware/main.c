@@ -11,18 +11,19 @@ static struct hal_platform platform;
 static struct fw_loop loop;
 static struct fw_ctx ctx;
 
-struct fw_mode {
-	const char *name;
-	int (*run)(struct fw_ctx *c, const struct fw_args *a);
-	const char *help;
-};
-
 static const struct fw_mode modes[] = {
 	{ "run", fw_mode_run, "serve the host interface and the wire (default)" },
 	{ "selftest", fw_mode_selftest, "exercise every driver, exit 0 if all pass" },
-	{ "rawx", fw_mode_rawx, "exchange verified raw frames with peers=MAC,..." },
-	{ "rcx", fw_mode_rcx, "verified RDMA traffic with peer=MAC (firmware plays the host)" },
 };
+#define N_MODES (sizeof(modes) / sizeof(modes[0]))
+
+/* The i-th mode: the product's, then the lab image's (modes.h). */
+static const struct fw_mode *mode_at(unsigned i)
+{
+	if (i < N_MODES)
+		return &modes[i];
+	return i - N_MODES < fw_lab_n_modes ? &fw_lab_modes[i - N_MODES] : NULL;
+}
 
 static void mac_str(const uint8_t *m, char *out, size_t n)
 {
@@ -47,16 +48,17 @@ int fw_main(int argc, char **argv)
 		return FW_EXIT_PLATFORM;
 	}
 	if (argc >= 2) {
-		for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
-			if (strcmp(argv[1], modes[i].name) == 0)
-				break;
-		if (i == sizeof(modes) / sizeof(modes[0])) {
+		for (i = 0; mode_at(i) && strcmp(argv[1], mode_at(i)->name) != 0; i++)
+			;
+		if (!mode_at(i)) {
 			LOG_ERR("unknown mode '%s'; modes are:", argv[1]);
-			for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
-				LOG_ERR("  %-9s %s", modes[i].name, modes[i].help);
+			for (i = 0; mode_at(i); i++)
+				LOG_ERR("  %-9s %s", mode_at(i)->name, mode_at(i)->help);
+			if (!fw_lab_n_modes)
+				LOG_ERR("(rawx and rcx are in the lab image, mnic-fw-lab.elf)");
 			return FW_EXIT_USAGE;
 		}
-		mode = &modes[i];
+		mode = mode_at(i);
 		args.argc = argc - 2;
 		args.argv = argv + 2;
 	}

@@ -14,10 +14,25 @@ struct fw_ctx {
 					  &hostmem, or &dma without an aperture */
 };
 
+struct fw_mode {
+	const char *name;
+	int (*run)(struct fw_ctx *c, const struct fw_args *a);
+	const char *help;
+};
+
 int fw_mode_run(struct fw_ctx *c, const struct fw_args *a);
 int fw_mode_selftest(struct fw_ctx *c, const struct fw_args *a);
 int fw_mode_rawx(struct fw_ctx *c, const struct fw_args *a);
 int fw_mode_rcx(struct fw_ctx *c, const struct fw_args *a);
+
+/* The lab's traffic generators (rawx, rcx: the firmware plays the peer and
+ * the host, for tests and the bench) are not part of the product image:
+ * the boards link them into mnic-fw-lab.elf only (firmware/lab_modes.c;
+ * mnic-fw.elf links firmware/lab_none.c, no lab mode), so what ships and
+ * what counts against the text budget is the NIC alone.  The POSIX NIC, a
+ * test vehicle, always has them. */
+extern const struct fw_mode fw_lab_modes[];
+extern const unsigned fw_lab_n_modes;
 
 /* Exit codes shared by every mode (scripts rely on them). */
 #define FW_EXIT_OK        0

@@ -1,7 +1,7 @@
 # Host side: libmnic, mnicctl and the small apps (included by the Makefile).
 #   make hostdrv   build/host/hostdrv/{libmnic.a,mnicctl,mnic-pingpong,mnic-traffic,mnicctl-static}
 #                  and the ASan+UBSan build in build/host-asan/hostdrv/ (with
-#                  the test tool mnic-tenant)
+#                  the test tool mnic-tenant); mnic-mr-bench (bench/mr_reg_bench.c) in both
 #   make install [PREFIX=/usr/local] [DESTDIR=]   mnicctl (sbin), mnic-pingpong and
 #                  mnic-traffic (bin), the man pages mnicctl(8) and mnic(4)
 #                  (docs/man/)
@@ -24,7 +24,8 @@ HOSTDRV_ASAN := build/host-asan/hostdrv
 
 .PHONY: hostdrv
 hostdrv: $(addprefix $(HOSTDRV_OUT)/,libmnic.a $(HOSTDRV_TOOLS) mnicctl-static) \
-	$(addprefix $(HOSTDRV_ASAN)/,libmnic.a $(HOSTDRV_TOOLS) mnic-tenant)
+	$(addprefix $(HOSTDRV_ASAN)/,libmnic.a $(HOSTDRV_TOOLS) mnic-tenant) \
+	$(addprefix $(HOSTDRV_OUT)/,mnic-mr-bench) $(addprefix $(HOSTDRV_ASAN)/,mnic-mr-bench)
 
 $(HOSTDRV_OUT)/obj/%.o: hostdrv/%.c $(HOSTDRV_HDRS)
 	@mkdir -p $(dir $@)
@@ -46,6 +47,10 @@ $(1)/%: $(1)/obj/tools/%.o $(1)/libmnic.a
 # a test tool of the tenancy tests (tests/integration/tenancy_posix.sh)
 $(1)/mnic-tenant: tests/tools/mnic-tenant.c $(1)/libmnic.a
 	$$(Q)gcc $$(HOSTDRV_CFLAGS) $$(INC_tools) $(2) $$< $(1)/libmnic.a -pthread -o $$@
+# make bench's MR registration figures (bench/mr_reg.sh), the plain build
+# timed, the ASan+UBSan one checked (tests/integration/mr_reg_bench_posix.sh)
+$(1)/mnic-mr-bench: bench/mr_reg_bench.c $(1)/libmnic.a
+	$$(Q)gcc $$(HOSTDRV_CFLAGS) $$(INC_libmnic-api) $(2) $$< $(1)/libmnic.a -pthread -o $$@
 $(1)/mnicctl: $(1)/obj/tools/mnicctl_args.o $(1)/obj/tools/mnicctl_fw.o \
 	$$(patsubst %.c,$(1)/obj/%.o,$$(HOSTDRV_BOOT_SRCS))
 $(1)/obj/abi/cmd_names.o: abi/cmd_names.c abi/include/mnic/cmd_names.h abi/include/mnic/cmd.h

@@ -92,6 +92,21 @@ _Static_assert(MNIC_RESTORE_CREATE == (int)ROCEV2_RESTORE_CREATE &&
 	       MNIC_RESTORE_IMAGE == (int)ROCEV2_RESTORE_OPS,
 	       "RESTORE_OBJECT's per-record op_mods are the engine's restore ops");
 
+/* Does any record of a validated image name a physical-mode range? */
+static int image_has_physical(const uint8_t *img, uint32_t len)
+{
+	struct rocev2_host_range g[ROCEV2_RECORD_MAX_RANGES];
+	struct rocev2_image_iter it;
+	struct rocev2_record r;
+
+	rocev2_image_iter_init(&it, img, len);
+	while (rocev2_image_next(&it, &r) > 0)
+		if (rocev2_record_host_ranges(r.type, r.payload, r.len, g,
+					      ROCEV2_RECORD_MAX_RANGES) > 0)
+			return 1;
+	return 0;
+}
+
 static int restore_image(struct mnic_mgmt *m, struct cmd_call *c,
 			 const struct mnic_cmd_restore_in *in, const uint8_t *img)
 {
@@ -108,10 +123,15 @@ static int restore_image(struct mnic_mgmt *m, struct cmd_call *c,
 	rc = rocev2_image_validate(img, in->data_len);
 	if (rc)
 		return engine_fail(m, c, rc);
-	/* The range the image was dumped from must be the issuer's too (its
-	 * addresses are absolute): ALLOC_CONTEXT UA_AT gives a context it. */
+	/* The range the image was dumped from must be the issuer's too when a
+	 * record holds physical-mode addresses (absolute window places):
+	 * ALLOC_CONTEXT UA_AT gives a context it.  An image whose rings and MRs
+	 * all translate through MTTs names no window place (its addresses are
+	 * the process's IOVAs, its pages the target host's refill): it restores
+	 * into any context, wherever the target put that context's range. */
 	if (rocev2_image_ua_range(img, in->data_len, &ua_offset, &ua_size) != 0 ||
-	    (ua_size && !mnic_ctx_range_ok(m, c->ctx, ua_offset, ua_size))) {
+	    (ua_size && image_has_physical(img, in->data_len) &&
+	     !mnic_ctx_range_ok(m, c->ctx, ua_offset, ua_size))) {
 		m->cnt.refused_address++;
 		return fail(c, MNIC_CMD_STAT_BAD_PARAM, HAL_EFAULT, MNIC_SITE_IMAGE_RANGE);
 	}

@@ -84,7 +84,11 @@ if [ "$board" = posix ]; then
 else
   [ -z "$impair" ] || mnic_die "nic.sh: --impair is implemented by the POSIX backend only"
   mnic_board_args "$board"
-  elf=${image:-$MNIC_ROOT/build/$board/mnic-fw.elf}
+  # rawx and rcx (the lab's traffic generators) are in the lab image only
+  case "${1:-}" in
+    rawx|rcx) elf=${image:-$MNIC_ROOT/build/$board/mnic-fw-lab.elf} ;;
+    *) elf=${image:-$MNIC_ROOT/build/$board/mnic-fw.elf} ;;
+  esac
   [ -f "$elf" ] || mnic_die "nic.sh: $elf not built; run: make BOARD=$board"
   # shellcheck disable=SC2206
   cmd=("$QEMU" $QEMU_BOARD_ARGS -kernel "$elf")

@@ -191,7 +191,8 @@ static int ensure_bar(struct mnic_dev *dev)
 		err = mnic_find_context(dev, pid, &ci);
 		if (err < 0)
 			return err;
-		err = mnic_ctx_set_range(dev, ci.ua_offset, ci.ua_size);
+		/* host-memory mode: the memory is the view the reopen mapped */
+		err = dev->hm_va ? 0 : mnic_ctx_set_range(dev, ci.ua_offset, ci.ua_size);
 		if (err < 0)
 			return mnic_set_err(dev, MNIC_ERR_REPLY, err);
 		dev->ctx = (uint16_t)ci.ctx;

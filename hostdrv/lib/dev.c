@@ -393,7 +393,10 @@ int mnic_reopen(struct mnic_dev *dev, const char *path)
  * BAR is mapped over the old one at the same address (MAP_FIXED replaces
  * the mapping in one step), so every host pointer the application holds
  * (rings, buffers, mr->ptr) now reaches the target NIC's copy of its user
- * area, as CRIU restores memory at its old addresses.  Only system calls
+ * area, as CRIU restores memory at its old addresses.  In host-memory mode
+ * the memory is the handle's pages, which the migration copied into the
+ * target's aperture ("<path>.hostmem"): mapped at the same VAs, at new
+ * page frames, and the source's pages released.  Only system calls
  * and plain stores: callable from a signal handler that runs before the
  * interrupted code touches its memory again.  No lock is taken: the caller
  * guarantees no command is in progress on this handle. */
@@ -427,6 +430,10 @@ int mnic_reopen_inplace(struct mnic_dev *dev, const char *path)
 		err = -EPROTO;
 	else if (seg.state != MNIC_STATE_READY)
 		err = -EIO;
+	/* host-memory mode: the pages the migration put in the target's
+	 * aperture take the old ones' place at the same VAs */
+	if (!err)
+		err = mnic_hostmem_reopen_inplace(dev, path, n);
 	if (err) {
 		close(fd);
 		return err;
@@ -672,4 +679,28 @@ int mnic_query_counters(struct mnic_dev *dev, uint32_t group, struct mnic_counte
 out:
 	free(buf);
 	return err;
+}
+
+int mnic_counter(struct mnic_dev *dev, uint32_t group, const char *name, uint64_t *value)
+{
+	struct mnic_counter *c;
+	uint32_t total = 0;
+	int n;
+
+	if (!dev || !name || !value)
+		return -EINVAL;
+	c = calloc(MNIC_MAX_COUNTERS, sizeof(*c));
+	if (!c)
+		return mnic_set_err(dev, MNIC_ERR_ARG, -ENOMEM);
+	n = mnic_query_counters(dev, group, c, MNIC_MAX_COUNTERS, &total);
+	for (int i = 0; i < n; i++)
+		if (!strcmp(c[i].name, name)) {
+			*value = c[i].value;
+			free(c);
+			return 0;
+		}
+	free(c);
+	if (n < 0)
+		return n;
+	return mnic_set_err(dev, MNIC_ERR_ARG, -ENOENT);
 }

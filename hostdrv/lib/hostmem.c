@@ -537,3 +537,267 @@ int mnic_hostmem_info(struct mnic_dev *dev, struct mnic_hostmem_info *info)
 			info->discontiguities++;
 	return 0;
 }
+
+/* ---- migration: an owner's pages onto the target's aperture ---------------------- */
+
+/* Copy `n` pages of file `from` at from_pfn[] to file `to` at to_pfn[],
+ * runs adjacent in both files in one read and one write. */
+static int copy_pages(int from, const uint32_t *from_pfn, int to, const uint32_t *to_pfn,
+		      uint32_t n)
+{
+	enum { MAX_RUN = 256 };   /* pages: 1 MiB per transfer */
+	uint8_t *buf = malloc((size_t)MAX_RUN * PAGE);
+
+	if (!buf)
+		return -ENOMEM;
+	for (uint32_t v = 0; v < n;) {
+		uint32_t run = 1;
+		size_t len;
+
+		while (v + run < n && run < MAX_RUN && from_pfn[v + run] == from_pfn[v] + run &&
+		       to_pfn[v + run] == to_pfn[v] + run)
+			run++;
+		len = (size_t)run * PAGE;
+		if (pread(from, buf, len, (off_t)from_pfn[v] * PAGE) != (ssize_t)len ||
+		    pwrite(to, buf, len, (off_t)to_pfn[v] * PAGE) != (ssize_t)len) {
+			free(buf);
+			return -EIO;
+		}
+		v += run;
+	}
+	free(buf);
+	return 0;
+}
+
+int mnic_hostmem_move(struct mnic_dev *src, struct mnic_dev *dst, uint32_t owner,
+		      struct mnic_hm_move *mv)
+{
+	struct mnic_user_hdr uh;
+	uint32_t *from = NULL, *to = NULL;
+	int n, err;
+
+	memset(mv, 0, sizeof(*mv));
+	if ((err = mnic_hostmem_attach(src)) < 0 || (err = mnic_hostmem_attach(dst)) < 0)
+		return err;
+	if (!src->hm_table && !dst->hm_table)
+		return 0;   /* physical mode on both: the user-area copy moves the memory */
+	if (!src->hm_table || !dst->hm_table)
+		return mnic_set_err(dst, MNIC_ERR_ARG, -EXDEV);   /* window <-> host memory */
+	from = calloc(src->hm_size / PAGE, sizeof(*from));
+	if (!from)
+		return mnic_set_err(dst, MNIC_ERR_ARG, -ENOMEM);
+	n = mnic_hm_find(src->hm_table, owner, from, (uint32_t)(src->hm_size / PAGE));
+	if (n <= 0) {
+		free(from);
+		return n < 0 ? mnic_set_err(src, MNIC_ERR_ARG, n) : 0;   /* no memory to move */
+	}
+	/* the range's allocator header (its first page) names the VA it lives at */
+	if (pread(src->hm_fd, &uh, sizeof(uh), (off_t)from[0] * PAGE) != (ssize_t)sizeof(uh) ||
+	    uh.magic != MNIC_USER_HDR_MAGIC || uh.base == 0 || uh.base % PAGE ||
+	    uh.size != (uint64_t)n * PAGE) {
+		free(from);
+		return mnic_set_err(src, MNIC_ERR_ARG, -EUCLEAN);
+	}
+	to = calloc((size_t)n, sizeof(*to));
+	if (!to) {
+		free(from);
+		return mnic_set_err(dst, MNIC_ERR_ARG, -ENOMEM);
+	}
+	/* the target must not hold pages of this owner already: two ranges
+	 * under one owner tag could not be told apart */
+	err = mnic_hm_find(dst->hm_table, owner, to, (uint32_t)n);
+	if (err != 0) {
+		free(from);
+		free(to);
+		return mnic_set_err(dst, MNIC_ERR_ARG, err < 0 && err != -E2BIG ? err : -EEXIST);
+	}
+	err = mnic_hm_take(dst->hm_table, owner, (uint32_t)n, shuffle_seed(), to);
+	if (err == 0)
+		err = copy_pages(src->hm_fd, from, dst->hm_fd, to, (uint32_t)n);
+	if (err < 0) {
+		mnic_hm_release(dst->hm_table, owner, NULL);
+		free(from);
+		free(to);
+		return mnic_set_err(dst, MNIC_ERR_ARG, err);
+	}
+	for (int v = 0; v < n; v++)
+		mv->same_frames += from[v] == to[v];
+	free(from);
+	/* the copy complete before anything tells the target NIC of it */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	mv->owner = owner;
+	mv->npages = (uint32_t)n;
+	mv->base = uh.base;
+	mv->pfn = to;
+	return 0;
+}
+
+struct refill {
+	struct mnic_dev *dev;
+	const struct mnic_hm_move *mv;
+	uint32_t mtts;
+	int err;
+};
+
+static uint64_t rd_le(const uint8_t *p, int bytes)
+{
+	uint64_t v = 0;
+
+	for (int i = bytes - 1; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* One MTT record of the image (docs/migration-image.md "MTT"): every entry
+ * from the target page its IOVA's virtual page moved to. */
+static int refill_one(const struct mnic_img_rec *rec, const uint8_t *p, void *arg)
+{
+	struct refill *r = arg;
+	const struct mnic_hm_move *mv = r->mv;
+	uint32_t handle, shift, npages;
+	uint64_t iova, length, first, *pages;
+
+	if (rec->type != MNIC_IMG_TYPE_MTT)
+		return 0;
+	handle = (uint32_t)rd_le(p, 4);
+	iova = rd_le(p + 4, 8);
+	length = rd_le(p + 12, 8);
+	shift = p[20];
+	/* libmnic's host-memory ranges are 4 KiB pages; an MTT outside the
+	 * owner's range is not one this library made */
+	first = iova & ~(uint64_t)(PAGE - 1);
+	if (shift != 12 || length == 0 || first < mv->base ||
+	    (first - mv->base) / PAGE >= mv->npages ||
+	    (iova - first + length + PAGE - 1) / PAGE > mv->npages - (first - mv->base) / PAGE)
+		return r->err = mnic_set_err(r->dev, MNIC_ERR_ARG, -EFAULT);
+	npages = (uint32_t)((iova - first + length + PAGE - 1) / PAGE);
+	pages = malloc((size_t)npages * sizeof(*pages));
+	if (!pages)
+		return r->err = mnic_set_err(r->dev, MNIC_ERR_ARG, -ENOMEM);
+	for (uint32_t i = 0; i < npages; i++)
+		pages[i] = (uint64_t)mv->pfn[(first - mv->base) / PAGE + i] * PAGE;
+	r->err = mnic_write_mtt(r->dev, handle, 0, pages, npages);
+	free(pages);
+	if (r->err == 0)
+		r->mtts++;
+	return r->err;
+}
+
+int mnic_hostmem_refill(struct mnic_dev *dst, struct mnic_hm_move *mv, const uint8_t *img,
+			uint32_t len)
+{
+	struct refill r = {.dev = dst, .mv = mv};
+	char why[128];
+	int err;
+
+	mv->mtts = 0;
+	if (!mv->npages)
+		return 0;
+	err = mnic_img_parse(img, len, NULL, refill_one, &r, why, sizeof(why));
+	mv->mtts = r.mtts;
+	if (err < 0 && r.err == 0)
+		return mnic_set_err(dst, MNIC_ERR_ARG, err);   /* framing: yet the NIC took it */
+	return err;
+}
+
+void mnic_hostmem_unmove(struct mnic_dev *dst, struct mnic_hm_move *mv)
+{
+	if (mv->npages && dst->hm_table)
+		mnic_hm_release(dst->hm_table, mv->owner, NULL);
+	free(mv->pfn);
+	memset(mv, 0, sizeof(*mv));
+}
+
+void mnic_hostmem_move_done(struct mnic_hm_move *mv)
+{
+	free(mv->pfn);
+	mv->pfn = NULL;
+}
+
+/* The reopen of mnic_reopen_inplace in host-memory mode: the process's
+ * pages moved to the target's aperture ("<bar>.hostmem", where the
+ * migration put them under this process's owner tag); each is mapped over
+ * its old self at the same VA, and the source's pages are handed back.
+ * Only system calls and plain stores (a signal handler runs it): the page
+ * list goes to an anonymous mapping, never to malloc. */
+int mnic_hostmem_reopen_inplace(struct mnic_dev *dev, const char *bar, size_t bar_len)
+{
+	static const char ext[] = ".hostmem";
+	char path[sizeof(dev->hm_path)];
+	uint32_t owner = (uint32_t)getpid(), *pfn;
+	struct mnic_hm_hdr *h, hdr;
+	size_t tlen, plen;
+	struct stat st;
+	int fd, n, err = 0;
+
+	if (!dev->hm_va)
+		return 0;   /* physical mode: the BAR is the memory */
+	if (dev->role != MNIC_ROLE_TENANT)
+		return -EOPNOTSUPP;   /* a management range does not follow a process */
+	if (bar_len + sizeof(ext) > sizeof(path))
+		return -ENAMETOOLONG;
+	for (size_t i = 0; i < bar_len; i++)
+		path[i] = bar[i];
+	for (size_t i = 0; i < sizeof(ext); i++)
+		path[bar_len + i] = ext[i];
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || pread(fd, &hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr))
+		err = -EIO;
+	else if (hdr.magic != MNIC_HM_MAGIC || hdr.version != 1 || hdr.npages == 0 ||
+		 (uint64_t)st.st_size < (uint64_t)hdr.npages * PAGE ||
+		 hdr.table_pages != mnic_hm_table_pages((uint64_t)hdr.npages * PAGE))
+		err = -EUCLEAN;   /* no page table a libmnic made */
+	if (err) {
+		close(fd);
+		return err;
+	}
+	tlen = (size_t)hdr.table_pages * PAGE;
+	plen = ((size_t)hdr.npages * sizeof(*pfn) + PAGE - 1) & ~(size_t)(PAGE - 1);
+	h = mmap(NULL, tlen, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	pfn = mmap(NULL, plen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (h == MAP_FAILED || pfn == MAP_FAILED) {
+		err = -ENOMEM;
+		goto out;
+	}
+	n = mnic_hm_find(h, owner, pfn, hdr.npages);
+	if (n < 0 || (uint32_t)n != dev->hm_npages) {
+		err = n < 0 ? n : -EXDEV;   /* not this process's range, or none */
+		goto out;
+	}
+	for (uint32_t v = 0; v < (uint32_t)n;) {
+		uint32_t run = 1;
+
+		while (v + run < (uint32_t)n && pfn[v + run] == pfn[v] + run)
+			run++;
+		if (mmap((uint8_t *)dev->hm_va + (size_t)v * PAGE, (size_t)run * PAGE,
+			 PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
+			 (off_t)pfn[v] * PAGE) == MAP_FAILED) {
+			err = -errno;   /* half over: the view is lost either way */
+			goto out;
+		}
+		v += run;
+	}
+	/* the source's pages: the NIC there freed the context before the thaw */
+	mnic_hm_release(dev->hm_table, owner, NULL);
+	munmap(dev->hm_table, dev->hm_table_len);
+	close(dev->hm_fd);
+	for (uint32_t v = 0; v < (uint32_t)n; v++)
+		dev->hm_pfn[v] = pfn[v];   /* same count: the array fits */
+	dev->hm_table = h;
+	dev->hm_table_len = tlen;
+	dev->hm_fd = fd;
+	dev->hm_size = (uint64_t)hdr.npages * PAGE;
+	for (size_t i = 0; i <= bar_len + sizeof(ext) - 1; i++)
+		dev->hm_path[i] = path[i];
+	munmap(pfn, plen);
+	return 0;
+out:
+	if (pfn != MAP_FAILED)
+		munmap(pfn, plen);
+	if (h != MAP_FAILED)
+		munmap(h, tlen);
+	close(fd);
+	return err;
+}

@@ -208,6 +208,23 @@ int mnic_hostmem_reap(struct mnic_dev *dev);
  * physical mode.  kmem mode: any range of this process, pinned by the
  * module. */
 int mnic_hostmem_mtt(struct mnic_dev *dev, uint64_t addr, uint64_t len, uint32_t *mtt);
+/* Migration in host-memory mode (docs/libmnic.md "Migration with host
+ * memory"): `owner`'s pages copied from src's aperture onto pages newly
+ * taken for it in dst's (*mv; npages 0: nothing to move, or physical mode
+ * on both; -EXDEV only one has an aperture, -EEXIST the owner has pages on
+ * dst already, -EUCLEAN no allocator header); refill: every MTT record of
+ * the image written with the target's pages (the restored context is
+ * Stopped); unmove: the target's pages handed back (abort); move_done: the
+ * page list freed, the pages kept. */
+int mnic_hostmem_move(struct mnic_dev *src, struct mnic_dev *dst, uint32_t owner,
+		      struct mnic_hm_move *mv);
+int mnic_hostmem_refill(struct mnic_dev *dst, struct mnic_hm_move *mv, const uint8_t *img,
+			uint32_t len);
+void mnic_hostmem_unmove(struct mnic_dev *dst, struct mnic_hm_move *mv);
+void mnic_hostmem_move_done(struct mnic_hm_move *mv);
+/* mnic_reopen_inplace's host-memory part (async-signal-safe): the view's
+ * pages from "<bar>.hostmem", the source's released. */
+int mnic_hostmem_reopen_inplace(struct mnic_dev *dev, const char *bar, size_t bar_len);
 /* Kernel backend: switch to kmem mode if the NIC has a host-memory
  * aperture (called once the handle can issue commands). */
 int mnic_kmem_setup(struct mnic_dev *dev);

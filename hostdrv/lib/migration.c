@@ -188,6 +188,51 @@ int mnic_mig_dump(struct mnic_mig *m)
 	return 0;
 }
 
+/* The memory of the moving context onto the target: with host memory on
+ * both NICs its pages (the process's memory at new page frames: MigrOS's
+ * split, restore refills the MTTs), else its user-area range copied at
+ * the same window addresses.  MNIC_CTX_MGMT's objects (no context of
+ * their own) use the management range, which the target gets at the same
+ * window place first. */
+static int move_memory(struct mnic_mig_pair *p)
+{
+	const int mgmt = !p->src_ctx.ctx;
+	int err, hostmem;
+	int64_t n;
+
+	if ((err = mnic_hostmem_attach(p->src)) < 0 || (err = mnic_hostmem_attach(p->dst)) < 0)
+		return err;
+	hostmem = p->src->hm_table || p->dst->hm_table;
+	if (mgmt && mnic_dev_role(p->src) == MNIC_ROLE_MGMT &&
+	    mnic_dev_role(p->dst) == MNIC_ROLE_MGMT && mnic_dev_backend(p->src) == MNIC_BACKEND_BAR &&
+	    mnic_dev_backend(p->dst) == MNIC_BACKEND_BAR) {
+		struct mnic_ctx_info ci = {0};
+
+		err = mnic_mem_ensure(p->src);
+		if (err == 0 && hostmem)   /* the range's window place, not the view's VA */
+			err = mnic_find_context(p->src, MNIC_OWNER_MGMT_MEM, &ci);
+		else
+			ci = (struct mnic_ctx_info){.ua_offset = p->src->user_off,
+						    .ua_size = p->src->user_size};
+		if (err == 0)
+			err = mnic_mgmt_mem_at(p->dst, ci.ua_offset, ci.ua_size);
+		if (err < 0)
+			return err;
+	}
+	if (hostmem) {
+		err = mnic_hostmem_move(p->src, p->dst,
+					mgmt ? MNIC_OWNER_MGMT_MEM : p->src_ctx.owner_tag, &p->hm);
+		if (err == 0)
+			p->user_area_bytes = (uint64_t)p->hm.npages * 4096u;
+		return err;
+	}
+	n = mnic_copy_user_area(p->src, p->dst);
+	if (n < 0)
+		return (int)n;
+	p->user_area_bytes = (uint64_t)n;
+	return 0;
+}
+
 int mnic_mig_transfer(struct mnic_mig *m)
 {
 	if (!m)
@@ -202,8 +247,18 @@ int mnic_mig_transfer(struct mnic_mig *m)
 		t0 = now_ms();
 		if (p->src_ctx.ctx && !p->dst_allocated) {
 			const struct mnic_ctx_info *s = &p->src_ctx;
-			int err = mnic_alloc_context(p->dst, s->ua_offset, s->ua_size, s->owner_tag,
-						     &p->dst_ctx);
+			int err = mnic_hostmem_attach(p->src);
+
+			if (err == 0)
+				err = mnic_hostmem_attach(p->dst);
+			/* the same window range, as the image's physical addresses
+			 * are window places; with host memory on both the records
+			 * hold IOVAs only and the target picks the range */
+			if (err == 0)
+				err = mnic_alloc_context(p->dst,
+							 p->src->hm_table && p->dst->hm_table
+								 ? 0 : s->ua_offset,
+							 s->ua_size, s->owner_tag, &p->dst_ctx);
 
 			if (err == 0) {
 				p->dst_allocated = 1;
@@ -215,35 +270,15 @@ int mnic_mig_transfer(struct mnic_mig *m)
 					    err);
 			}
 		}
-		if (!p->src_ctx.ctx && m->opts.copy_user_area &&
-		    mnic_dev_role(p->src) == MNIC_ROLE_MGMT && mnic_dev_role(p->dst) == MNIC_ROLE_MGMT &&
-		    mnic_dev_backend(p->src) == MNIC_BACKEND_BAR &&
-		    mnic_dev_backend(p->dst) == MNIC_BACKEND_BAR) {
-			/* MNIC_CTX_MGMT's objects: their memory is the management
-			 * range, which the target gets at the same place */
-			uint64_t off, size;
-			int err = mnic_mem_ensure(p->src);
+		if (m->opts.copy_user_area) {
+			int err = move_memory(p);
 
-			if (err == 0) {
-				off = p->src->user_off;
-				size = p->src->user_size;
-				err = mnic_mgmt_mem_at(p->dst, off, size);
-			}
 			if (err < 0) {
 				p->transfer_ms = now_ms() - t0;
 				return fail(m, MNIC_MIG_STEP_TRANSFER, i, p->dst,
-					    "management memory on the target", err);
+					    "memory onto the target (user area or host-memory pages)",
+					    err);
 			}
-		}
-		if (m->opts.copy_user_area) {
-			int64_t n = mnic_copy_user_area(p->src, p->dst);
-
-			if (n < 0) {
-				p->transfer_ms = now_ms() - t0;
-				return fail(m, MNIC_MIG_STEP_TRANSFER, i, p->dst, "copy user area",
-					    (int)n);
-			}
-			p->user_area_bytes = (uint64_t)n;
 		}
 		p->transfer_ms = now_ms() - t0;
 		p->transferred = 1;
@@ -288,9 +323,17 @@ int mnic_mig_restore(struct mnic_mig *m)
 		progress(m, i, MNIC_MIG_STEP_RESTORE);
 		t0 = now_ms();
 		err = mnic_restore_image(p->dst, p->img, p->img_len, ov);
+		if (err < 0) {
+			p->restore_ms = now_ms() - t0;
+			return fail(m, MNIC_MIG_STEP_RESTORE, i, p->dst, "RESTORE_OBJECT(IMAGE)", err);
+		}
+		/* host memory: the restored MTTs, unwritten, get the target's pages
+		 * (WRITE_MTT while Stopped; RESUME refuses an MTT left unwritten) */
+		err = mnic_hostmem_refill(p->dst, &p->hm, p->img, p->img_len);
 		p->restore_ms = now_ms() - t0;
 		if (err < 0)
-			return fail(m, MNIC_MIG_STEP_RESTORE, i, p->dst, "RESTORE_OBJECT(IMAGE)", err);
+			return fail(m, MNIC_MIG_STEP_RESTORE, i, p->dst,
+				    "WRITE_MTT (the target's pages)", err);
 		p->restored = 1;
 	}
 	m->state = MNIC_MIG_RESTORED;
@@ -355,6 +398,10 @@ int mnic_mig_abort(struct mnic_mig *m)
 			if (err == 0)
 				p->dst_allocated = 0;
 		}
+		/* the pages taken on the target, once no object there reaches
+		 * them (MNIC_CTX_MGMT's restored objects keep theirs) */
+		if (err == 0 && p->hm.npages && (p->src_ctx.ctx || !p->restored))
+			mnic_hostmem_unmove(p->dst, &p->hm);
 		if (err < 0 && !first) {
 			first = err;
 			bad = (int32_t)i;
@@ -375,6 +422,7 @@ void mnic_mig_end(struct mnic_mig *m)
 	for (uint32_t i = 0; i < m->n_pairs; i++) {
 		free(m->pair[i].img);
 		m->pair[i].img = NULL;
+		mnic_hostmem_move_done(&m->pair[i].hm);
 	}
 }
 

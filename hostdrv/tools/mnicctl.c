@@ -994,9 +994,10 @@ static int mig_fail(const struct mnic_mig *m, const struct mig_proc *pr, int err
 		fprintf(stderr, "mnicctl: migrate: %s\n", strerror(-err));
 		return MNICCTL_USAGE;
 	}
-	if (e->step == MNIC_MIG_STEP_TRANSFER) {
-		fprintf(stderr, "mnicctl: copy user area %s -> %s: %s (the areas must be the same "
-				"size)\n", pr[e->pair].from, pr[e->pair].to, strerror(-e->err));
+	if (e->step == MNIC_MIG_STEP_TRANSFER && e->err == -EXDEV) {
+		fprintf(stderr, "mnicctl: %s -> %s: %s (the user areas must be the same size, and "
+				"either both NICs have host memory or neither)\n",
+			pr[e->pair].from, pr[e->pair].to, e->what);
 		return MNICCTL_DEVICE;
 	}
 	return dev_fail(e->dev, e->what, e->err);
@@ -1010,6 +1011,9 @@ static void jpair_steps(const struct mnic_mig_pair *mp)
 	jdbl("restore_ms", mp->restore_ms);
 	jdbl("resume_ms", mp->resume_ms);
 	jnum("user_area_bytes", (unsigned long long)mp->user_area_bytes);
+	jnum("hostmem_pages", mp->hm.npages);
+	jnum("hostmem_same_frames", mp->hm.same_frames);
+	jnum("mtts_refilled", mp->hm.mtts);
 	print_dump_stats(&mp->stats, mp->img_len);
 }
 
@@ -1030,6 +1034,9 @@ static void print_pair(const struct mig_proc *p, const struct mnic_mig_pair *mp)
 	       "restore     %.3f ms\nresume      %.3f ms\n",
 	       mp->checkpoint_ms, mp->transfer_ms, (long long)mp->user_area_bytes, mp->restore_ms,
 	       mp->resume_ms);
+	if (mp->hm.npages)
+		printf("host memory %u pages onto the target's (%u at the frame they had), "
+		       "%u MTTs refilled\n", mp->hm.npages, mp->hm.same_frames, mp->hm.mtts);
 	print_dump_stats(&mp->stats, mp->img_len);
 }
 
@@ -1082,6 +1089,22 @@ static int mig_select_ctx(struct mig_proc *p)
 		if (err < 0)
 			return dev_fail(p->a, "QUERY_CONTEXT", err);
 		p->ctx = ci.ctx;
+	}
+	if (p->notify) {
+		/* host memory: the process maps its moved pages from the file next
+		 * to the target's BAR (mnic_reopen_inplace) */
+		struct mnic_hostmem_info hm;
+		char path[512];
+
+		err = mnic_hostmem_info(p->b, &hm);
+		if (err < 0)
+			return dev_fail(p->b, "QUERY_DEVICE", err);
+		snprintf(path, sizeof(path), "%s.hostmem", p->to);
+		if (hm.aperture && access(path, R_OK | W_OK) != 0) {
+			fprintf(stderr, "mnicctl: %s has host memory: the process finds it as %s "
+				"(give that NIC --hostmem %s)\n", p->to, path, path);
+			return MNICCTL_USAGE;
+		}
 	}
 	if (!p->ctx)
 		return MNICCTL_OK;

@@ -14,6 +14,10 @@
 #               migration: between dump and restore its context runs and its
 #               QPs are neither stopped nor paused, and it PASSes (its
 #               longest gap during the migration is reported)
+#   host_dma    NICs with host memory (translation): B -> C onto other page
+#               frames (MTTs refilled), after a refused move to a NIC without
+#               host memory (aborted, B resumes); the checks of "single", and
+#               every page back in both host-memory files
 #   both_ends   A -> D and B -> C in the same window (peer-address
 #               overrides derived by mnicctl): the same checks
 #   forged      a shared migration key; while A is paused RESUMEs with a
@@ -64,8 +68,10 @@ start_nics() {   # scenario names...
   NIC_PIDS=("$MNIC_SWITCH_PID")
   for n in "$@"; do
     i=$((i + 1))
+    local hm=()   # HOSTMEM_NICS: these get a host-memory aperture, <bar>.hostmem
+    case " ${HOSTMEM_NICS:-} " in *" $n "*) hm=(--hostmem "$dir/$n.bar.hostmem" --hostmem-size 64M) ;; esac
     MNIC_PCAP="${CAPTURE:+$dir/$n.pcap}" \
-    "$fw" --name "$n" --vde "$dir/switch" --mac "52:54:00:73:00:0$i" --bar "$dir/$n.bar" \
+    "$fw" --name "$n" --vde "$dir/switch" --mac "52:54:00:73:00:0$i" --bar "$dir/$n.bar" "${hm[@]}" \
       --impair "$IMPAIR,seed=$((i * 7919 + RANDOM % 1000))" \
       -- run db_min_us=20 db_max_us=1000 >"$dir/$n.log" 2>&1 &
     NIC_PIDS+=($!); mnic_track $!
@@ -213,6 +219,72 @@ EOF
     { echo "RESUME not sent/acked on every QP"; return 1; }
   grep -h "max_gap_ms" "$d/traffic-a.log" | sed 's/.*max_gap_ms=\([0-9.]*\).*/downtime seen by A: \1 ms/'
   cp "$d/traffic-a.log" "$out/single-traffic-a.log"
+  stop_nics
+}
+
+# ---- 1b. host memory: B -> C onto other page frames -------------------------------
+# Every NIC but D has a host-memory aperture (issue 14): B's process keeps
+# its rings and buffers in pages of B's file, reached through MTTs.  A
+# bystander holds 8 MiB on B below it, another 24 MiB on C, and the target's
+# pages are taken shuffled, so no page lands at the frame it had.  First a
+# migration to D (no host memory) is refused after the dump and aborted:
+# B resumes in place, the traffic goes on.  Then B -> C: the pages are
+# copied onto C's, the restored MTTs refilled with them, the process maps
+# them at the same VAs; nothing lost, and both files get every page back.
+sc_host_dma() {
+  local d=$out/host_dma bport freeb freec n
+  HOSTMEM_NICS="a b c" start_nics "$d" a b c d
+  bport=$((21000 + RANDOM % 5000))
+  "$T" -d "$d/b.bar" -p $bport -q 1 -t 60 -D $((DUR + 14)) >"$d/traffic-x.log" 2>&1 &
+  TX=$!; mnic_track $TX
+  "$T" -d "$d/c.bar" -p $bport -q 1 -t 60 -D $((DUR + 14)) 127.0.0.1 >"$d/traffic-y.log" 2>&1 &
+  TY=$!; mnic_track $TY
+  mnic_wait_line "$d/traffic-x.log" "connected" 20 $TX && mnic_wait_line "$d/traffic-y.log" "connected" 20 $TY ||
+    { cat "$d"/traffic-[xy].log; return 1; }
+  # Holders: 256 KiB on B, 4 MiB on C, so B's process finds no frame it
+  # had on B; the same objects on both, so its handles are free on C (a
+  # restore keeps handles: issue 19 virtualises them)
+  local h sz th=()
+  for h in b:256K c:4M; do
+    MNIC_CTX_MEM=${h#*:} "$tools/mnic-tenant" hold "$d/${h%%:*}.bar" "$d/hold-${h%%:*}" \
+      >"$d/hold-${h%%:*}.log" 2>&1 &
+    th+=($!); mnic_track $!
+    for n in $(seq 100); do [ -s "$d/hold-${h%%:*}" ] && break; sleep 0.1; done
+    [ -s "$d/hold-${h%%:*}" ] || { cat "$d/hold-${h%%:*}.log"; echo "holder on ${h%%:*} did not start"; return 1; }
+  done
+  freeb=$("$M" -d "$d/b.bar" --json mem | json "d['hostmem_free_pages']")
+  freec=$("$M" -d "$d/c.bar" --json mem | json "d['hostmem_free_pages']")
+  start_traffic "$d" -D "$DUR" -P 60000 -- -D "$DUR" -N "$d/notify" || return 1
+  sleep 1.5
+  if "$M" migrate --from "$d/b.bar" --to "$d/d.bar" --pid $TB --notify "$d/notify" \
+      >"$d/migrate-d.log" 2>&1; then
+    cat "$d/migrate-d.log"; echo "a migration onto a NIC without host memory went through"; return 1
+  fi
+  cat "$d/migrate-d.log"
+  grep -q "either both NICs have host memory or neither" "$d/migrate-d.log" ||
+    { echo "no message saying why"; return 1; }
+  sleep 1
+  MNIC_HOSTMEM_SHUFFLE=1 "$M" migrate --from "$d/b.bar" --to "$d/c.bar" --pid $TB --notify "$d/notify" \
+    >"$d/migrate.log" 2>&1 || { cat "$d/migrate.log"; return 1; }
+  cat "$d/migrate.log"
+  grep -Eq "^host memory [1-9][0-9]* pages onto the target's \(0 at the frame they had\), [1-9][0-9]* MTTs refilled" \
+    "$d/migrate.log" || { echo "no pages moved to other frames, or no MTT refilled"; return 1; }
+  wait_traffic "$d" || return 1
+  grep -q "^TRAFFIC PASS role=client .* migrations=1 .*device=$d/c.bar" "$d/traffic-b.log" ||
+    { echo "B's process did not end on C"; return 1; }
+  qps_address "$d/a.bar" "$(ip_of 3)" || return 1
+  # the bystanders still run: the files hold their pages and nothing else
+  n=$("$M" -d "$d/b.bar" --json mem | json "d['hostmem_free_pages']")
+  [ "$n" = "$freeb" ] || { echo "B: $n free pages after, $freeb before: the source's pages did not go back"; return 1; }
+  # mnic-traffic exits without closing: its context and pages on C go
+  # with the reap (owner gone), as a killed process's would
+  "$M" -d "$d/c.bar" ctx reap
+  n=$("$M" -d "$d/c.bar" --json mem | json "d['hostmem_free_pages']")
+  [ "$n" = "$freec" ] || { echo "C: $n free pages after, $freec before the process came and left"; return 1; }
+  echo "host memory back: B $freeb free pages, C $freec, as before the migrating process"
+  mnic_wait_pid $TX 60; local rx=$MNIC_RC; mnic_wait_pid $TY 60; local ry=$MNIC_RC
+  [ "$rx" = 0 ] && [ "$ry" = 0 ] || { echo "bystander: exit $rx/$ry"; return 1; }
+  kill "${th[@]}"; wait "${th[@]}" 2>/dev/null || true
   stop_nics
 }
 
@@ -401,7 +473,7 @@ sc_source_killed() {
   stop_nics
 }
 
-only=${MIG_SCENARIOS:-single both_ends forged no_restore abort resume_replay source_killed}
+only=${MIG_SCENARIOS:-single host_dma both_ends forged no_restore abort resume_replay source_killed}
 for sc in $only; do
   rc=0; "sc_$sc" || rc=$?; result "$sc" $rc; stop_nics
 done

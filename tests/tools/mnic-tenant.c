@@ -462,15 +462,7 @@ static int churn(const char *path, unsigned long n)
 
 static int delivered(struct mnic_dev *mg, uint64_t *v)
 {
-	struct mnic_counter c[128];
-	int n = mnic_query_counters(mg, MNIC_COUNTERS_MGMT, c, 128, NULL);
-
-	for (int i = 0; i < n; i++)
-		if (!strcmp(c[i].name, "cmds_delivered")) {
-			*v = c[i].value;
-			return 0;
-		}
-	return -1;
+	return mnic_counter(mg, MNIC_COUNTERS_MGMT, "cmds_delivered", v);
 }
 
 static int bigmr(const char *path, uint64_t bytes)

@@ -575,6 +575,10 @@ void mnic_ring_doorbell(struct mnic_dev *dev);
  * NULL) is how many the firmware has. */
 int mnic_query_counters(struct mnic_dev *dev, uint32_t group, struct mnic_counter *c,
 			uint32_t max, uint32_t *total);
+/* One counter of a group by name (as QUERY_COUNTERS names it): 0 and
+ * *value, -ENOENT if the group has none of that name. */
+#define MNIC_MAX_COUNTERS 1024u
+int mnic_counter(struct mnic_dev *dev, uint32_t group, const char *name, uint64_t *value);
 
 /* ---- migration (MigrOS: ibv_dump_context / ibv_restore_object) ---------- */
 
@@ -703,6 +707,17 @@ struct mnic_mig_opts {
 	void *arg;
 };
 
+/* What transfer moved of a context's host memory (host-memory mode: both
+ * NICs have an aperture; docs/libmnic.md "Migration with host memory"). */
+struct mnic_hm_move {
+	uint32_t owner;               /* the pages' owner tag */
+	uint32_t npages;              /* 4 KiB pages copied onto the target (0: none) */
+	uint32_t same_frames;         /* of them at the page frame they had on the source */
+	uint32_t mtts;                /* MTTs restore refilled with the target's pages */
+	uint64_t base;                /* the range's IOVA (the process's VA) */
+	uint32_t *pfn;                /* the target frame of each virtual page (library's) */
+};
+
 struct mnic_mig_pair {
 	struct mnic_dev *src, *dst;   /* the caller's handles */
 	struct mnic_cmd_query_device_out src_info, dst_info;   /* addresses (QUERY_DEVICE) */
@@ -718,6 +733,7 @@ struct mnic_mig_pair {
 	uint8_t dumped, transferred, restored, resumed, aborted;
 	uint8_t dst_allocated;        /* transfer allocated dst_ctx (abort frees it) */
 	uint8_t src_freed;            /* resume freed the source context */
+	struct mnic_hm_move hm;       /* host-memory mode: the pages transfer moved */
 };
 
 struct mnic_mig_error {
@@ -779,6 +795,7 @@ char *mnic_mig_strerror(const struct mnic_mig *m, char *buf, size_t len);
 #define MNIC_IMG_CRC_START 24u       /* the CRC covers the range and the records */
 #define MNIC_IMG_REC_HDR_LEN 8u
 #define MNIC_IMG_TYPES 7u            /* PD MR CQ SRQ QP (5: none) MTT */
+#define MNIC_IMG_TYPE_MTT 6u
 
 struct mnic_img_hdr {
 	uint16_t version;

@@ -2,7 +2,9 @@
  * firmware: the order of calls it refuses, the two-pair peer-override
  * derivation, the user-area transfer step over hand-made device handles
  * (no command), failure reporting (step, pair, device, what to do) and
- * the retry/abort rules past the point of no return.  The command steps
+ * the retry/abort rules past the point of no return, and the host-memory
+ * page move over two aperture files (mnic_hostmem_move; the refill's
+ * bounds, before any command).  The command steps
  * themselves run against firmware in tests/integration/migrate_posix.sh. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,7 +15,10 @@
 #include <errno.h>
 
 #include <cmocka.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include "lib/crc32.h"
 #include "libmnic_int.h"
 
 #define AREA 8192u
@@ -32,6 +37,8 @@ static struct mnic_dev *fake_dev(const char *path, uint64_t user_size, uint8_t f
 	d->user = malloc(user_size);
 	assert_non_null(d->user);
 	memset(d->user, fill, user_size);
+	d->hm_checked = 1;   /* a NIC without host memory (QUERY_DEVICE: hostmem_size 0) */
+	d->hm_fd = -1;
 	return d;
 }
 
@@ -303,12 +310,144 @@ static void test_names(void **state)
 	assert_string_equal(mnic_mig_state_name((enum mnic_mig_state)99), "?");
 }
 
+/* ---- host memory: an owner's pages onto the target's aperture ------------------ */
+
+#define HM_SIZE (1u << 20)   /* 256 pages */
+#define HM_PAGES 20u
+#define HM_BASE 0x7f1234560000ull
+
+/* A handle over a host-memory file of HM_SIZE (its page table initialised). */
+static struct mnic_dev *hm_dev(char *tmpl)
+{
+	struct mnic_dev *d = fake_dev("/x/hm.bar", AREA, 0);
+	int fd = mkstemp(tmpl);
+
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, HM_SIZE), 0);
+	d->hm_fd = fd;
+	d->hm_size = HM_SIZE;
+	d->hm_table_len = (size_t)mnic_hm_table_pages(HM_SIZE) * 4096u;
+	d->hm_table = mmap(NULL, d->hm_table_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(d->hm_table != MAP_FAILED);
+	assert_int_equal(mnic_hm_init(d->hm_table, HM_SIZE), 0);
+	return d;
+}
+
+static void hm_free(struct mnic_dev *d, const char *path)
+{
+	munmap(d->hm_table, d->hm_table_len);
+	close(d->hm_fd);
+	unlink(path);
+	free_dev(d);
+}
+
+/* An image of one MTT record [iova, iova + len) of 4 KiB pages. */
+static uint32_t mtt_image(uint8_t *img, uint64_t iova, uint64_t len)
+{
+	const uint32_t total = MNIC_IMG_HDR_LEN + MNIC_IMG_REC_HDR_LEN + 21u;
+	uint8_t *r = img + MNIC_IMG_HDR_LEN;
+	uint32_t crc;
+
+	memset(img, 0, total);
+	memcpy(img, MNIC_IMG_MAGIC, 8);
+	img[8] = MNIC_IMG_VERSION;
+	img[12] = 1;                       /* count */
+	img[16] = (uint8_t)total;
+	r[0] = MNIC_IMG_TYPE_MTT;
+	r[2] = 2;                          /* record version */
+	r[4] = MNIC_IMG_REC_HDR_LEN + 21u;
+	r[8] = 0x01;                       /* handle 0x00010001 */
+	r[10] = 0x01;
+	for (int i = 0; i < 8; i++) {
+		r[12 + i] = (uint8_t)(iova >> (8 * i));
+		r[20 + i] = (uint8_t)(len >> (8 * i));
+	}
+	r[28] = 12;
+	crc = crc32c(0, img + MNIC_IMG_CRC_START, total - MNIC_IMG_CRC_START);
+	for (int i = 0; i < 4; i++)
+		img[20 + i] = (uint8_t)(crc >> (8 * i));
+	return total;
+}
+
+/* The move copies every page of the owner, in virtual order, onto pages
+ * newly taken on the target (other frames: the target's low pages are
+ * someone else's); the owner may not have pages there already; a range
+ * without its allocator header, or a target without host memory, is
+ * refused with nothing taken; unmove hands the target's pages back; an
+ * MTT of the image outside the moved range is refused before any
+ * command (these handles have none to issue). */
+static void test_hostmem_move(void **state)
+{
+	char sp[] = "/tmp/mnic-hm-src-XXXXXX", dp[] = "/tmp/mnic-hm-dst-XXXXXX";
+	struct mnic_dev *src = hm_dev(sp), *dst = hm_dev(dp), *phys = fake_dev("/x/p.bar", AREA, 0);
+	uint32_t pfn[HM_PAGES], other[30], free0;
+	struct mnic_user_hdr uh;
+	struct mnic_hm_move mv;
+	uint8_t page[4096], got[4096], img[128];
+
+	(void)state;
+	assert_int_equal(mnic_hm_take(src->hm_table, 77, HM_PAGES, 5, pfn), 0);
+	assert_int_equal(mnic_hm_take(dst->hm_table, 5, 30, 0, other), 0);
+	for (uint32_t v = 0; v < HM_PAGES; v++) {
+		memset(page, (int)(v + 1), sizeof(page));
+		if (v == 0) {
+			memset(&uh, 0, sizeof(uh));
+			uh.magic = MNIC_USER_HDR_MAGIC;
+			uh.version = MNIC_USER_HDR_VERSION;
+			uh.base = HM_BASE;
+			uh.size = HM_PAGES * 4096ull;
+			memcpy(page, &uh, sizeof(uh));
+		}
+		assert_int_equal(pwrite(src->hm_fd, page, sizeof(page), (off_t)pfn[v] * 4096), 4096);
+	}
+	free0 = dst->hm_table->free_pages;
+	assert_int_equal(mnic_hostmem_move(src, phys, 77, &mv), -EXDEV);
+	assert_int_equal(mnic_hostmem_move(src, dst, 77, &mv), 0);
+	assert_int_equal(mv.npages, HM_PAGES);
+	assert_int_equal(mv.base, HM_BASE);
+	assert_int_equal(mv.same_frames, 0);
+	assert_int_equal(dst->hm_table->free_pages, free0 - HM_PAGES);
+	for (uint32_t v = 0; v < HM_PAGES; v++) {
+		assert_int_equal(pread(src->hm_fd, page, sizeof(page), (off_t)pfn[v] * 4096), 4096);
+		assert_int_equal(pread(dst->hm_fd, got, sizeof(got), (off_t)mv.pfn[v] * 4096), 4096);
+		assert_memory_equal(got, page, sizeof(page));
+		assert_true(mv.pfn[v] != pfn[v]);
+	}
+	/* the refill's bounds: an MTT below the range, or running past it */
+	assert_int_equal(mnic_hostmem_refill(dst, &mv, img, mtt_image(img, HM_BASE - 4096, 8192)),
+			 -EFAULT);
+	assert_int_equal(mnic_hostmem_refill(dst, &mv, img,
+					     mtt_image(img, HM_BASE + 4096, HM_PAGES * 4096ull)),
+			 -EFAULT);
+	assert_int_equal(mv.mtts, 0);
+	{
+		struct mnic_hm_move again;
+
+		assert_int_equal(mnic_hostmem_move(src, dst, 77, &again), -EEXIST);
+		assert_int_equal(dst->hm_table->free_pages, free0 - HM_PAGES);
+	}
+	mnic_hostmem_unmove(dst, &mv);
+	assert_int_equal(dst->hm_table->free_pages, free0);
+	assert_null(mv.pfn);
+	/* no allocator header in the range's first page: nothing taken */
+	memset(page, 0, sizeof(page));
+	assert_int_equal(pwrite(src->hm_fd, page, sizeof(page), (off_t)pfn[0] * 4096), 4096);
+	assert_int_equal(mnic_hostmem_move(src, dst, 77, &mv), -EUCLEAN);
+	assert_int_equal(dst->hm_table->free_pages, free0);
+	/* an owner with no pages: nothing to move */
+	assert_int_equal(mnic_hostmem_move(src, dst, 78, &mv), 0);
+	assert_int_equal(mv.npages, 0);
+	hm_free(src, sp);
+	hm_free(dst, dp);
+	free_dev(phys);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_order),    cmocka_unit_test(test_overrides),
 		cmocka_unit_test(test_transfer), cmocka_unit_test(test_after_resume),
-		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_names),    cmocka_unit_test(test_hostmem_move),
 	};
 
 	return cmocka_run_group_tests_name("libmnic_mig", tests, NULL, NULL);

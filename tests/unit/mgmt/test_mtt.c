@@ -676,6 +676,45 @@ static void test_restored_mtt_refill(void **state)
 	host_free(&T);
 }
 
+/* An image whose MR translates through an MTT names no window place: it
+ * restores into a context whose range is elsewhere (the target put it
+ * where it had room), its IOVA, key and MTT handle kept.  (A physical-mode
+ * image at another range is refused: test_tenancy's dump_one_context.) */
+static void test_mtt_image_restores_at_any_range(void **state)
+{
+	static uint8_t img[OUT_MAX];
+	uint8_t in[sizeof(struct mnic_cmd_restore_in) + OUT_MAX];
+	uint64_t pages[B_NPAGES] = { 0x8000, 0x2000, 0x1000, 0x7000 };
+	struct mnic_cmd_restore_in hd;
+	uint32_t len, mtt = dump_b(img, sizeof(img), &len);
+	uint64_t ua_off, ua_size;
+	uint16_t other, ctx;
+	struct reply r;
+
+	(void)state;
+	assert_int_equal(rocev2_image_ua_range(img, len, &ua_off, &ua_size), 0);
+	assert_int_equal(ua_off, CTX_B_UA);
+	host_init_hostmem(&T, HOSTMEM);
+	host_enable(&T);
+	other = new_ctx(&T, CTX_B_UA);   /* B's range is taken on the target */
+	ctx = new_ctx(&T, CTX_A_UA);
+	memset(&hd, 0, sizeof(hd));
+	hd.hdr = in_hdr(MNIC_CMD_RESTORE_OBJECT, MNIC_RESTORE_IMAGE);
+	hd.data_len = len;
+	memcpy(in, &hd, sizeof(hd));
+	memcpy(in + sizeof(hd), img, len);
+	r = issue_as(&T, ctx, in, (uint32_t)sizeof(hd) + len, 8);
+	expect(&r, MNIC_CMD_STAT_OK, 0);
+	assert_int_equal(query_device_as(&T, ctx).n_mtt, 1);
+	assert_int_equal(query_device_as(&T, ctx).n_mr, 1);
+	assert_int_equal(query_device_as(&T, other).n_mr, 0);
+	r = write_mtt(&T, ctx, mtt, 0, B_NPAGES, pages, B_NPAGES);
+	expect(&r, MNIC_CMD_STAT_OK, 0);
+	r = by_handle_as(&T, ctx, MNIC_CMD_RESUME_CONTEXT, MNIC_CTX_SELF);
+	expect(&r, MNIC_CMD_STAT_OK, 0);
+	host_free(&T);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -686,6 +725,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dealloc_context_frees_mtts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hostmem_aperture, setup_hostmem, teardown),
 		cmocka_unit_test_setup_teardown(test_restored_mtt_refill, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mtt_image_restores_at_any_range, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("mgmt_mtt", tests, NULL, NULL);

@@ -1,0 +1,8 @@
+/* The lab image's modes (modes.h): verified traffic generators. */
+#include "modes.h"
+
+const struct fw_mode fw_lab_modes[] = {
+	{ "rawx", fw_mode_rawx, "exchange verified raw frames with peers=MAC,..." },
+	{ "rcx", fw_mode_rcx, "verified RDMA traffic with peer=MAC (firmware plays the host)" },
+};
+const unsigned fw_lab_n_modes = sizeof(fw_lab_modes) / sizeof(fw_lab_modes[0]);
