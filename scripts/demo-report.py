@@ -150,6 +150,7 @@ def main():
     ap.add_argument("--exit-b", type=int, required=True)
     ap.add_argument("--migrate-rc", type=int, required=True)
     ap.add_argument("--c-ip", default="")
+    ap.add_argument("--hostmem", type=int, default=0)
     a = ap.parse_args()
     d = a.dir
 
@@ -253,12 +254,19 @@ def main():
     if tb.get("migrations") != "1" or not tb.get("device", "").endswith("/c.bar"):
         problems.append("host B's application did not end on NIC C")
 
+    if mig and a.hostmem and (not mig.get("hostmem_pages") or not mig.get("mtts_refilled")):
+        problems.append("the NICs have host memory, yet no page moved or no MTT was refilled")
     print("migration (mnicctl migrate --pid: freeze, dump, copy, restore, resume, thaw)")
     if mig:
         print("  checkpoint      %10.3f ms   (DUMP_CONTEXT on NIC B)" % mig["checkpoint_ms"])
         print("  transfer        %10.3f ms   (process's NIC memory, %s bytes)"
               % (mig["transfer_ms"], mig["user_area_bytes"]))
-        print("  restore         %10.3f ms   (RESTORE_OBJECT(IMAGE) on NIC C)" % mig["restore_ms"])
+        if mig.get("hostmem_pages"):
+            print("  host memory     %10d pages onto NIC C's host memory, %d at the frame they "
+                  "had; %d MTTs refilled" % (mig["hostmem_pages"], mig["hostmem_same_frames"],
+                                            mig["mtts_refilled"]))
+        print("  restore         %10.3f ms   (RESTORE_OBJECT(IMAGE) on NIC C%s)"
+              % (mig["restore_ms"], ", WRITE_MTT of C's pages" if mig.get("hostmem_pages") else ""))
         print("  resume          %10.3f ms   (RESUME_CONTEXT: RESUME to every peer QP)"
               % mig["resume_ms"])
         print("  frozen          %10.3f ms   (process stopped: freeze to thaw)" % mig["frozen_ms"])

@@ -9,7 +9,8 @@
 #   wants seq 0, 1, 2, ... per QP: no gap, no duplicate, no reorder)
 #   after MIGRATE_AT s: `mnicctl migrate --from B --to C --pid <host B app>`
 #   (freeze the process, dump B's context, copy the process's NIC memory as a
-#   checkpoint tool would, restore on C, resume, thaw; A's QPs pause on
+#   checkpoint tool would -- with host memory onto other page frames of C's,
+#   the MTTs refilled --, restore on C, resume, thaw; A's QPs pause on
 #   NAK_STOPPED and follow C's RESUME), traffic runs on to DURATION s
 #   report on stdout (scripts/demo-report.py), plot build/demo/timeline.svg
 #
@@ -22,6 +23,11 @@
 #   LOSS=P         drop probability on every NIC's port, e.g. 0.01 (POSIX NICs:
 #                  --impair drop=P; QEMU NICs cannot be impaired: see below)
 #   PCAP=1         capture every NIC's port into build/demo/pcap/NAME.pcap
+#   HOSTMEM=0      no host-memory aperture (default 1: every NIC DMAs into a
+#                  64 MiB host-memory file through MTTs, and the migration
+#                  moves the process's pages onto other frames of C's file,
+#                  refilling the MTTs: docs/libmnic.md "Migration with host
+#                  memory"; 0: the BAR's window, copied at the same places)
 #   DEMO_OUT=DIR   output directory (default build/demo)
 # Exit status: 0 only if both applications verified everything (nothing lost,
 # duplicated or out of order, no error completion, atomics exactly once),
@@ -42,6 +48,8 @@ qps=${QPS:-8}
 dur=${DURATION:-$dflt_dur}
 loss=${LOSS:-0}
 pcap=${PCAP:-0}
+hostmem=${HOSTMEM:-1}
+[[ $hostmem =~ ^[01]$ ]] || mnic_die "HOSTMEM=$hostmem: give 1 (host-memory aperture) or 0"
 out=${DEMO_OUT:-$root/build/demo}
 [[ $qps =~ ^[0-9]+$ ]] && [ "$qps" -ge 1 ] && [ "$qps" -le 64 ] ||
   mnic_die "QPS=$qps: give 1..64 (mnic-traffic's MAX_QPS)"
@@ -94,6 +102,10 @@ for nic in a b c; do
     args+=(--impair "drop=$loss,seed=$((n * 7919))")
   fi
   [ "$pcap" = 1 ] && [ "$board" != posix ] && args+=(--pcap "$out/pcap/$nic.pcap")
+  if [ "$hostmem" = 1 ]; then   # <bar>.hostmem: where libmnic and the moved process find it
+    truncate -s 64M "$out/$nic.bar.hostmem"
+    args+=(--hostmem "$out/$nic.bar.hostmem")
+  fi
   cap=; [ "$pcap" = 1 ] && [ "$board" = posix ] && cap=$out/pcap/$nic.pcap
   MNIC_PCAP=$cap "$root/qemu-board/nic.sh" "${args[@]}" -- run db_min_us=20 db_max_us=1000 \
     >"$out/nic-$nic.log" 2>&1 &
@@ -133,6 +145,9 @@ echo "demo: traffic running on $qps QPs (host A pid $TA, host B pid $TB)" >&2
 sleep "$mig_at"
 echo "demo: migrating host B's RDMA context NIC B -> NIC C (mnicctl migrate --pid $TB)" >&2
 mig_rc=0
+# host memory: C's pages are taken in a random order, so the process's
+# memory lands on other frames, as a restored process's would
+MNIC_HOSTMEM_SHUFFLE=$hostmem \
 "$M" --json migrate --from "$out/b.bar" --to "$out/c.bar" --pid $TB --notify "$out/notify-b" \
   >"$out/migrate.json" 2>"$out/migrate.log" || mig_rc=$?
 [ $mig_rc = 0 ] || { cat "$out/migrate.log" >&2; echo "demo: mnicctl migrate failed (exit $mig_rc)" >&2; }
@@ -152,7 +167,7 @@ mnic_cleanup   # NICs and switch: the captures are complete once they are gone
 
 rep_rc=0
 python3 "$root/scripts/demo-report.py" --dir "$out" --board "$board" --qps "$qps" \
-  --loss-note "$loss_note" --exit-a "$ra" --exit-b "$rb" --migrate-rc "$mig_rc" \
+  --loss-note "$loss_note" --exit-a "$ra" --exit-b "$rb" --migrate-rc "$mig_rc" --hostmem "$hostmem" \
   --c-ip "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ipv4"])' "$out/info-c.json")" ||
   rep_rc=$?
 if [ "$pcap" = 1 ]; then
