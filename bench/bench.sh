@@ -20,6 +20,10 @@
 #   raw_frame_rate_posix rawx frames/s between two POSIX NICs (the switch limit)
 #   msg_rate_64B         64 B SENDs/s one way between two POSIX NICs (4 QPs)
 #   goodput_1MiB_gbps    1 MiB RDMA WRITE goodput one way, two POSIX NICs
+#   goodput_frac_of_raw, switch_drop_frac, fabric_dgram_qlen, and all of
+#                        these again with _tuned: the fabric in a network
+#                        namespace with net.unix.max_dgram_qlen raised
+#                        (bench/fabric.sh, issue 18 item 3)
 # Live migration (issue #4), bench/dump_bench.c:
 #   dump_bytes_{pd,mr,cq,srq,qp,qp_srq}  image record bytes per object
 #   dump_restore_1000qp_ms  dump + restore of a 1,000-QP context, median of 5
@@ -109,23 +113,8 @@ echo "mig_overhead_ratio: $(awk -v a=$with -v b=$without 'BEGIN { printf "%.4f",
 eng_cc "$MNIC_ROOT"/bench/dump_bench.c "$MNIC_ROOT"/rocev2/*.c -lisal -o "$out/dump_bench"
 "$out/dump_bench" || mnic_die "dump_bench failed"
 
-# ---- RoCEv2 between two POSIX NICs --------------------------------------
-posix_pair() {   # name firmware-args... ; prints the slower NIC's RCX/RAWX line
-  local d=$out/$1 pids=() i; shift
-  mkdir -p "$d"
-  for i in 1 2; do
-    "$MNIC_ROOT/build/posix/mnic-fw" --vde "$out/switch" --mac 52:54:00:41:00:0$i --bar "$d/n$i.bar" \
-      --bar-size 64M -- "${@//@PEER@/52:54:00:41:00:0$((3 - i))}" >"$d/n$i.log" 2>&1 &
-    pids+=($!); mnic_track $!
-  done
-  for i in 0 1; do mnic_wait_pid "${pids[$i]}" 300; [ "$MNIC_RC" = 0 ] || mnic_die "POSIX pair $d failed (see $d)"; done
-}
-posix_pair rawx-posix rawx peers=@PEER@ count=20000 linger_ms=500
-echo "raw_frame_rate_posix: $(grep -h '^RAWX PASS' "$out"/rawx-posix/*.log | sed 's/.*rate_fps=\([0-9]*\).*/\1/' | sort -n | head -1) frames/s"
-posix_pair msg64 rcx peer=@PEER@ qps=4 msgs=10000 size=64 ops=send mtu=5
-echo "msg_rate_64B: $(grep -h '^RCX PASS' "$out"/msg64/*.log | sed 's/.*msg_rate=\([0-9]*\).*/\1/' | sort -n | head -1) messages/s"
-posix_pair write1m rcx peer=@PEER@ qps=2 msgs=100 size=1048576 ops=write mtu=5
-echo "goodput_1MiB_gbps: $(grep -h '^RCX PASS' "$out"/write1m/*.log | sed 's/.*goodput_mbps=\([0-9]*\).*/\1/' | sort -n | head -1 | awk '{printf "%.3f", $1 / 1000}') Gbit/s"
+# ---- RoCEv2 between two POSIX NICs, on the default and a tuned fabric ------
+bash "$MNIC_ROOT/bench/fabric.sh"
 
 # MR registration by size, host-memory mode against physical (issue 14)
 bash "$MNIC_ROOT/bench/mr_reg.sh"

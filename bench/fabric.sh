@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# The POSIX test fabric's limits, made explicit (issue 18 item 3), for make
+# bench: the same three runs between two POSIX NICs on the default fabric
+# and on a tuned one.
+#
+# The vde switch and the NICs talk over unix datagram sockets; a socket's
+# queue is the limit of the network namespace it was created in
+# (net.unix.max_dgram_qlen, 10 on this machine), and the switch drops a
+# frame when the receiving port's queue is full.  The tuned fabric runs the
+# switch and both NICs in a network namespace of their own (unshare -n, as
+# root) whose limit is raised to TUNED_QLEN; nothing else changes.
+#
+# Figures, suffix "" (default fabric) and "_tuned":
+#   fabric_dgram_qlen      the namespace's net.unix.max_dgram_qlen
+#   raw_frame_rate_posix   verified rawx frames/s (firmware/rawx.c; per NIC,
+#                          data frames sent and received, slower NIC)
+#   msg_rate_64B           64 B SENDs/s (4 QPs)
+#   goodput_1MiB_gbps      1 MiB RDMA WRITE goodput (2 QPs each way)
+#   goodput_frac_of_raw    goodput_1MiB over what the raw frame rate carries in
+#                          4 KiB payloads (the WRITE run's MTU): per NIC, both
+#                          directions, as rate_fps and goodput_mbps count
+#   switch_drop_frac       frames lost in the fabric during the WRITE run:
+#                          1 - (frames both NICs received) / (packets both sent)
+#
+#   bench/fabric.sh              both fabrics (FABRIC_QUICK=1: a tenth of the
+#                                traffic, for tests/integration/fabric_posix.sh)
+#   bench/fabric.sh --inside SUFFIX   one fabric, in the current namespace
+set -euo pipefail
+. "$(dirname "$0")/../qemu-board/lib.sh"
+mnic_init
+TUNED_QLEN=${TUNED_QLEN:-512}
+out=${BENCH_FABRIC_OUT:-$MNIC_ROOT/build/bench/fabric}
+fw=$MNIC_ROOT/build/posix/mnic-fw
+[ -x "$fw" ] || mnic_die "$fw missing: run make BOARD=posix"
+
+if [ "${1:-}" != --inside ]; then
+  bash "$0" --inside ""
+  if [ "$(id -u)" != 0 ]; then
+    mnic_die "the tuned fabric needs root (unshare -n, a namespace's sysctl)"
+  fi
+  # shellcheck disable=SC2016
+  unshare -n -- bash -c 'sysctl -qw net.unix.max_dgram_qlen="$1" && ip link set lo up && \
+    exec bash "$2" --inside _tuned' _ "$TUNED_QLEN" "$0"
+  exit 0
+fi
+
+sfx=$2
+q=1; [ "${FABRIC_QUICK:-0}" = 1 ] && q=10
+d=$out/fabric${sfx:-_default}; rm -rf "$d"; mkdir -p "$d"
+mnic_switch_start "$d/switch"
+# Two NICs run firmware-args; every line of both logs is kept.
+pair() {   # name firmware-args...
+  local r=$d/$1 pids=() i; shift
+  mkdir -p "$r"
+  for i in 1 2; do
+    "$fw" --vde "$d/switch" --mac 52:54:00:41:00:0$i --bar "$r/n$i.bar" --bar-size 64M \
+      -- "${@//@PEER@/52:54:00:41:00:0$((3 - i))}" >"$r/n$i.log" 2>&1 &
+    pids+=($!); mnic_track $!
+  done
+  for i in 0 1; do
+    mnic_wait_pid "${pids[$i]}" 300
+    [ "$MNIC_RC" = 0 ] || mnic_die "POSIX pair $r failed (see $r)"
+  done
+}
+field() {   # run key: the key's value on each NIC's PASS line, smallest first
+  grep -h "^R[A-Z]* PASS" "$d/$1"/n*.log | sed "s/.* $2=\([0-9]*\).*/\1/" | sort -n
+}
+
+echo "fabric_dgram_qlen$sfx: $(cat /proc/sys/net/unix/max_dgram_qlen) datagrams"
+pair rawx rawx peers=@PEER@ count=$((20000 / q)) linger_ms=500
+raw=$(field rawx rate_fps | head -1)
+echo "raw_frame_rate_posix$sfx: $raw frames/s"
+pair msg64 rcx peer=@PEER@ qps=4 msgs=$((10000 / q)) size=64 ops=send mtu=5
+echo "msg_rate_64B$sfx: $(field msg64 msg_rate | head -1) messages/s"
+pair write1m rcx peer=@PEER@ qps=2 msgs=$((100 / q)) size=1048576 ops=write mtu=5
+gp=$(field write1m goodput_mbps | head -1)
+echo "goodput_1MiB_gbps$sfx: $(awk -v g="$gp" 'BEGIN { printf "%.3f", g / 1000 }') Gbit/s"
+echo "goodput_frac_of_raw$sfx: $(awk -v g="$gp" -v r="$raw" \
+  'BEGIN { printf "%.3f", r ? g * 1e6 / (r * 4096 * 8) : 0 }') fraction"
+tx=$(field write1m tx_packets | awk '{ s += $1 } END { print s + 0 }')
+rx=$(field write1m rx_frames | awk '{ s += $1 } END { print s + 0 }')
+echo "switch_drop_frac$sfx: $(awk -v t="$tx" -v r="$rx" 'BEGIN { printf "%.4f", t ? 1 - r / t : 0 }') fraction"
