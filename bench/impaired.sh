@@ -48,7 +48,7 @@ dropped=$(grep -h '^posix: .* impair [rt]x: ' "$out"/n?.log | sed 's/.* dropped=
 [ "${dropped:-0}" -gt 0 ] || mnic_die "the impairment dropped nothing (see $out)"
 for i in 1 2; do
   echo "nic$i: $(grep -h '^RCX PASS' "$out/n$i.log" | cut -d' ' -f8-)" >&2
-  grep -h '^RCX COUNTER \(comp_\|req_retransmits\|resp_out_of_seq\|resp_seq_nak\)' "$out/n$i.log" \
+  grep -h '^RCX COUNTER \(comp_\|req_retransmits\|req_head_repeats\|resp_out_of_seq\|resp_seq_nak\)' "$out/n$i.log" \
     | sed 's/^RCX COUNTER /  /' | tr '\n' ' ' >&2
   echo >&2
 done

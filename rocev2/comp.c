@@ -682,6 +682,7 @@ static enum comp_state st_error_retry(struct comp_ctx *c)
 	comp->gap_psn = c->gap ? c->pkt->psn : qp->req.psn_hw;
 	comp->started_retry = 1;
 	qp->req.need_retry = 1;
+	qp->req.repeat_head = 1;        /* req.c: its first packet twice */
 	rocev2_sched(c->e, qp);
 	return COMPST_DONE;
 }

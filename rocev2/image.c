@@ -151,7 +151,7 @@
 	M(S, started, uint8_t, DUMP)                                                       \
 	M(S, err_pending, uint8_t, DUMP)                                                   \
 	M(S, err_status, uint8_t, DUMP)                                                    \
-	M(S, reserved1, uint8_t, SKIP)                                                     \
+	M(S, repeat_head, uint8_t, SKIP)        /* 0: a restored rewind sends its head once */ \
 	M(S, err_index, uint32_t, DUMP)                                                    \
 	M(S, err_vendor, uint32_t, DUMP)                                                   \
 	M(S, next_new, uint32_t, DUMP)                                                     \

@@ -46,7 +46,7 @@ struct rocev2_req {
 	uint8_t started;                /* psn/indices taken from attr/sq.ci on the first run */
 	uint8_t err_pending;            /* WQE err_index failed locally or remotely */
 	uint8_t err_status;             /* enum mnic_wc_status for it */
-	uint8_t reserved1;
+	uint8_t repeat_head;            /* send the next packet twice (comp.c retry rounds) */
 	uint32_t err_index;             /* SQ index of the failed WQE */
 	uint32_t err_vendor;            /* CQE vendor_err: NAK syndrome or ROCEV2_VERR_* */
 	uint32_t next_new;              /* first SQ index never sent (track[] valid below it) */

@@ -131,7 +131,8 @@
 	X(comp_nak_retries)     /* go-back-N started by a sequence NAK */       \
 	X(comp_gap_retries)     /* ... by a response past a lost read/atomic response */ \
 	X(comp_retry_dup_ignored) /* NAK or gap the round under way answers already */ \
-	X(comp_fast_retry_spent) /* news of a loss after ROCEV2_FAST_RETRIES: the timer's */
+	X(comp_fast_retry_spent) /* news of a loss after ROCEV2_FAST_RETRIES: the timer's */ \
+	X(req_head_repeats)     /* a retry round's first packet sent twice (req.c) */
 
 struct rocev2_counters {
 #define ROCEV2_COUNTER_FIELD(name) uint64_t name;

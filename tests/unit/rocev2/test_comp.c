@@ -345,24 +345,29 @@ static void test_sequence_nak(void **state)
 	assert_int_equal(qp->comp.psn, 3);
 	assert_int_equal(e->cnt.comp_naks_seq, 1);
 	assert_int_equal(qp->comp.retry_cnt, 2);
-	assert_int_equal(pump(), 3);
+	assert_int_equal(pump(), 4);
 	{
-		/* Frames 6..8 are packets 2..4 of message 2 (PSN 3..5). */
-		static const uint8_t ops[3] = { OP_SEND_MIDDLE, OP_SEND_MIDDLE, OP_SEND_LAST };
+		/* Frames 6..9 are packets 2..4 of message 2 (PSN 3..5), the
+		 * round's first one twice (req.c req_repeat_head). */
+		static const uint8_t ops[4] = { OP_SEND_MIDDLE, OP_SEND_MIDDLE, OP_SEND_MIDDLE,
+						OP_SEND_LAST };
+		static const uint32_t psns[4] = { 3, 3, 4, 5 };
 		unsigned i;
 
-		for (i = 0; i < 3; i++) {
+		for (i = 0; i < 4; i++) {
 			struct rocev2_pkt p;
 
 			frame_pkt(6 + i, &p);
 			assert_int_equal(p.opcode, ops[i]);
-			assert_int_equal(p.psn, 3 + i);
+			assert_int_equal(p.psn, psns[i]);
 			assert_int_equal(p.paylen, 256);
-			assert_memory_equal(p.payload, host + SRC + (2 + i) * 256, 256);
-			assert_int_equal(p.ackreq, i == 2);
+			assert_memory_equal(p.payload, host + SRC + (psns[i] - 1) * 256, 256);
+			assert_int_equal(p.ackreq, i == 3);
 		}
 	}
 	assert_int_equal(e->cnt.req_retransmits, 3);
+	assert_int_equal(e->cnt.req_head_repeats, 1);
+	assert_int_equal(e->cnt.comp_nak_retries, 1);
 	ack(5);
 	expect_cqe(2, MNIC_WC_SUCCESS, MNIC_WC_SEND, 5 * 256);
 	assert_int_equal(qp->comp.retry_cnt, 3);
@@ -458,15 +463,17 @@ static void test_retry_cnt_7_progressing_naks(void **state)
 		nframes = 0;            /* frames[] holds one round */
 		inject(OP_ACKNOWLEDGE, 3 * i, AETH_NAK_PSN_SEQ_ERROR, NULL, 0, 0);
 		n = pump();
-		assert_int_equal(n, 64 - 3 * i);        /* at once, from the NAK's PSN */
-		frame_pkt(nframes - n, &p);
+		assert_int_equal(n, 64 - 3 * i + 1);    /* at once, from the NAK's PSN, */
+		frame_pkt(nframes - n, &p);             /* its packet twice */
+		assert_int_equal(p.psn, 3 * i);
+		frame_pkt(nframes - n + 1, &p);
 		assert_int_equal(p.psn, 3 * i);
 		assert_int_equal(qp->comp.retry_cnt, 6);
 		if (i % 5 == 0) {
 			/* A tail loss too: the timer (from the last PSN an
 			 * ACK confirmed), then an ACK of a little more. */
 			advance(T_RETRANS);
-			assert_int_equal(pump(), 64 - confirmed);
+			assert_int_equal(pump(), 64 - confirmed + 1);
 			assert_int_equal(qp->comp.retry_cnt, 5);
 			ack(3 * i);
 			confirmed = 3 * i + 1;
@@ -542,13 +549,13 @@ static void test_forged_seq_nak_inside_message(void **state)
 	post_op(MNIC_WR_RDMA_WRITE, 1, SRC, 32 * 256, MNIC_SEND_SIGNALED);
 	assert_int_equal(pump(), 32);
 	inject(OP_ACKNOWLEDGE, 20, AETH_NAK_PSN_SEQ_ERROR, NULL, 0, 0);   /* forged */
-	assert_int_equal(pump(), 12);
+	assert_int_equal(pump(), 13);   /* PSN 20 twice, 21..31 */
 	assert_int_equal(qp->comp.psn, 20);
 	assert_int_equal(qp->comp.nak_skipped, 20);
 	inject(OP_ACKNOWLEDGE, 2, AETH_NAK_PSN_SEQ_ERROR, NULL, 0, 0);    /* the real one */
 	assert_int_equal(qp->comp.psn, 2);
-	assert_int_equal(pump(), 30);
-	frame_pkt(nframes - 30, &p);
+	assert_int_equal(pump(), 31);
+	frame_pkt(nframes - 31, &p);
 	assert_int_equal(p.psn, 2);
 	assert_memory_equal(p.payload, host + SRC + 2 * 256, 256);
 	/* Below what an ACK confirmed: a duplicate. */
@@ -566,10 +573,10 @@ static void test_forged_seq_nak_inside_message(void **state)
 	assert_int_equal(pump(), 32);
 	ack(3);
 	inject(OP_ACKNOWLEDGE, 20, AETH_NAK_PSN_SEQ_ERROR, NULL, 0, 0);
-	assert_int_equal(pump(), 12);
+	assert_int_equal(pump(), 13);
 	advance(T_RETRANS);
-	assert_int_equal(pump(), 28);
-	frame_pkt(nframes - 28, &p);
+	assert_int_equal(pump(), 29);
+	frame_pkt(nframes - 29, &p);
 	assert_int_equal(p.psn, 4);
 	assert_int_equal(qp->comp.nak_skipped, 0);
 	inject(OP_ACKNOWLEDGE, 22, AETH_NAK_PSN_SEQ_ERROR, NULL, 0, 0);
@@ -630,7 +637,7 @@ static void test_retry_counter_reset(void **state)
 	ack(0);
 	assert_int_equal(qp->comp.retry_cnt, 1);
 	advance(T_RETRANS);
-	assert_int_equal(pump(), 2);    /* from comp.psn = 1 */
+	assert_int_equal(pump(), 3);    /* from comp.psn = 1 (its SEND MIDDLE twice) */
 	assert_int_equal(qp->state, ROCEV2_QPS_RTS);
 	ack(2);
 	expect_cqe(1, MNIC_WC_SUCCESS, MNIC_WC_SEND, 3 * 256);
