@@ -40,6 +40,11 @@
 #                        size on a POSIX NIC with host memory, and *_phys the
 #                        same on one without (the in-run peer); how:
 #                        bench/mr_reg.sh
+# Loss recovery (issue 18 item 5), bench/impaired.sh:
+#   impaired_msg_rate    verified messages/s each way between two POSIX NICs
+#                        under 5 % drop + 1 % dup + 5 % reorder + 0.1 %
+#                        corrupt, 8 QPs (8,000 messages each way)
+#   impaired_timeouts_per_loss  retransmit timeouts over frames dropped
 set -euo pipefail
 . "$(dirname "$0")/../qemu-board/lib.sh"
 mnic_init
@@ -126,6 +131,9 @@ posix_pair msg64 rcx peer=@PEER@ qps=4 msgs=10000 size=64 ops=send mtu=5
 echo "msg_rate_64B: $(grep -h '^RCX PASS' "$out"/msg64/*.log | sed 's/.*msg_rate=\([0-9]*\).*/\1/' | sort -n | head -1) messages/s"
 posix_pair write1m rcx peer=@PEER@ qps=2 msgs=100 size=1048576 ops=write mtu=5
 echo "goodput_1MiB_gbps: $(grep -h '^RCX PASS' "$out"/write1m/*.log | sed 's/.*goodput_mbps=\([0-9]*\).*/\1/' | sort -n | head -1 | awk '{printf "%.3f", $1 / 1000}') Gbit/s"
+
+# Loss recovery under impairment (issue 18)
+BENCH_IMPAIRED_OUT=$out/impaired bash "$MNIC_ROOT/bench/impaired.sh"
 
 # MR registration by size, host-memory mode against physical (issue 14)
 bash "$MNIC_ROOT/bench/mr_reg.sh"
