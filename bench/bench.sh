@@ -44,6 +44,11 @@
 #                        size on a POSIX NIC with host memory, and *_phys the
 #                        same on one without (the in-run peer); how:
 #                        bench/mr_reg.sh
+# Loss recovery (issue 18 item 5), bench/impaired.sh:
+#   impaired_msg_rate    verified messages/s each way between two POSIX NICs
+#                        under 5 % drop + 1 % dup + 5 % reorder + 0.1 %
+#                        corrupt, 8 QPs (8,000 messages each way)
+#   impaired_timeouts_per_loss  retransmit timeouts over frames dropped
 set -euo pipefail
 . "$(dirname "$0")/../qemu-board/lib.sh"
 mnic_init
@@ -115,6 +120,9 @@ eng_cc "$MNIC_ROOT"/bench/dump_bench.c "$MNIC_ROOT"/rocev2/*.c -lisal -o "$out/d
 
 # ---- RoCEv2 between two POSIX NICs, on the default and a tuned fabric ------
 bash "$MNIC_ROOT/bench/fabric.sh"
+
+# Loss recovery under impairment (issue 18)
+BENCH_IMPAIRED_OUT=$out/impaired bash "$MNIC_ROOT/bench/impaired.sh"
 
 # MR registration by size, host-memory mode against physical (issue 14)
 bash "$MNIC_ROOT/bench/mr_reg.sh"

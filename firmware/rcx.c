@@ -709,7 +709,8 @@ static void report(struct rcx *x, int ok)
 
 	fw_print("RCX %s qps=%u msgs=%u ops=%llu recvs=%llu bytes=%llu elapsed_us=%llu "
 		 "msg_rate=%llu goodput_mbps=%llu tx_packets=%llu retransmits=%llu seq_naks=%llu "
-		 "rnr_naks=%llu dup_requests=%llu bad_icrc=%llu rx_frames=%llu pools_leaked=%u",
+		 "rnr_naks=%llu dup_requests=%llu bad_icrc=%llu rx_frames=%llu pools_leaked=%u "
+		 "timeouts=%llu",
 		 ok ? "PASS" : "FAIL", (unsigned)x->nqps, (unsigned)x->msgs,
 		 (unsigned long long)x->ops_done,
 		 (unsigned long long)x->recvs_done, (unsigned long long)bytes,
@@ -719,7 +720,16 @@ static void report(struct rcx *x, int ok)
 		 (unsigned long long)k->tx_packets, (unsigned long long)k->req_retransmits,
 		 (unsigned long long)k->comp_naks_seq, (unsigned long long)k->comp_naks_rnr,
 		 (unsigned long long)k->resp_dup_requests, (unsigned long long)k->rx_bad_icrc,
-		 (unsigned long long)k->rx_frames, (unsigned)x->leaked);
+		 (unsigned long long)k->rx_frames, (unsigned)x->leaked,
+		 (unsigned long long)k->comp_retry_timeouts);
+	/* Every engine counter that moved, one per line: how the run
+	 * recovered (bench/impaired.sh reads them). */
+	for (size_t i = 0; i < ROCEV2_NUM_COUNTERS; i++) {
+		uint64_t v = ((const uint64_t *)(const void *)k)[i];
+
+		if (v)
+			fw_print("RCX COUNTER %s %llu", rocev2_counter_names[i], (unsigned long long)v);
+	}
 }
 
 int fw_mode_rcx(struct fw_ctx *c, const struct fw_args *a)

@@ -21,6 +21,26 @@
  * acknowledged.  A response acknowledges, explicitly or implicitly, every
  * WQE whose last PSN it passes (IBA 9.7: ACKs are cumulative).
  *
+ * Loss recovery without the timer (issue 18).  Go-back-N starts as soon as
+ * a response shows a loss: a sequence NAK (IBA 9.7.5.2.2), or a response
+ * past a read or atomic response that never came (read responses come in
+ * PSN order, IBA 9.7.5.1.3: the responder went on without us).  A round
+ * under way answers every later sign of the same loss, so these start
+ * another only with news:
+ * - a sequence NAK past comp.psn acknowledges something (progress): a new
+ *   loss.  One at comp.psn while a round resends from there is a copy
+ *   (the responder NAKs once per gap until the PSN it waits for arrives,
+ *   IBA 9.7.5.2.2) and one behind comp.psn is stale (dropped in CHECK_PSN);
+ * - a response gap below comp.gap_psn: the round that a gap at gap_psn
+ *   started asks for the responses again from comp.psn, and what is left
+ *   of the stream it replaces comes after gap_psn, so a gap below it is
+ *   in the new stream (its responses were lost too).
+ * At most ROCEV2_FAST_RETRIES rounds per loss (between two steps of
+ * progress) start this way; then only the retransmit timer resends, so
+ * duplicated or reordered responses cannot make the requester resend
+ * without end.  Every decision has its counter (comp_nak_retries,
+ * comp_gap_retries, comp_retry_dup_ignored, comp_fast_retry_spent).
+ *
  * Retries (IBA 9.7.6.1.3, the retry counter of the QP attributes): one is
  * spent per recovery round that starts without progress (a retransmit
  * timeout, or a NAK or lost response that acknowledges nothing new), and
@@ -155,6 +175,7 @@ struct comp_ctx {
 	uint8_t timeout;                /* run by the retransmit timer */
 	uint8_t progress;               /* a WQE completed or comp.psn moved */
 	uint8_t seq_nak;                /* pkt is a PSN sequence error NAK */
+	uint8_t gap;                    /* pkt is past a read/atomic response never received */
 	uint8_t nak_checked;            /* ... that CHECK_NAK has let through */
 	uint8_t status;                 /* COMPST_ERROR */
 	uint32_t vendor;                /* COMPST_ERROR: CQE vendor_err */
@@ -205,6 +226,7 @@ static void comp_advanced(struct comp_ctx *c)
 {
 	c->qp->comp.retry_cnt = c->qp->attr.retry_cnt;
 	c->qp->comp.started_retry = 0;
+	c->qp->comp.fast_retries = 0;
 	c->progress = 1;
 }
 
@@ -400,8 +422,12 @@ static enum comp_state st_check_psn(struct comp_ctx *c)
 	/* Past the head WQE: it is implicitly acknowledged (IBA 9.7),
 	 * unless it is a READ or atomic, whose responses carry its data: the
 	 * responder went on, so they were lost (IBA 9.7.5.1.3) -> retry. */
-	if (psn_cmp(pkt->psn, c->tr->last_psn) > 0)
-		return flags & (CWR_RD | CWR_ATOMIC) ? COMPST_ERROR_RETRY : COMPST_COMP_WQE;
+	if (psn_cmp(pkt->psn, c->tr->last_psn) > 0) {
+		if (!(flags & (CWR_RD | CWR_ATOMIC)))
+			return COMPST_COMP_WQE;
+		c->gap = 1;
+		return COMPST_ERROR_RETRY;
+	}
 	/* Already acknowledged: a duplicate.  Except a sequence NAK that
 	 * contradicts only what an earlier sequence NAK acknowledged: of
 	 * the two, it may be the responder's (see the header). */
@@ -411,10 +437,14 @@ static enum comp_state st_check_psn(struct comp_ctx *c)
 		return COMPST_DONE;
 	}
 	/* Read responses and atomic ACKs arrive in PSN order: one ahead of
-	 * comp.psn means one before it was lost; the retry recovers it. */
+	 * comp.psn means one before it was lost.  A read response starts the
+	 * retry at once (see the header); anything else there is dropped. */
 	if (psn_cmp(pkt->psn, qp->comp.psn) > 0 && (flags & (CWR_RD | CWR_ATOMIC))) {
 		c->e->cnt.comp_out_of_seq++;
-		return COMPST_DONE;
+		if (!(pkt->info->mask & OPM_READ))
+			return COMPST_DONE;
+		c->gap = 1;
+		return COMPST_ERROR_RETRY;
 	}
 	return COMPST_CHECK_ACK;
 }
@@ -601,6 +631,22 @@ static enum comp_state st_update_comp(struct comp_ctx *c)
 	return COMPST_GET_WQE;
 }
 
+/* A response that shows a loss: may it start a round (see the header)? */
+static int comp_fast_retry_ok(struct comp_ctx *c)
+{
+	struct rocev2_comp *comp = &c->qp->comp;
+
+	if (comp->started_retry && !(c->gap && psn_cmp(c->pkt->psn, comp->gap_psn) < 0)) {
+		c->e->cnt.comp_retry_dup_ignored++;
+		return 0;
+	}
+	if (comp->fast_retries >= ROCEV2_FAST_RETRIES) {
+		c->e->cnt.comp_fast_retry_spent++;
+		return 0;
+	}
+	return 1;
+}
+
 /* rxe COMPST_ERROR_RETRY: go back to comp.psn, within retry_cnt.  A
  * round that starts after progress (comp_advanced gave the retries back)
  * spends one too, so retry_cnt 0 never retransmits. */
@@ -611,10 +657,7 @@ static enum comp_state st_error_retry(struct comp_ctx *c)
 
 	if (!comp_outstanding(qp))
 		return COMPST_DONE;
-	/* One retry per loss: the NAKs and ACKs that the first transmission
-	 * still causes, acknowledging nothing new, must not start another
-	 * (only the timer may). */
-	if (comp->started_retry && !c->timeout)
+	if (!c->timeout && !comp_fast_retry_ok(c))
 		return COMPST_DONE;
 	if (comp->retry_cnt == 0) {
 		c->e->cnt.comp_retry_exceeded++;
@@ -627,9 +670,19 @@ static enum comp_state st_error_retry(struct comp_ctx *c)
 		 * from the last PSN a response confirmed. */
 		comp->psn = comp_nak_floor(comp);
 		comp->nak_skipped = 0;
+	} else {
+		comp->fast_retries++;
+		if (c->gap)
+			c->e->cnt.comp_gap_retries++;
+		else
+			c->e->cnt.comp_nak_retries++;
 	}
+	/* What is left of a response stream the round replaces lies past
+	 * the gap that started it; after a NAK or a timeout none is left. */
+	comp->gap_psn = c->gap ? c->pkt->psn : qp->req.psn_hw;
 	comp->started_retry = 1;
 	qp->req.need_retry = 1;
+	qp->req.repeat_head = 1;        /* req.c: its first packet twice */
 	rocev2_sched(c->e, qp);
 	return COMPST_DONE;
 }

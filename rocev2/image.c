@@ -151,7 +151,7 @@
 	M(S, started, uint8_t, DUMP)                                                       \
 	M(S, err_pending, uint8_t, DUMP)                                                   \
 	M(S, err_status, uint8_t, DUMP)                                                    \
-	M(S, reserved1, uint8_t, SKIP)                                                     \
+	M(S, repeat_head, uint8_t, SKIP)        /* 0: a restored rewind sends its head once */ \
 	M(S, err_index, uint32_t, DUMP)                                                    \
 	M(S, err_vendor, uint32_t, DUMP)                                                   \
 	M(S, next_new, uint32_t, DUMP)                                                     \
@@ -181,7 +181,10 @@
 	M(S, rnr_wait, uint8_t, DUMP)           /* resume must end the wait (no timer) */  \
 	M(S, drained, uint8_t, DUMP)                                                       \
 	M(S, last_state, uint8_t, SKIP)         /* diagnostics: where the last run ended */ \
-	M(S, nak_skipped, uint32_t, SKIP)       /* 0: a restored QP trusts its comp.psn */
+	M(S, nak_skipped, uint32_t, SKIP)       /* 0: a restored QP trusts its comp.psn */ \
+	M(S, gap_psn, uint32_t, SKIP)           /* set when a round starts */              \
+	M(S, fast_retries, uint8_t, SKIP)       /* 0: a restored QP's next loss starts over */ \
+	A(S, reserved, uint8_t, [3], SKIP)
 
 /* Responder.  rwqe only while rwqe_valid (the SEND being received); res[]
  * only the slots in use (type != 0), each with its slot number. */

@@ -477,6 +477,26 @@ static enum req_step step_build(struct req_ctx *c)
 	return REQST_SEND;
 }
 
+/* The first packet of a retry round (comp.c sets repeat_head) goes out
+ * twice when a copy is harmless: a SEND or WRITE packet that cannot take
+ * a receive WQE (no SEND FIRST/ONLY, no immediate), so the responder
+ * answers the copy as a duplicate (IBA 9.7.5.1.1: an ACK, never an RNR
+ * NAK) or, if the first was lost, takes it as the PSN it waits for.  The
+ * responder NAKs a gap once (IBA 9.7.5.2.2) and keeps quiet until that
+ * PSN arrives, so a lost resend would otherwise cost a retransmit timeout.
+ * Best effort: a full TX ring sends it once. */
+static void req_repeat_head(struct req_ctx *c)
+{
+	uint32_t mask = rocev2_opcode(c->opcode)->mask;
+
+	c->qp->req.repeat_head = 0;
+	if (!(mask & (OPM_SEND | OPM_WRITE)) || (mask & (OPM_IMMDT | OPM_IETH)) ||
+	    ((mask & OPM_SEND) && (mask & OPM_START)))
+		return;
+	if (rocev2_tx_send(c->e, &c->tx) == 0)
+		c->e->cnt.req_head_repeats++;
+}
+
 static enum req_step step_send(struct req_ctx *c)
 {
 	int rc = rocev2_tx_send(c->e, &c->tx);
@@ -488,6 +508,8 @@ static enum req_step step_send(struct req_ctx *c)
 		rocev2_sched(c->e, c->qp);
 		return REQST_EXIT;
 	}
+	if (rc == 0 && c->qp->req.repeat_head)
+		req_repeat_head(c);
 	/* Any other failure (counted in tx_errors) is a packet lost on the
 	 * wire: the retransmit timer recovers it like any other loss. */
 	return REQST_UPDATE;

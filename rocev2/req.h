@@ -46,7 +46,7 @@ struct rocev2_req {
 	uint8_t started;                /* psn/indices taken from attr/sq.ci on the first run */
 	uint8_t err_pending;            /* WQE err_index failed locally or remotely */
 	uint8_t err_status;             /* enum mnic_wc_status for it */
-	uint8_t reserved1;
+	uint8_t repeat_head;            /* send the next packet twice (comp.c retry rounds) */
 	uint32_t err_index;             /* SQ index of the failed WQE */
 	uint32_t err_vendor;            /* CQE vendor_err: NAK syndrome or ROCEV2_VERR_* */
 	uint32_t next_new;              /* first SQ index never sent (track[] valid below it) */
@@ -70,7 +70,15 @@ struct rocev2_comp {
 	uint8_t drained;                /* SQ_DRAINED posted for this SQD period */
 	uint8_t last_state;             /* where the last completer run ended (names below) */
 	uint32_t nak_skipped;           /* PSNs below psn only NAKs acknowledged (comp.c) */
+	uint32_t gap_psn;               /* a response below it is news to the round under way */
+	uint8_t fast_retries;           /* retries responses started since the last progress */
+	uint8_t reserved[3];
 };
+
+/* Retries that responses (sequence NAKs, lost read or atomic responses)
+ * may start for one loss, i.e. between two steps of progress, before only
+ * the retransmit timer may (comp.c). */
+#define ROCEV2_FAST_RETRIES 2u
 
 /* AckReq at least this often on packets sent again (req.c). */
 #define ROCEV2_RETRY_PKT_PER_ACK 8u

@@ -126,7 +126,13 @@
 				   its range not inside the MTT's */          \
 	X(mtt_refused_unwritten) /* MR/ring on an MTT not fully written */    \
 	X(mtt_resume_unwritten) /* resume refused: an MTT not fully written */ \
-	X(xlate_faults)         /* data path: IOVA outside its MTT or unwritten */
+	X(xlate_faults)         /* data path: IOVA outside its MTT or unwritten */ \
+	/* comp.c: loss recovery without the timer (issue 18), appended */   \
+	X(comp_nak_retries)     /* go-back-N started by a sequence NAK */       \
+	X(comp_gap_retries)     /* ... by a response past a lost read/atomic response */ \
+	X(comp_retry_dup_ignored) /* NAK or gap the round under way answers already */ \
+	X(comp_fast_retry_spent) /* news of a loss after ROCEV2_FAST_RETRIES: the timer's */ \
+	X(req_head_repeats)     /* a retry round's first packet sent twice (req.c) */
 
 struct rocev2_counters {
 #define ROCEV2_COUNTER_FIELD(name) uint64_t name;

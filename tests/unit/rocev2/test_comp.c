@@ -345,24 +345,29 @@ static void test_sequence_nak(void **state)
 	assert_int_equal(qp->comp.psn, 3);
 	assert_int_equal(e->cnt.comp_naks_seq, 1);
 	assert_int_equal(qp->comp.retry_cnt, 2);
-	assert_int_equal(pump(), 3);
+	assert_int_equal(pump(), 4);
 	{
-		/* Frames 6..8 are packets 2..4 of message 2 (PSN 3..5). */
-		static const uint8_t ops[3] = { OP_SEND_MIDDLE, OP_SEND_MIDDLE, OP_SEND_LAST };
+		/* Frames 6..9 are packets 2..4 of message 2 (PSN 3..5), the
+		 * round's first one twice (req.c req_repeat_head). */
+		static const uint8_t ops[4] = { OP_SEND_MIDDLE, OP_SEND_MIDDLE, OP_SEND_MIDDLE,
+						OP_SEND_LAST };
+		static const uint32_t psns[4] = { 3, 3, 4, 5 };
 		unsigned i;
 
-		for (i = 0; i < 3; i++) {
+		for (i = 0; i < 4; i++) {
 			struct rocev2_pkt p;
 
 			frame_pkt(6 + i, &p);
 			assert_int_equal(p.opcode, ops[i]);
-			assert_int_equal(p.psn, 3 + i);
+			assert_int_equal(p.psn, psns[i]);
 			assert_int_equal(p.paylen, 256);
-			assert_memory_equal(p.payload, host + SRC + (2 + i) * 256, 256);
-			assert_int_equal(p.ackreq, i == 2);
+			assert_memory_equal(p.payload, host + SRC + (psns[i] - 1) * 256, 256);
+			assert_int_equal(p.ackreq, i == 3);
 		}
 	}
 	assert_int_equal(e->cnt.req_retransmits, 3);
+	assert_int_equal(e->cnt.req_head_repeats, 1);
+	assert_int_equal(e->cnt.comp_nak_retries, 1);
 	ack(5);
 	expect_cqe(2, MNIC_WC_SUCCESS, MNIC_WC_SEND, 5 * 256);
 	assert_int_equal(qp->comp.retry_cnt, 3);
@@ -458,15 +463,17 @@ static void test_retry_cnt_7_progressing_naks(void **state)
 		nframes = 0;            /* frames[] holds one round */
 		inject(OP_ACKNOWLEDGE, 3 * i, AETH_NAK_PSN_SEQ_ERROR, NULL, 0, 0);
 		n = pump();
-		assert_int_equal(n, 64 - 3 * i);        /* at once, from the NAK's PSN */
-		frame_pkt(nframes - n, &p);
+		assert_int_equal(n, 64 - 3 * i + 1);    /* at once, from the NAK's PSN, */
+		frame_pkt(nframes - n, &p);             /* its packet twice */
+		assert_int_equal(p.psn, 3 * i);
+		frame_pkt(nframes - n + 1, &p);
 		assert_int_equal(p.psn, 3 * i);
 		assert_int_equal(qp->comp.retry_cnt, 6);
 		if (i % 5 == 0) {
 			/* A tail loss too: the timer (from the last PSN an
 			 * ACK confirmed), then an ACK of a little more. */
 			advance(T_RETRANS);
-			assert_int_equal(pump(), 64 - confirmed);
+			assert_int_equal(pump(), 64 - confirmed + 1);
 			assert_int_equal(qp->comp.retry_cnt, 5);
 			ack(3 * i);
 			confirmed = 3 * i + 1;
@@ -542,13 +549,13 @@ static void test_forged_seq_nak_inside_message(void **state)
 	post_op(MNIC_WR_RDMA_WRITE, 1, SRC, 32 * 256, MNIC_SEND_SIGNALED);
 	assert_int_equal(pump(), 32);
 	inject(OP_ACKNOWLEDGE, 20, AETH_NAK_PSN_SEQ_ERROR, NULL, 0, 0);   /* forged */
-	assert_int_equal(pump(), 12);
+	assert_int_equal(pump(), 13);   /* PSN 20 twice, 21..31 */
 	assert_int_equal(qp->comp.psn, 20);
 	assert_int_equal(qp->comp.nak_skipped, 20);
 	inject(OP_ACKNOWLEDGE, 2, AETH_NAK_PSN_SEQ_ERROR, NULL, 0, 0);    /* the real one */
 	assert_int_equal(qp->comp.psn, 2);
-	assert_int_equal(pump(), 30);
-	frame_pkt(nframes - 30, &p);
+	assert_int_equal(pump(), 31);
+	frame_pkt(nframes - 31, &p);
 	assert_int_equal(p.psn, 2);
 	assert_memory_equal(p.payload, host + SRC + 2 * 256, 256);
 	/* Below what an ACK confirmed: a duplicate. */
@@ -566,10 +573,10 @@ static void test_forged_seq_nak_inside_message(void **state)
 	assert_int_equal(pump(), 32);
 	ack(3);
 	inject(OP_ACKNOWLEDGE, 20, AETH_NAK_PSN_SEQ_ERROR, NULL, 0, 0);
-	assert_int_equal(pump(), 12);
+	assert_int_equal(pump(), 13);
 	advance(T_RETRANS);
-	assert_int_equal(pump(), 28);
-	frame_pkt(nframes - 28, &p);
+	assert_int_equal(pump(), 29);
+	frame_pkt(nframes - 29, &p);
 	assert_int_equal(p.psn, 4);
 	assert_int_equal(qp->comp.nak_skipped, 0);
 	inject(OP_ACKNOWLEDGE, 22, AETH_NAK_PSN_SEQ_ERROR, NULL, 0, 0);
@@ -630,7 +637,7 @@ static void test_retry_counter_reset(void **state)
 	ack(0);
 	assert_int_equal(qp->comp.retry_cnt, 1);
 	advance(T_RETRANS);
-	assert_int_equal(pump(), 2);    /* from comp.psn = 1 */
+	assert_int_equal(pump(), 3);    /* from comp.psn = 1 (its SEND MIDDLE twice) */
 	assert_int_equal(qp->state, ROCEV2_QPS_RTS);
 	ack(2);
 	expect_cqe(1, MNIC_WC_SUCCESS, MNIC_WC_SEND, 3 * 256);
@@ -1139,6 +1146,223 @@ static void test_back_to_back_losses(void **state)
 	}
 }
 
+/* ---- loss recovery without the timer (issue 18; comp.c header) ---------- */
+
+/* The first PSN the last round resent from (its first frame and the copy
+ * req_repeat_head sends of a WRITE packet). */
+static void expect_round_from(unsigned n, uint32_t psn)
+{
+	struct rocev2_pkt p;
+
+	frame_pkt(nframes - n, &p);
+	assert_int_equal(p.psn, psn);
+	frame_pkt(nframes - n + 1, &p);
+	assert_int_equal(p.psn, psn);
+}
+
+/* A sequence NAK past the PSN a round already resends from acknowledges
+ * more (progress): a new round at once, from its PSN.  Before, every NAK
+ * after the first waited for the retransmit timer. */
+static void test_nak_while_retrying(void **state)
+{
+	(void)state;
+	h_init(&cfg_default);
+	post_op(MNIC_WR_RDMA_WRITE, 1, SRC, 32 * 256, MNIC_SEND_SIGNALED);
+	assert_int_equal(pump(), 32);
+	inject(OP_ACKNOWLEDGE, 4, AETH_NAK_PSN_SEQ_ERROR, NULL, 0, 0);
+	assert_int_equal(pump(), 29);           /* 4 twice, 5..31 */
+	expect_round_from(29, 4);
+	assert_true(qp->comp.started_retry);
+	/* The resent 10 was lost too: the responder's next NAK. */
+	inject(OP_ACKNOWLEDGE, 10, AETH_NAK_PSN_SEQ_ERROR, NULL, 0, 0);
+	assert_int_equal(pump(), 23);           /* 10 twice, 11..31 */
+	expect_round_from(23, 10);
+	assert_int_equal(qp->comp.psn, 10);
+	assert_int_equal(e->cnt.comp_nak_retries, 2);
+	assert_int_equal(e->cnt.comp_retry_dup_ignored, 0);
+	assert_int_equal(e->cnt.comp_retry_timeouts, 0);
+	assert_int_equal(qp->comp.retry_cnt, 2);        /* each round after progress */
+	ack(31);
+	expect_cqe(1, MNIC_WC_SUCCESS, MNIC_WC_RDMA_WRITE, 32 * 256);
+	assert_false(timer_armed(&qp->comp.retrans_timer));
+}
+
+/* A sequence NAK behind what an ACK confirmed is stale (a reordered or
+ * duplicated one): nothing is resent, nothing moves back. */
+static void test_nak_older_psn_ignored(void **state)
+{
+	(void)state;
+	h_init(&cfg_default);
+	post_op(MNIC_WR_RDMA_WRITE, 1, SRC, 16 * 256, MNIC_SEND_SIGNALED);
+	assert_int_equal(pump(), 16);
+	ack(9);
+	inject(OP_ACKNOWLEDGE, 3, AETH_NAK_PSN_SEQ_ERROR, NULL, 0, 0);
+	assert_int_equal(pump(), 0);
+	assert_int_equal(qp->comp.psn, 10);
+	assert_int_equal(e->cnt.comp_dup_acks, 1);
+	assert_int_equal(e->cnt.comp_nak_retries, 0);
+	assert_false(qp->comp.started_retry);
+	/* ... also while a round is under way (below the ACK: 11 would take
+	 * back what only the NAK at 12 acknowledged, test_forged_seq_nak_*). */
+	inject(OP_ACKNOWLEDGE, 12, AETH_NAK_PSN_SEQ_ERROR, NULL, 0, 0);
+	assert_int_equal(pump(), 5);            /* 12 twice, 13..15 */
+	inject(OP_ACKNOWLEDGE, 9, AETH_NAK_PSN_SEQ_ERROR, NULL, 0, 0);
+	assert_int_equal(pump(), 0);
+	assert_int_equal(e->cnt.comp_dup_acks, 2);
+	assert_int_equal(e->cnt.comp_nak_retries, 1);
+}
+
+/* The same NAK again while its round resends (the impairment's or the
+ * fabric's duplicate, or one overtaken): the responder NAKs a gap once
+ * (IBA 9.7.5.2.2), so it is a copy and starts nothing. */
+static void test_duplicate_nak(void **state)
+{
+	(void)state;
+	h_init(&cfg_default);
+	post_op(MNIC_WR_RDMA_WRITE, 1, SRC, 16 * 256, MNIC_SEND_SIGNALED);
+	assert_int_equal(pump(), 16);
+	inject(OP_ACKNOWLEDGE, 6, AETH_NAK_PSN_SEQ_ERROR, NULL, 0, 0);
+	assert_int_equal(pump(), 11);
+	inject(OP_ACKNOWLEDGE, 6, AETH_NAK_PSN_SEQ_ERROR, NULL, 0, 0);
+	inject(OP_ACKNOWLEDGE, 6, AETH_NAK_PSN_SEQ_ERROR, NULL, 0, 0);
+	assert_int_equal(pump(), 0);
+	assert_int_equal(e->cnt.comp_naks_seq, 3);
+	assert_int_equal(e->cnt.comp_nak_retries, 1);
+	assert_int_equal(e->cnt.comp_retry_dup_ignored, 2);
+	assert_int_equal(qp->comp.retry_cnt, 2);
+	ack(15);
+	expect_cqe(1, MNIC_WC_SUCCESS, MNIC_WC_RDMA_WRITE, 16 * 256);
+}
+
+/* An ACK that advances during a round re-arms the retransmit timer and
+ * ends the round: a NAK at the new comp.psn is a new loss, resent at
+ * once. */
+static void test_nak_after_ack_progress(void **state)
+{
+	(void)state;
+	h_init(&cfg_default);
+	post_op(MNIC_WR_RDMA_WRITE, 1, SRC, 24 * 256, MNIC_SEND_SIGNALED);
+	assert_int_equal(pump(), 24);
+	inject(OP_ACKNOWLEDGE, 3, AETH_NAK_PSN_SEQ_ERROR, NULL, 0, 0);
+	assert_int_equal(pump(), 22);
+	advance(1000);
+	ack(7);
+	assert_int_equal(qp->comp.retrans_timer.deadline, now + T_RETRANS);
+	assert_false(qp->comp.started_retry);
+	advance(1000);
+	ack(9);
+	assert_int_equal(qp->comp.retrans_timer.deadline, now + T_RETRANS);
+	inject(OP_ACKNOWLEDGE, 10, AETH_NAK_PSN_SEQ_ERROR, NULL, 0, 0);
+	assert_int_equal(pump(), 15);           /* 10 twice, 11..23 */
+	expect_round_from(15, 10);
+	assert_int_equal(e->cnt.comp_nak_retries, 2);
+	assert_int_equal(e->cnt.comp_retry_dup_ignored, 0);
+	ack(23);
+	expect_cqe(1, MNIC_WC_SUCCESS, MNIC_WC_RDMA_WRITE, 24 * 256);
+}
+
+/* Read responses past a lost one start the round at once (the READ sent
+ * again for the rest); what is left of the old stream (past the gap that
+ * started it) starts nothing; a gap in the new stream does, up to
+ * ROCEV2_FAST_RETRIES rounds for the loss; then only the timer resends.
+ * A response that confirms something gives the rounds back. */
+static void test_read_gap_budget_then_timer(void **state)
+{
+	static uint8_t data[5 * 256];
+	struct rocev2_pkt p;
+	unsigned i;
+
+	(void)state;
+	_Static_assert(ROCEV2_FAST_RETRIES == 2, "the rounds below");
+	for (i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 7u + 3u);
+	h_init(&cfg_default);
+	post_op(MNIC_WR_RDMA_READ, 1, DST, 5 * 256, MNIC_SEND_SIGNALED);
+	assert_int_equal(pump(), 1);            /* PSN 0..4 */
+	/* 0..2 lost: MIDDLE 3 shows it. */
+	inject(OP_READ_RESPONSE_MIDDLE, 3, 0, data + 3 * 256, 256, 0);
+	assert_int_equal(pump(), 1);
+	frame_pkt(nframes - 1, &p);
+	assert_int_equal(p.opcode, OP_READ_REQUEST);
+	assert_int_equal(p.psn, 0);
+	assert_int_equal(e->cnt.comp_gap_retries, 1);
+	/* The old stream's LAST: past that gap, nothing new. */
+	inject(OP_READ_RESPONSE_LAST, 4, AETH_ACK_UNLIMITED, data + 4 * 256, 256, 0);
+	assert_int_equal(pump(), 0);
+	assert_int_equal(e->cnt.comp_retry_dup_ignored, 1);
+	/* The new stream lost 0..1: MIDDLE 2, below the gap at 3. */
+	inject(OP_READ_RESPONSE_MIDDLE, 2, 0, data + 2 * 256, 256, 0);
+	assert_int_equal(pump(), 1);
+	assert_int_equal(e->cnt.comp_gap_retries, 2);
+	/* The third stream lost its FIRST: news, but the budget is spent. */
+	inject(OP_READ_RESPONSE_MIDDLE, 1, 0, data + 256, 256, 0);
+	assert_int_equal(pump(), 0);
+	assert_int_equal(e->cnt.comp_fast_retry_spent, 1);
+	assert_int_equal(e->cnt.comp_gap_retries, 2);
+	assert_int_equal(qp->comp.retry_cnt, 1);
+	/* The timer resends. */
+	advance(T_RETRANS);
+	assert_int_equal(pump(), 1);
+	assert_int_equal(e->cnt.comp_retry_timeouts, 1);
+	assert_int_equal(qp->comp.retry_cnt, 0);
+	/* FIRST arrives: progress gives the retries and the rounds back ... */
+	inject(OP_READ_RESPONSE_FIRST, 0, AETH_ACK_UNLIMITED, data, 256, 0);
+	assert_int_equal(qp->comp.retry_cnt, 3);
+	assert_int_equal(qp->comp.fast_retries, 0);
+	/* ... so the next gap (1 lost) resends the rest at once. */
+	inject(OP_READ_RESPONSE_MIDDLE, 2, 0, data + 2 * 256, 256, 0);
+	assert_int_equal(pump(), 1);
+	frame_pkt(nframes - 1, &p);
+	assert_int_equal(p.psn, 1);             /* the rest: from PSN 1 */
+	assert_int_equal(e->cnt.comp_gap_retries, 3);
+	for (i = 1; i < 5; i++)
+		inject(i == 4 ? OP_READ_RESPONSE_LAST : i == 1 ? OP_READ_RESPONSE_FIRST
+							      : OP_READ_RESPONSE_MIDDLE,
+		       i, AETH_ACK_UNLIMITED, data + i * 256, 256, 0);
+	expect_cqe(1, MNIC_WC_SUCCESS, MNIC_WC_RDMA_READ, 5 * 256);
+	assert_memory_equal(host + DST, data, sizeof(data));
+	assert_int_equal(qp->state, ROCEV2_QPS_RTS);
+}
+
+/* A retry round's first packet goes out twice only when a copy cannot
+ * take a receive WQE or be executed twice: WRITE and SEND MIDDLE/LAST
+ * yes; SEND FIRST/ONLY, immediates, READ and atomic requests no. */
+static void test_head_repeat_only_harmless(void **state)
+{
+	static const struct {
+		uint8_t wr;
+		uint32_t len;
+		uint32_t nak_psn;
+		unsigned repeats;
+	} cases[] = {
+		{ MNIC_WR_RDMA_WRITE, 4 * 256, 0, 1 },          /* WRITE FIRST */
+		{ MNIC_WR_RDMA_WRITE, 4 * 256, 2, 1 },          /* WRITE MIDDLE */
+		{ MNIC_WR_SEND, 4 * 256, 3, 1 },                /* SEND LAST */
+		{ MNIC_WR_SEND, 4 * 256, 0, 0 },                /* SEND FIRST */
+		{ MNIC_WR_SEND, 8, 0, 0 },                      /* SEND ONLY */
+		{ MNIC_WR_RDMA_WRITE_WITH_IMM, 4 * 256, 3, 0 }, /* WRITE LAST with immediate */
+		{ MNIC_WR_RDMA_READ, 4 * 256, 0, 0 },           /* READ request */
+	};
+	unsigned i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		unsigned sent;
+
+		h_init(&cfg_default);
+		post_op(cases[i].wr, 1, cases[i].wr == MNIC_WR_RDMA_READ ? DST : SRC, cases[i].len,
+			MNIC_SEND_SIGNALED);
+		post_op(MNIC_WR_SEND, 2, SRC, 8, MNIC_SEND_SIGNALED);
+		sent = pump();
+		if (cases[i].wr == MNIC_WR_RDMA_READ)   /* the timer: no NAK before a READ */
+			advance(T_RETRANS);
+		else
+			inject(OP_ACKNOWLEDGE, cases[i].nak_psn, AETH_NAK_PSN_SEQ_ERROR, NULL, 0, 0);
+		assert_int_equal(pump(), sent - cases[i].nak_psn + cases[i].repeats);
+		assert_int_equal(e->cnt.req_head_repeats, cases[i].repeats);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1170,6 +1394,12 @@ int main(void)
 		cmocka_unit_test(test_sqd_completes),
 		cmocka_unit_test(test_back_to_back),
 		cmocka_unit_test(test_back_to_back_losses),
+		cmocka_unit_test(test_nak_while_retrying),
+		cmocka_unit_test(test_nak_older_psn_ignored),
+		cmocka_unit_test(test_duplicate_nak),
+		cmocka_unit_test(test_nak_after_ack_progress),
+		cmocka_unit_test(test_read_gap_budget_then_timer),
+		cmocka_unit_test(test_head_repeat_only_harmless),
 	};
 	return cmocka_run_group_tests_name("rocev2/comp", tests, NULL, NULL);
 }

@@ -883,7 +883,7 @@ static void randomize_qp(struct rocev2_qp *qp)
 	q->started = BIT();
 	q->err_pending = BIT();
 	q->err_status = (uint8_t)rnd();
-	q->reserved1 = (uint8_t)rnd();
+	q->repeat_head = BIT();         /* junk: restored as 0 */
 	q->err_index = rnd();
 	q->err_vendor = rnd();
 	q->psn_hw = PSN();

@@ -304,24 +304,24 @@ static void test_ackreq_when_retransmitting(void **state)
 	assert_int_equal(pump(), 40);
 	ack(1);
 	inject(OP_ACKNOWLEDGE, 4, AETH_NAK_PSN_SEQ_ERROR, NULL, 0, 0);
-	assert_int_equal(pump(), 36);
-	for (i = 40; i < 76; i++) {
+	assert_int_equal(pump(), 37);   /* PSN 4 twice (req_repeat_head), 5..39 */
+	for (i = 41; i < 77; i++) {
 		struct rocev2_pkt p;
 
 		frame_pkt(i, &p);
-		assert_int_equal(p.psn, i - 36);
-		assert_int_equal(p.ackreq, (i - 40 + 1) % 8 == 0 || i == 75);
+		assert_int_equal(p.psn, i - 37);
+		assert_int_equal(p.ackreq, (i - 41 + 1) % 8 == 0 || i == 76);
 	}
 	ack(39);
 	expect_cqe(1, MNIC_WC_SUCCESS, MNIC_WC_RDMA_WRITE, 40 * 256);
 	/* New packets after it: the usual spacing. */
 	post_op(MNIC_WR_RDMA_WRITE, 2, SRC, 20 * 256, MNIC_SEND_SIGNALED);
 	assert_int_equal(pump(), 20);
-	for (i = 76; i < 96; i++) {
+	for (i = 77; i < 97; i++) {
 		struct rocev2_pkt p;
 
 		frame_pkt(i, &p);
-		assert_int_equal(p.ackreq, i == 95);
+		assert_int_equal(p.ackreq, i == 96);
 	}
 }
 
