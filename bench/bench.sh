@@ -40,6 +40,13 @@
 #                        size on a POSIX NIC with host memory, and *_phys the
 #                        same on one without (the in-run peer); how:
 #                        bench/mr_reg.sh
+# Doorbells and interrupts (issue 15), bench/doorbell.sh:
+#   doorbell_to_wire_us_posix  host doorbell -> first frame on the wire,
+#                        median (the NIC's own capture stamps), POSIX NICs
+#                        with the doorbell channel; cmd_rtt_us_posix a
+#                        command round trip; *_posix_nochannel the in-run
+#                        peer (--doorbell off: the BAR polled);
+#                        idle_cpu_pct_posix[_nochannel] an idle NIC's CPU
 set -euo pipefail
 . "$(dirname "$0")/../qemu-board/lib.sh"
 mnic_init
@@ -129,6 +136,9 @@ echo "goodput_1MiB_gbps: $(grep -h '^RCX PASS' "$out"/write1m/*.log | sed 's/.*g
 
 # MR registration by size, host-memory mode against physical (issue 14)
 bash "$MNIC_ROOT/bench/mr_reg.sh"
+
+# Doorbell channel against the polled BAR (issue 15)
+bash "$MNIC_ROOT/bench/doorbell.sh"
 
 boot_once() {   # board -> ms to READY
   local board=$1 t0 t1 pid f=$out/boot.log
