@@ -35,7 +35,7 @@ WARN := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-pr
 INC_lib := -Ilib/include -Ihal/include
 INC_hal := -Ilib/include -Ihal/include
 INC_hal-common := $(INC_hal)
-INC_hal-posix := $(INC_hal) -I$(GEN)
+INC_hal-posix := $(INC_hal) -Iabi/include -I$(GEN)
 INC_hal-qemu-virt := $(INC_hal) -I$(GEN)
 INC_abi := -Iabi/include
 INC_rocev2 := -Ilib/include -Ihal/include -Iabi/include -Irocev2/include

@@ -49,6 +49,13 @@
 #                        under 5 % drop + 1 % dup + 5 % reorder + 0.1 %
 #                        corrupt, 8 QPs (8,000 messages each way)
 #   impaired_timeouts_per_loss  retransmit timeouts over frames dropped
+# Doorbells and interrupts (issue 15), bench/doorbell.sh:
+#   doorbell_to_wire_us_posix  host doorbell -> first frame on the wire,
+#                        median (the NIC's own capture stamps), POSIX NICs
+#                        with the doorbell channel; cmd_rtt_us_posix a
+#                        command round trip; *_posix_nochannel the in-run
+#                        peer (--doorbell off: the BAR polled);
+#                        idle_cpu_pct_posix[_nochannel] an idle NIC's CPU
 set -euo pipefail
 . "$(dirname "$0")/../qemu-board/lib.sh"
 mnic_init
@@ -126,6 +133,9 @@ BENCH_IMPAIRED_OUT=$out/impaired bash "$MNIC_ROOT/bench/impaired.sh"
 
 # MR registration by size, host-memory mode against physical (issue 14)
 bash "$MNIC_ROOT/bench/mr_reg.sh"
+
+# Doorbell channel against the polled BAR (issue 15)
+bash "$MNIC_ROOT/bench/doorbell.sh"
 
 boot_once() {   # board -> ms to READY
   local board=$1 t0 t1 pid f=$out/boot.log

@@ -13,9 +13,10 @@
 #                                the in-run peer: the same on a NIC without an
 #                                aperture (physical mode: REG_MR alone)
 # How: bench/mr_reg_bench.c (mnic-mr-bench) against each NIC in turn; the
-# NICs poll their doorbells as the tests run them (db_min_us=20
-# db_max_us=1000), so every command costs one round trip through the
-# command queue, host backoff included (hostdrv/lib/cmdq.c).
+# NICs run as the tests run them (db_min_us=20 db_max_us=1000) with their
+# doorbell channel (issue 15), so every command costs one round trip through
+# the command queue: a ring, the NIC's pass, vector 0 waking libmnic
+# (hostdrv/lib/cmdq.c, dbch.c).
 # Environment: BENCH_MR_TOOL (default the plain build's mnic-mr-bench),
 # BENCH_MR_QUICK=1 (few repetitions), BENCH_MR_OUT (work folder).
 set -euo pipefail

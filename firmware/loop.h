@@ -3,17 +3,22 @@
  * Event sources, in the order each iteration serves them:
  *   1. device interrupts: acknowledged by the platform (hal_platform_poll),
  *      which only lets drivers reap their rings (interrupts only flag);
+ *      then host doorbells, when the platform has a doorbell channel
+ *      (hal/doorbell.h) and a host rang: served at once, in this iteration;
  *   2. received frames: up to FW_LOOP_RX_BUDGET per port per iteration,
  *      handed to the frame handler (the RoCEv2 receive path);
  *   3. timers: software timers due by now, earliest first: the loop's own
  *      (its heap) and those of a timer source (the protocol engine owns
  *      its timeouts, as lwIP's stack does; the loop only asks it for the
- *      next deadline and to run what is due).  Host doorbells are one of
- *      the loop's own: ivshmem-plain and the POSIX BAR file raise no
- *      doorbell interrupt, so they are polled, adaptively: every
- *      doorbell_min_ns while the host is ringing, backing off by doubling
- *      to doorbell_max_ns while it is quiet (an idle NIC wakes ~100 times
- *      a second instead of 1,000);
+ *      next deadline and to run what is due).  The doorbell poll is one of
+ *      the loop's own.  Without a doorbell channel (the boards'
+ *      ivshmem-plain raises no doorbell interrupt) it is the only way the
+ *      firmware hears the host, and adaptive: every doorbell_min_ns while
+ *      the host is ringing, backing off by doubling to doorbell_max_ns
+ *      while it is quiet (an idle NIC wakes ~100 times a second instead of
+ *      1,000).  With a channel it is the fallback for hosts that never
+ *      ring (a raw BAR writer, a libmnic with the channel disabled): every
+ *      doorbell_max_ns, no faster, so idle costs what it did;
  *   4. work: the protocol engine's scheduled senders (requesters, read
  *      replies), a bounded slice per iteration so receive stays served.
  *      Last, because frames and timers (retransmissions) queue work.
@@ -53,6 +58,7 @@ typedef unsigned (*fw_timer_run_fn)(void *ctx, uint64_t now);
 
 struct fw_loop_stats {
 	uint64_t iterations, sleeps, frames, rx_errors, doorbell_polls, work_slices;
+	uint64_t doorbell_rings;    /* doorbells served because a host rang */
 	uint64_t tx_stall_sleeps;   /* sleeps with work queued, every port's TX full */
 };
 
@@ -72,6 +78,7 @@ struct fw_loop {
 	int work_pending;
 	int tx_stalled;             /* last iteration: TX refused, nothing sent */
 	uint64_t doorbell_min_ns, doorbell_max_ns, doorbell_period_ns;
+	int doorbell_again;         /* a rung pass found work: one more pass */
 	struct timer doorbell_timer;
 	volatile int exit_requested;
 	int exit_code;
@@ -85,7 +92,9 @@ void fw_loop_set_work_handler(struct fw_loop *l, fw_work_fn fn, void *ctx);
 /* Serve a timer source's deadlines with the loop's own (NULLs remove it). */
 void fw_loop_set_timer_source(struct fw_loop *l, fw_timer_next_fn next, fw_timer_run_fn run,
 			      void *ctx);
-/* Poll host doorbells every min_ns..max_ns (adaptive; min_ns 0 stops). */
+/* Serve host doorbells: when a host rings (platforms with a doorbell
+ * channel), and on a poll every min_ns..max_ns (adaptive; with a channel
+ * every max_ns only; min_ns 0 stops the poll). */
 void fw_loop_set_doorbell_handler(struct fw_loop *l, fw_doorbell_fn fn, void *ctx,
 				  uint64_t min_ns, uint64_t max_ns);
 uint64_t fw_loop_now(const struct fw_loop *l);

@@ -5,6 +5,10 @@
  *                    (mgmt/doorbell.c) and the health heartbeat
  * The doorbell tick returns non-zero when the host had work, which keeps
  * the loop polling at db_min_us; idle, the period doubles to db_max_us.
+ * On a platform with a doorbell channel (hal/doorbell.h: POSIX) the same
+ * handler runs as soon as a host rings, the poll only every db_max_us (the
+ * fallback for hosts that never ring), and a pass that answered commands
+ * or moved the command queue's state raises host vector 0.
  *
  * Keys: log, exit_after_ms, db_min_us (default 500), db_max_us (10000).
  * Without a host BAR there is no host to serve: frames are only counted.
@@ -54,6 +58,7 @@ static int on_doorbell(void *arg)
 	struct hal_platform *p = r->c->plat;
 	uint64_t tx = 0, drop = 0;
 	unsigned i, served;
+	uint32_t cmdq_state = r->mgmt.cmdq_state;
 	int rang;
 
 	for (i = 0; i < p->n_eth; i++) {
@@ -63,6 +68,10 @@ static int on_doorbell(void *arg)
 	mnic_initseg_heartbeat(&p->hostif, fw_loop_now(r->c->loop) - r->boot_ns,
 			       r->rx_frames, tx, drop);
 	served = mnic_cmdq_service(&r->mgmt);
+	/* after the owner bits and cmdq_status are written (cmdq.c orders
+	 * them): a host woken here reads its completion */
+	if (p->doorbell && (served || r->mgmt.cmdq_state != cmdq_state))
+		hal_doorbell_raise(p->doorbell, HAL_DOORBELL_VEC_CMD);
 	rang = mnic_db_service(&r->mgmt);
 	mnic_fwflash_poll(p, fw_loop_now(r->c->loop));   /* FW_ACTIVATE's reset, after its reply */
 	return served != 0 || rang;
@@ -99,6 +108,7 @@ static int start_engine(struct run_state *r)
 	for (i = 0; i < c->plat->n_eth && i < MNIC_MGMT_MAX_PORTS; i++)
 		cfg.eth[i] = c->plat->eth[i];
 	cfg.n_eth = i;
+	cfg.doorbell = c->plat->doorbell;
 	mnic_mgmt_init(&r->mgmt, &cfg);
 	return 0;
 }

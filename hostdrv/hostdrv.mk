@@ -1,7 +1,8 @@
 # Host side: libmnic, mnicctl and the small apps (included by the Makefile).
 #   make hostdrv   build/host/hostdrv/{libmnic.a,mnicctl,mnic-pingpong,mnic-traffic,mnicctl-static}
 #                  and the ASan+UBSan build in build/host-asan/hostdrv/ (with
-#                  the test tool mnic-tenant); mnic-mr-bench (bench/mr_reg_bench.c) in both
+#                  the test tool mnic-tenant); mnic-mr-bench (bench/mr_reg_bench.c) and
+#                  mnic-db-bench (bench/doorbell_bench.c) in both
 #   make install [PREFIX=/usr/local] [DESTDIR=]   mnicctl (sbin), mnic-pingpong and
 #                  mnic-traffic (bin), the man pages mnicctl(8) and mnic(4)
 #                  (docs/man/)
@@ -25,7 +26,8 @@ HOSTDRV_ASAN := build/host-asan/hostdrv
 .PHONY: hostdrv
 hostdrv: $(addprefix $(HOSTDRV_OUT)/,libmnic.a $(HOSTDRV_TOOLS) mnicctl-static) \
 	$(addprefix $(HOSTDRV_ASAN)/,libmnic.a $(HOSTDRV_TOOLS) mnic-tenant) \
-	$(addprefix $(HOSTDRV_OUT)/,mnic-mr-bench) $(addprefix $(HOSTDRV_ASAN)/,mnic-mr-bench)
+	$(addprefix $(HOSTDRV_OUT)/,mnic-mr-bench mnic-db-bench) \
+	$(addprefix $(HOSTDRV_ASAN)/,mnic-mr-bench mnic-db-bench)
 
 $(HOSTDRV_OUT)/obj/%.o: hostdrv/%.c $(HOSTDRV_HDRS)
 	@mkdir -p $(dir $@)
@@ -50,6 +52,10 @@ $(1)/mnic-tenant: tests/tools/mnic-tenant.c $(1)/libmnic.a
 # make bench's MR registration figures (bench/mr_reg.sh), the plain build
 # timed, the ASan+UBSan one checked (tests/integration/mr_reg_bench_posix.sh)
 $(1)/mnic-mr-bench: bench/mr_reg_bench.c $(1)/libmnic.a
+	$$(Q)gcc $$(HOSTDRV_CFLAGS) $$(INC_libmnic-api) $(2) $$< $(1)/libmnic.a -pthread -o $$@
+# make bench's doorbell figures (bench/doorbell.sh), the plain build timed,
+# the ASan+UBSan one checked (tests/integration/doorbell_irq_posix.sh)
+$(1)/mnic-db-bench: bench/doorbell_bench.c $(1)/libmnic.a
 	$$(Q)gcc $$(HOSTDRV_CFLAGS) $$(INC_libmnic-api) $(2) $$< $(1)/libmnic.a -pthread -o $$@
 $(1)/mnicctl: $(1)/obj/tools/mnicctl_args.o $(1)/obj/tools/mnicctl_fw.o \
 	$$(patsubst %.c,$(1)/obj/%.o,$$(HOSTDRV_BOOT_SRCS))

@@ -102,15 +102,20 @@ int h_fw_query(struct mnic_mgmt *m, struct cmd_call *c)
  * HAL_DMA_STATS), which gives a struct of uint64_t values and, in the same
  * order, their names.  An op_mod returns groups of such lists; a group
  * prefixes its names (PORT: "eth<port>_" per Ethernet port, then "dma_",
- * then "hostmem_" when the engine has a host-memory aperture). */
+ * then "hostmem_" when the engine has a host-memory aperture, then "dbch_"
+ * when the platform has a doorbell channel). */
 #define STAT_NAME_(name) #name,
 static const char *const eth_stat_names[] = { HAL_ETH_STATS(STAT_NAME_) };
 static const char *const dma_stat_names[] = { HAL_DMA_STATS(STAT_NAME_) };
+static const char *const doorbell_stat_names[] = { HAL_DOORBELL_STATS(STAT_NAME_) };
 #undef STAT_NAME_
 #define N_ETH_STATS (sizeof(eth_stat_names) / sizeof(eth_stat_names[0]))
 #define N_DMA_STATS (sizeof(dma_stat_names) / sizeof(dma_stat_names[0]))
+#define N_DOORBELL_STATS (sizeof(doorbell_stat_names) / sizeof(doorbell_stat_names[0]))
 _Static_assert(sizeof(struct hal_eth_stats) == N_ETH_STATS * sizeof(uint64_t), "eth stats");
 _Static_assert(sizeof(struct hal_dma_stats) == N_DMA_STATS * sizeof(uint64_t), "dma stats");
+_Static_assert(sizeof(struct hal_doorbell_stats) == N_DOORBELL_STATS * sizeof(uint64_t),
+	       "doorbell stats");
 
 static const char *const eth_prefix[] = { "eth0_", "eth1_", "eth2_", "eth3_" };
 _Static_assert(sizeof(eth_prefix) / sizeof(eth_prefix[0]) == MNIC_MGMT_MAX_PORTS, "eth prefixes");
@@ -121,7 +126,7 @@ struct counter_group {
 	uint32_t n;
 	const uint64_t *values;        /* n values; NULL reads as zeros */
 };
-#define MAX_COUNTER_GROUPS (MNIC_MGMT_MAX_PORTS + 2u)
+#define MAX_COUNTER_GROUPS (MNIC_MGMT_MAX_PORTS + 3u)
 
 /* The groups of op_mod, in the order the host sees them; returns how many. */
 static unsigned counter_groups(const struct mnic_mgmt *m, uint16_t op_mod,
@@ -151,6 +156,9 @@ static unsigned counter_groups(const struct mnic_mgmt *m, uint16_t op_mod,
 		if (m->cfg.hostmem)
 			g[i++] = (struct counter_group){ "hostmem_", dma_stat_names, N_DMA_STATS,
 							 (const uint64_t *)&m->cfg.hostmem->stats };
+		if (m->cfg.doorbell)
+			g[i++] = (struct counter_group){ "dbch_", doorbell_stat_names, N_DOORBELL_STATS,
+							 (const uint64_t *)&m->cfg.doorbell->stats };
 		return i;
 	}
 }

@@ -2,7 +2,7 @@
  *
  *   mnic-fw [--vde DIR --mac MAC]... [--bar FILE [--bar-size BYTES]]
  *           [--hostmem FILE [--hostmem-size BYTES]]
- *           [--impair SPEC] [--name NAME] [-- FIRMWARE ARGS...]
+ *           [--doorbell PATH|off] [--impair SPEC] [--name NAME] [-- FIRMWARE ARGS...]
  *
  * Each --vde/--mac pair (in order, up to HAL_MAX_ETH) is one port, eth0 and
  * eth1 as on the boards, so the firmware self-test can loop frames between
@@ -16,13 +16,20 @@
  * goes there (hal_platform.hostmem) while the command queue stays in the
  * BAR.  Its size is the file's, or --hostmem-size (the file grown to it).
  *
- * Events: the only descriptors hal_platform_wait() sleeps on are the
- * switch data sockets.  The host rings doorbells by writing into the BAR,
- * which raises nothing on POSIX (there is no doorbell interrupt, as with
- * ivshmem-plain on the boards), so the firmware loop polls doorbells on its
- * own adaptive software timer, whose deadline reaches this wait like any
- * other.  The process sleeps until a frame or a deadline (and, with no
- * deadline and no port, until a signal).
+ * --doorbell PATH is the doorbell channel (hal/doorbell.h, doorbell.c;
+ * the protocol: mnic/dbch.h), a unix socket where host processes fetch the
+ * eventfd they ring and give the eventfds the NIC raises their vectors on.
+ * With a BAR it is on by default at "<BAR file>.db"; "off" leaves the NIC
+ * without one (the firmware then polls the BAR on its adaptive timer, as
+ * the boards' ivshmem-plain needs).
+ *
+ * Events: hal_platform_wait() sleeps on the switch data sockets and, with
+ * a channel, on its ring eventfd (a host rang: the loop serves it in the
+ * iteration that follows), its listening socket and every host's socket
+ * (a host arrives, sends a message or goes away).  The firmware's own
+ * timers (the fallback doorbell poll among them) reach this wait as its
+ * deadline.  The process sleeps until one of these or a deadline (and, with
+ * no deadline and no descriptor, until a signal).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE   /* ppoll(): a nanosecond timeout, so deadlines neither fire late nor spin */
@@ -35,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -43,10 +51,13 @@
 #include "board.h"
 #include "hal/errno.h"
 #include "hal/platform.h"
+#include "mnic/dbch.h"
 #include "pcap.h"
 #include "posix.h"
 
 #define NS_PER_S 1000000000ull
+#define POSIX_PATH_MAX 4096
+#define POSIX_SUN_PATH_MAX sizeof(((struct sockaddr_un *)0)->sun_path)
 
 /* ---- console: stdout, flushed per line so interleaved NIC logs stay whole */
 
@@ -111,8 +122,8 @@ static const struct hal_timer_ops timer_ops = {
 
 /* ---- options ------------------------------------------------------------ */
 
-enum opt_id { OPT_VDE, OPT_MAC, OPT_BAR, OPT_BAR_SIZE, OPT_HOSTMEM, OPT_HOSTMEM_SIZE, OPT_IMPAIR,
-	      OPT_NAME, OPT_COUNT };
+enum opt_id { OPT_VDE, OPT_MAC, OPT_BAR, OPT_BAR_SIZE, OPT_HOSTMEM, OPT_HOSTMEM_SIZE, OPT_DOORBELL,
+	      OPT_IMPAIR, OPT_NAME, OPT_COUNT };
 
 static const struct {
 	const char *name;
@@ -125,12 +136,14 @@ static const struct {
 	[OPT_BAR_SIZE] = { "--bar-size", "BYTES (e.g. 16M)", 1 },
 	[OPT_HOSTMEM] = { "--hostmem", "FILE (the host-memory file)", 1 },
 	[OPT_HOSTMEM_SIZE] = { "--hostmem-size", "BYTES (e.g. 64M)", 1 },
+	[OPT_DOORBELL] = { "--doorbell", "PATH (the doorbell socket) or off", 1 },
 	[OPT_IMPAIR] = { "--impair", "SPEC (e.g. drop=0.01,seed=42)", 1 },
 	[OPT_NAME] = { "--name", "NAME", 1 },
 };
 
 #define USAGE_HINT "platform options are --vde DIR --mac MAC (once per port), --bar FILE, " \
-	"--bar-size BYTES, --hostmem FILE, --hostmem-size BYTES, --impair SPEC, --name NAME; " \
+	"--bar-size BYTES, --hostmem FILE, --hostmem-size BYTES, --doorbell PATH|off, " \
+	"--impair SPEC, --name NAME; " \
 	"firmware arguments go after --"
 
 static const char *const port_names[HAL_MAX_ETH] = { "eth0", "eth1" };
@@ -323,6 +336,9 @@ static int parse_opts(struct posix_opts *o, int argc, char **argv)
 		if (impair_parse(&o->impair, env, err, sizeof(err)) < 0)
 			return opt_error("MNIC_IMPAIR=%s: %s", env, err);
 	}
+	if (o->n[OPT_DOORBELL] && !o->n[OPT_BAR])
+		return opt_error("--doorbell %s rings a host BAR: give --bar FILE too",
+				 o->val[OPT_DOORBELL][0]);
 	o->name = o->n[OPT_NAME] ? o->val[OPT_NAME][0] : "mnic";
 	return 0;
 }
@@ -335,6 +351,11 @@ static struct eth_vde ports[HAL_MAX_ETH];
 static unsigned n_ports;
 static struct hal_hostif bar_map;
 static struct hal_hostmem hostmem_map;
+static struct posix_doorbell doorbell;
+static char doorbell_path[POSIX_PATH_MAX];
+static int doorbell_up;
+static int doorbell_pending;         /* the last wait saw a channel socket ready */
+static uint64_t doorbell_next_serve;
 static int platform_up;
 
 static int impair_active;
@@ -358,6 +379,9 @@ static void release_resources(void)
 	}
 	impair_active = 0;
 	pcap_close(&capture);
+	if (doorbell_up)
+		posix_doorbell_close(&doorbell);
+	doorbell_up = 0;
 	while (n_ports)
 		eth_vde_close(&ports[--n_ports]);
 	hostmem_shm_close(&hostmem_map);
@@ -373,7 +397,38 @@ void posix_platform_fini(struct hal_platform *p)
 		p->n_eth = 0;
 		memset(&p->hostif, 0, sizeof(p->hostif));
 		memset(&p->hostmem, 0, sizeof(p->hostmem));
+		p->doorbell = NULL;
 	}
+}
+
+/* The channel at --doorbell PATH, or by default at "<BAR file>.db".  A
+ * default path too long for a unix socket leaves the NIC without one (said:
+ * hosts then find none there either); a PATH given is used or fails. */
+static int open_doorbell(struct hal_platform *p, const struct posix_opts *o)
+{
+	const char *given = o->n[OPT_DOORBELL] ? o->val[OPT_DOORBELL][0] : NULL;
+	int n, err;
+
+	if (given && !strcmp(given, "off"))
+		return 0;
+	n = snprintf(doorbell_path, sizeof(doorbell_path), "%s%s", given ? given : o->val[OPT_BAR][0],
+		     given ? "" : MNIC_DBCH_SUFFIX);
+	if (n < 0 || (size_t)n >= sizeof(doorbell_path))
+		return opt_error("--doorbell: the socket path is too long");
+	if (!given && (size_t)n >= POSIX_SUN_PATH_MAX) {
+		fprintf(stderr, "posix: %s: no doorbell channel (the path %s is too long for a unix "
+			"socket): the firmware polls the BAR; give --doorbell PATH to have one\n",
+			o->name, doorbell_path);
+		return 0;
+	}
+	err = posix_doorbell_open(&doorbell, doorbell_path);
+	if (err)
+		return err;
+	doorbell_up = 1;
+	doorbell_pending = 0;
+	doorbell_next_serve = 0;
+	p->doorbell = &doorbell.db;
+	return 0;
 }
 
 static int open_ports(struct hal_platform *p, const struct posix_opts *o)
@@ -444,6 +499,9 @@ int hal_platform_init(struct hal_platform *p, int *argc, char ***argv)
 		if (err)
 			goto out_ports;
 		p->hostif = bar_map;
+		err = open_doorbell(p, &o);
+		if (err)
+			goto out_ports;
 	}
 	if (o.n[OPT_HOSTMEM]) {
 		err = hostmem_shm_open(&hostmem_map, o.val[OPT_HOSTMEM][0], o.hostmem_size);
@@ -484,16 +542,38 @@ static void check_bar(void)
 		hal_platform_exit(BAR_SHM_EXIT);
 }
 
+/* The channel's sockets (hosts arriving, their messages, their leaving):
+ * at once after a wait that saw one ready, else once per
+ * DOORBELL_SERVE_NS while the loop is too busy to wait.  The ring itself
+ * is the loop's (hal_doorbell_rang, every iteration). */
+#define DOORBELL_SERVE_NS 1000000ull
+
+static void serve_doorbell(void)
+{
+	uint64_t now;
+
+	if (!doorbell_up)
+		return;
+	now = timer_now_ns();
+	if (!doorbell_pending && now < doorbell_next_serve)
+		return;
+	doorbell_pending = 0;
+	doorbell_next_serve = now + DOORBELL_SERVE_NS;
+	posix_doorbell_serve(&doorbell);
+}
+
 void hal_platform_poll(struct hal_platform *p)
 {
 	check_bar();
+	serve_doorbell();
 	for (unsigned i = 0; i < p->n_eth; i++)
 		p->eth[i]->ops->poll(p->eth[i]);
 }
 
 void hal_platform_wait(struct hal_platform *p, uint64_t deadline_ns)
 {
-	struct pollfd pfd[HAL_MAX_ETH];
+	struct pollfd pfd[HAL_MAX_ETH + POSIX_DB_POLLFDS];
+	unsigned n_db = 0;
 	struct timespec ts, *timeout = NULL;
 	uint64_t until = deadline_ns < timer_deadline ? deadline_ns : timer_deadline;
 	uint64_t now = timer_now_ns();
@@ -521,8 +601,15 @@ void hal_platform_wait(struct hal_platform *p, uint64_t deadline_ns)
 	/* Going idle also writes the capture out: a NIC killed by its test
 	 * while idle leaves a complete pcap (stdio buffers die with it). */
 	pcap_flush(&capture);
-	/* EINTR is a wakeup like any other: the caller re-checks its work. */
-	ppoll(pfd, n_ports, timeout, NULL);
+	if (doorbell_up)
+		n_db = posix_doorbell_pollfds(&doorbell, pfd + n_ports);
+	/* EINTR is a wakeup like any other: the caller re-checks its work.  A
+	 * ready ring (pfd[n_ports]) is left for hal_doorbell_rang(); a ready
+	 * channel socket is served by the next hal_platform_poll(). */
+	if (ppoll(pfd, n_ports + n_db, timeout, NULL) > 0)
+		for (unsigned i = n_ports + 1; i < n_ports + n_db; i++)
+			if (pfd[i].revents)
+				doorbell_pending = 1;
 }
 
 /* ---- board self-tests --------------------------------------------------- */

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hal/doorbell.h"
 #include "hal/eth.h"
 #include "hal/hostif.h"
 #include "hal/platform.h"
@@ -100,6 +101,41 @@ int hostmem_shm_check(const struct hal_hostmem *hm);
 /* How often the platform's poll looks (a clock read per loop iteration,
  * an fstat per period). */
 #define BAR_SHM_CHECK_NS (10ull * 1000000ull)
+
+/* ---- the doorbell channel (doorbell.c; protocol: mnic/dbch.h) ----------- */
+
+/* Hosts connected at once (more are refused, dbch_hosts_refused), and the
+ * vectors each may give (0: the command queue). */
+#define POSIX_DB_MAX_HOSTS 16u
+#define POSIX_DB_VECTORS 1u
+
+struct pollfd;
+
+struct posix_db_host {
+	int sock;                           /* -1: a free slot */
+	int vec_fd[POSIX_DB_VECTORS];       /* the host's eventfds; -1: not given */
+};
+
+struct posix_doorbell {
+	struct hal_doorbell db;             /* db.priv points back here */
+	const char *path;                   /* the socket; must outlive the channel */
+	int listen_fd;
+	int ring_fd;                        /* one eventfd every host rings */
+	struct posix_db_host hosts[POSIX_DB_MAX_HOSTS];
+	unsigned n_hosts;
+};
+
+/* Listen at path (a stale socket there is replaced; any other file is
+ * -HAL_EEXIST).  Returns 0 or a negative error, logged on stderr. */
+int posix_doorbell_open(struct posix_doorbell *pd, const char *path);
+/* Close every host, the socket (unlinked) and the ring. */
+void posix_doorbell_close(struct posix_doorbell *pd);
+/* Accept hosts, take their messages, drop those that left; never blocks. */
+void posix_doorbell_serve(struct posix_doorbell *pd);
+/* The descriptors a wait sleeps on (ring, listener, hosts; at most
+ * POSIX_DB_POLLFDS) into pfd; returns how many.  The first is the ring. */
+#define POSIX_DB_POLLFDS (POSIX_DB_MAX_HOSTS + 2u)
+unsigned posix_doorbell_pollfds(const struct posix_doorbell *pd, struct pollfd *pfd);
 
 /* ---- platform (platform.c) ---------------------------------------------- */
 

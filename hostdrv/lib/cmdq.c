@@ -145,6 +145,20 @@ static void backoff(uint32_t *round)
 	nanosleep(&ts, NULL);
 }
 
+/* How long one wait on the doorbell channel's vector 0 lasts before the
+ * BAR is looked at again anyway: a raise that never comes (a NIC that
+ * lost our eventfd) costs this per look, no more. */
+#define CMDQ_IRQ_WAIT_MS 5
+
+/* Wait for the NIC to move the command queue: on its vector 0 where it has
+ * a doorbell channel (dbch.c), else by polling with backoff.  Either way
+ * the caller re-reads the BAR: a wakeup alone proves nothing. */
+static void cmdq_wait(struct mnic_dev *dev, uint32_t *round)
+{
+	if (mnic_dbch_wait(dev, CMDQ_IRQ_WAIT_MS) < 0)
+		backoff(round);
+}
+
 static volatile struct mnic_init_seg *iseg(struct mnic_dev *dev)
 {
 	return dev->iseg;
@@ -172,13 +186,14 @@ static int cmdq_enable(struct mnic_dev *dev)
 	if (s->cmdq_status == MNIC_CMDQ_BAD_CONFIG) {
 		/* a refused configuration is only re-latched after a disable */
 		s->cmdq_ctrl = 0;
+		mnic_dbch_ring(dev);
 		while (s->cmdq_status != MNIC_CMDQ_OFF) {
 			if (now_ns() > deadline) {
 				fprintf(stderr, "libmnic: %s: the firmware did not disable the "
 						"command queue within %u ms\n", dev->path, dev->timeout_ms);
 				return -ETIMEDOUT;
 			}
-			backoff(&round);
+			cmdq_wait(dev, &round);
 		}
 	}
 	s->cmdq_addr = 0;
@@ -187,6 +202,7 @@ static int cmdq_enable(struct mnic_dev *dev)
 	/* configuration and a clean ring visible before the enable bit */
 	atomic_thread_fence(memory_order_seq_cst);
 	s->cmdq_ctrl = MNIC_CMDQ_CTRL_ENABLE;
+	mnic_dbch_ring(dev);
 	while (s->cmdq_status != MNIC_CMDQ_RUNNING) {
 		if (s->cmdq_status == MNIC_CMDQ_BAD_CONFIG) {
 			fprintf(stderr, "libmnic: %s: the firmware refused the command queue "
@@ -200,7 +216,7 @@ static int cmdq_enable(struct mnic_dev *dev)
 				dev->path, dev->timeout_ms);
 			return -ETIMEDOUT;
 		}
-		backoff(&round);
+		cmdq_wait(dev, &round);
 	}
 	atomic_thread_fence(memory_order_acquire);
 	return 0;
@@ -256,7 +272,7 @@ static int cmdq_wait_idle(struct mnic_dev *dev, uint64_t deadline)
 		}
 		if (now_ns() > deadline)
 			return -ETIMEDOUT;
-		backoff(&round);
+		cmdq_wait(dev, &round);
 	}
 	atomic_thread_fence(memory_order_acquire);
 	return 0;
@@ -278,6 +294,7 @@ static int cmdq_reset(struct mnic_dev *dev, const char *why)
 	fprintf(stderr, "libmnic: %s: the command queue is out of step (%s; ci %u, pi %u): "
 			"resetting it\n", dev->path, why, s->cmdq_ci, s->cmdq_pi);
 	s->cmdq_ctrl = 0;
+	mnic_dbch_ring(dev);
 	while (s->cmdq_status != MNIC_CMDQ_OFF) {
 		if (now_ns() > deadline) {
 			fprintf(stderr, "libmnic: %s: the firmware did not answer the command-queue "
@@ -285,7 +302,7 @@ static int cmdq_reset(struct mnic_dev *dev, const char *why)
 				dev->path, dev->timeout_ms, s->cmdq_status);
 			return -ETIMEDOUT;
 		}
-		backoff(&round);
+		cmdq_wait(dev, &round);
 	}
 	atomic_thread_fence(memory_order_acquire);
 	return 0;
@@ -345,6 +362,7 @@ static int cmdq_issue(struct mnic_dev *dev, uint16_t issuer, const void *in, uin
 	/* ownership visible before the doorbell (cmd.h step 3) */
 	atomic_thread_fence(memory_order_seq_cst);
 	s->cmdq_pi = pi + 1;
+	mnic_dbch_ring(dev);
 	for (;;) {
 		so = slot->status_own;
 		if (!(so & MNIC_CMD_OWNER_HW))
@@ -368,7 +386,7 @@ static int cmdq_issue(struct mnic_dev *dev, uint16_t issuer, const void *in, uin
 					"owned by the device)\n", dev->path, dev->timeout_ms, pi);
 			return -ETIMEDOUT;
 		}
-		backoff(&round);
+		cmdq_wait(dev, &round);
 	}
 	/* the output was written before the ownership flip: read it after */
 	atomic_thread_fence(memory_order_acquire);

@@ -21,6 +21,8 @@ void mnic_ring_doorbell(struct mnic_dev *dev)
 	 * increment is atomic: several threads or processes may ring. */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	__atomic_fetch_add((uint32_t *)(uintptr_t)db_seq(dev), 1u, __ATOMIC_SEQ_CST);
+	/* the NIC hears it at once where it has a doorbell channel */
+	mnic_dbch_ring(dev);
 }
 
 static void write_dbrec(struct mnic_dev *dev, uint64_t addr, uint32_t index)

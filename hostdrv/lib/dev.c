@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "libmnic_int.h"
+#include "mnic/dbch.h"
 #include "mnic/ioctl.h"
 
 static _Thread_local char open_err[512];
@@ -124,8 +125,18 @@ static int open_bar(struct mnic_dev *dev, const char *path, int need_ready)
 	dev->area_off = dev->user_off;
 	dev->area_size = dev->user_size;
 	dev->ua_base = dev->user_off;
-	return check_identity(path, dev->iseg->magic, dev->iseg->cmdif_rev, dev->iseg->state,
-			      need_ready);
+	err = check_identity(path, dev->iseg->magic, dev->iseg->cmdif_rev, dev->iseg->state,
+			     need_ready);
+	if (err < 0)
+		return err;
+	/* A channel that is there but fails its exchange is said, not fatal:
+	 * the BAR is polled as on a NIC without one. */
+	err = mnic_dbch_open(dev, path);
+	if (err < 0)
+		fprintf(stderr, "libmnic: %s%s: the doorbell channel failed (%s); the NIC will see "
+				"this process's doorbells on its fallback poll only\n",
+			path, MNIC_DBCH_SUFFIX, strerror(-err));
+	return 0;
 }
 
 static int open_kernel(struct mnic_dev *dev, const char *path, int need_ready)
@@ -245,6 +256,7 @@ static void unmap_dev(struct mnic_dev *dev)
 		munmap(dev->db_map, (size_t)dev->iseg_map_len);
 	if (dev->fd >= 0)
 		close(dev->fd);
+	mnic_dbch_close(dev);
 	dev->bar = NULL;
 	dev->user_map = NULL;
 	dev->iseg_map = NULL;
@@ -264,6 +276,7 @@ static int open_into(struct mnic_dev *dev, const char *path, int need_ready)
 	int err;
 
 	dev->fd = -1;
+	dev->db_sock = dev->db_ring_fd = dev->db_irq_fd = -1;
 	open_err[0] = '\0';
 	if (!path || !*path) {
 		set_open_err("no device given (a BAR file or /dev/mnicN)");
@@ -360,6 +373,9 @@ int mnic_reopen(struct mnic_dev *dev, const char *path)
 	dev->backend = tmp.backend;
 	memcpy(dev->path, tmp.path, sizeof(dev->path));
 	dev->fd = tmp.fd;
+	dev->db_sock = tmp.db_sock;
+	dev->db_ring_fd = tmp.db_ring_fd;
+	dev->db_irq_fd = tmp.db_irq_fd;
 	dev->bar = tmp.bar;
 	dev->bar_size = tmp.bar_size;
 	dev->iseg = tmp.iseg;
@@ -396,7 +412,8 @@ int mnic_reopen(struct mnic_dev *dev, const char *path)
  * area, as CRIU restores memory at its old addresses.  In host-memory mode
  * the memory is the handle's pages, which the migration copied into the
  * target's aperture ("<path>.hostmem"): mapped at the same VAs, at new
- * page frames, and the source's pages released.  Only system calls
+ * page frames, and the source's pages released.  The doorbell channel
+ * is the target's afterwards (dbch.c).  Only system calls
  * and plain stores: callable from a signal handler that runs before the
  * interrupted code touches its memory again.  No lock is taken: the caller
  * guarantees no command is in progress on this handle. */
@@ -450,6 +467,9 @@ int mnic_reopen_inplace(struct mnic_dev *dev, const char *path)
 	for (size_t i = 0; i <= n; i++)
 		dev->path[i] = path[i];
 	dev->cmdq_ready = 0;
+	/* the target NIC's doorbell channel, with the eventfd we have (none
+	 * there, or it fails: its fallback poll serves this process) */
+	(void)mnic_dbch_connect(dev, path, n);
 	/* same BAR address, same user-area offsets: the host pointers hold;
 	 * the context id on this device is found by the next command */
 	if (dev->ctx && dev->role == MNIC_ROLE_TENANT)

@@ -25,6 +25,9 @@ struct mnic_dev {
 	 * kernel: mmap MNIC_MMAP_DOORBELL) */
 	volatile struct mnic_db_page *db;
 	void *db_map;
+	/* BAR backend: the NIC's doorbell channel (dbch.c), -1 when absent:
+	 * the socket, the NIC's ring eventfd, ours it raises vector 0 on */
+	int db_sock, db_ring_fd, db_irq_fd;
 	/* the user area this handle works in: host pointer of window address
 	 * user_off.  A tenant handle: its context's range; a management
 	 * handle: the whole user area (area_*), or an adopted context's. */
@@ -98,6 +101,23 @@ uint32_t mnic_cmdq_blocks(uint32_t len);
  * it, never the caller's input). */
 int mnic_cmdq_exec(struct mnic_dev *dev, uint16_t issuer, const void *in, uint32_t in_len,
 		   void *out, uint32_t out_len, uint8_t *delivery);
+
+/* ---- dbch.c: the doorbell channel of the BAR backend ------------------------ */
+/* At open: unless MNIC_DOORBELL_CHANNEL=off, make our eventfd and connect
+ * to "<bar>.db".  0 also when the NIC offers no channel (the fds stay -1);
+ * a negative errno when one is there but the exchange failed (the handle
+ * then works without it). */
+int mnic_dbch_open(struct mnic_dev *dev, const char *bar);
+/* (Re)connect to "<bar>.db" (bar_len bytes, no NUL needed) with the
+ * eventfd we have: async-signal-safe (mnic_reopen_inplace). */
+int mnic_dbch_connect(struct mnic_dev *dev, const char *bar, size_t bar_len);
+void mnic_dbch_close(struct mnic_dev *dev);
+/* Tell the NIC to look at the BAR (after the stores it must see). */
+void mnic_dbch_ring(struct mnic_dev *dev);
+/* Sleep until the NIC raises vector 0 for us or timeout_ms: 1 woken (the
+ * raise consumed), 0 timed out, -ENOTCONN no channel (poll the BAR).  A
+ * wakeup proves nothing: the caller re-reads what it waits for. */
+int mnic_dbch_wait(struct mnic_dev *dev, int timeout_ms);
 
 /* ---- dev.c --------------------------------------------------------------- */
 /* mnic_cmd as context `issuer`, without making sure the handle has its

@@ -50,8 +50,14 @@ test_dma_window_SRCS := tests/unit/hal/test_dma_window.c hal/common/dma_window.c
 
 UNIT_TESTS += test_posix_eth
 test_posix_eth_SRCS := tests/unit/hal/test_posix_eth.c hal/posix/eth_vde.c hal/posix/impair.c \
-	hal/posix/bar_shm.c hal/posix/platform.c hal/posix/pcap.c
+	hal/posix/bar_shm.c hal/posix/platform.c hal/posix/pcap.c hal/posix/doorbell.c
 test_posix_eth_LIBS := -lvdeplug
+
+# The POSIX NIC's doorbell channel with libmnic's end of it (issue 15).
+UNIT_TESTS += test_posix_doorbell_irq
+test_posix_doorbell_irq_SRCS := tests/unit/hal/test_posix_doorbell_irq.c hal/posix/doorbell.c \
+	hostdrv/lib/dbch.c
+test_posix_doorbell_irq_CFLAGS := -pthread -Ihostdrv/include -Ihostdrv/lib
 
 # A BAR file that shrinks under the POSIX NIC: size check, SIGBUS report.
 UNIT_TESTS += test_bar_shm

@@ -10,6 +10,7 @@
 
 #include "hal/console.h"
 #include "hal/dma.h"
+#include "hal/doorbell.h"
 #include "hal/eth.h"
 #include "hal/flash.h"
 #include "hal/hostif.h"
@@ -40,6 +41,8 @@ struct hal_platform {
 	unsigned n_eth;
 	struct hal_hostif hostif;          /* bar == NULL when absent */
 	struct hal_hostmem hostmem;        /* base == NULL when absent (optional) */
+	struct hal_doorbell *doorbell;     /* the host's doorbells and vectors;
+					      NULL: none, the loop polls the BAR */
 	struct hal_boot boot;
 };
 

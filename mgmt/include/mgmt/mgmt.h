@@ -26,6 +26,7 @@
 
 #include "counters.h"
 #include "hal/dma.h"
+#include "hal/doorbell.h"
 #include "hal/eth.h"
 #include "mnic/abi.h"
 #include "mnic/cmd.h"
@@ -48,6 +49,7 @@ struct mnic_mgmt_cfg {
 	uint64_t boot_ns;                     /* engine clock at boot (uptime) */
 	struct hal_eth *eth[MNIC_MGMT_MAX_PORTS];   /* PORT counters; may be NULL */
 	unsigned n_eth;
+	const struct hal_doorbell *doorbell;  /* PORT counters dbch_*; NULL: no channel */
 };
 
 /* A context (docs/host-interface.md "Contexts"): the engine owner id is

@@ -225,6 +225,85 @@ static void test_doorbell_backs_off_when_idle_and_snaps_back(void **state)
 	assert_int_equal(doorbell_times[9] - doorbell_times[8], gaps[8] * 1000000ull);
 }
 
+/* ---- a doorbell channel (hal/doorbell.h) ------------------------------ */
+static int rings_pending;
+static unsigned rang_calls;
+
+static int fake_rang(struct hal_doorbell *d)
+{
+	(void)d;
+	rang_calls++;
+	if (!rings_pending)
+		return 0;
+	rings_pending = 0;
+	return 1;
+}
+static int fake_raise(struct hal_doorbell *d, unsigned v) { (void)d; (void)v; return 0; }
+static const struct hal_doorbell_ops fake_db_ops = { fake_rang, fake_raise };
+static struct hal_doorbell fake_db = { .ops = &fake_db_ops, .n_vectors = 1 };
+
+static void test_doorbell_rung_is_served_in_the_same_iteration(void **state)
+{
+	(void)state;
+	plat.doorbell = &fake_db;
+	rings_pending = 0;
+	doorbell_busy_until = 0;
+	/* a 1 s poll: only the ring can explain a serve before it */
+	fw_loop_set_doorbell_handler(&loop, on_doorbell, NULL, 1000000000ull, 1000000000ull);
+	fw_loop_once(&loop);
+	assert_int_equal(doorbells, 0);
+	rings_pending = 1;
+	assert_int_equal(fw_loop_once(&loop), 1);
+	assert_int_equal(doorbells, 1);
+	assert_int_equal(doorbell_times[0], 1000);   /* no time passed: no tick */
+	assert_int_equal(loop.stats.doorbell_rings, 1);
+	assert_int_equal(loop.stats.doorbell_polls, 0);
+	/* consumed: the next iteration serves nothing */
+	fw_loop_once(&loop);
+	assert_int_equal(doorbells, 1);
+}
+
+static void test_doorbell_ring_that_found_work_gets_one_more_pass(void **state)
+{
+	(void)state;
+	plat.doorbell = &fake_db;
+	doorbell_busy_until = 1000;   /* every pass finds work */
+	fw_loop_set_doorbell_handler(&loop, on_doorbell, NULL, 1000000000ull, 1000000000ull);
+	rings_pending = 1;
+	/* the ring's pass, then one more without sleeping, then sleep until
+	 * the fallback tick */
+	fw_loop_run_until(&loop, NULL, 1000 + 999000000ull);
+	assert_int_equal(doorbells, 2);
+	assert_int_equal(doorbell_times[1], 1000);
+	assert_int_equal(loop.stats.doorbell_rings, 1);
+}
+
+static void test_doorbell_with_channel_polls_only_at_max(void **state)
+{
+	(void)state;
+	plat.doorbell = &fake_db;
+	doorbell_busy_until = 1000;   /* a host that never rings, always busy */
+	fw_loop_set_doorbell_handler(&loop, on_doorbell, NULL, 1000000, 8000000);
+	fw_loop_run_until(&loop, NULL, 1000 + 25000000);
+	/* served all the same (fallback), every 8 ms, never faster */
+	assert_int_equal(doorbells, 3);
+	assert_int_equal(doorbell_times[1] - doorbell_times[0], 8000000ull);
+	assert_int_equal(doorbell_times[2] - doorbell_times[1], 8000000ull);
+	assert_int_equal(loop.stats.doorbell_rings, 0);
+}
+
+static void test_doorbell_ring_consumed_without_a_handler(void **state)
+{
+	(void)state;
+	plat.doorbell = &fake_db;
+	rings_pending = 1;
+	rang_calls = 0;
+	assert_int_equal(fw_loop_once(&loop), 0);
+	assert_int_equal(rang_calls, 1);
+	assert_int_equal(rings_pending, 0);
+	assert_int_equal(doorbells, 0);
+}
+
 static unsigned work_left, work_calls;
 static uint64_t work_done_at;
 
@@ -306,6 +385,10 @@ int main(void)
 		cmocka_unit_test_setup(test_pending_frames_prevent_sleep, setup),
 		cmocka_unit_test_setup(test_doorbell_polled_every_period, setup),
 		cmocka_unit_test_setup(test_doorbell_backs_off_when_idle_and_snaps_back, setup),
+		cmocka_unit_test_setup(test_doorbell_rung_is_served_in_the_same_iteration, setup),
+		cmocka_unit_test_setup(test_doorbell_ring_that_found_work_gets_one_more_pass, setup),
+		cmocka_unit_test_setup(test_doorbell_with_channel_polls_only_at_max, setup),
+		cmocka_unit_test_setup(test_doorbell_ring_consumed_without_a_handler, setup),
 		cmocka_unit_test_setup(test_pending_work_runs_in_slices_without_sleeping, setup),
 		cmocka_unit_test_setup(test_work_queued_by_a_timer_runs_before_sleeping, setup),
 		cmocka_unit_test_setup(test_run_returns_exit_code, setup),

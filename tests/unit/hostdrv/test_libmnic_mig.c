@@ -39,6 +39,7 @@ static struct mnic_dev *fake_dev(const char *path, uint64_t user_size, uint8_t f
 	memset(d->user, fill, user_size);
 	d->hm_checked = 1;   /* a NIC without host memory (QUERY_DEVICE: hostmem_size 0) */
 	d->hm_fd = -1;
+	d->db_sock = d->db_ring_fd = d->db_irq_fd = -1;   /* no doorbell channel */
 	return d;
 }
 
