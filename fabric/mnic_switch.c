@@ -179,14 +179,10 @@ static void refresh_record(struct port *p)
 
 	r->queue_max = p->q.max_count;
 	r->queued = p->q.count;
-	if (p->in_imp) {
-		r->in = p->in_imp->stats;
-		r->in_held = p->in_imp->held ? p->in_imp->held_copies : 0;
-	}
-	if (p->out_imp) {
-		r->out = p->out_imp->stats;
-		r->out_held = p->out_imp->held ? p->out_imp->held_copies : 0;
-	}
+	r->in = p->in_imp->stats;
+	r->in_held = p->in_imp->held ? p->in_imp->held_copies : 0;
+	r->out = p->out_imp->stats;
+	r->out_held = p->out_imp->held ? p->out_imp->held_copies : 0;
 }
 
 static void print_stats(FILE *f)
@@ -350,10 +346,7 @@ static void egress_emit(void *ctx, const void *frame, size_t len)
 static void egress_offer(struct port *p, const void *frame, size_t len)
 {
 	rec_of(p)->offered++;
-	if (p->out_imp)
-		impair_apply(p->out_imp, frame, len, egress_emit, p);
-	else
-		egress_emit(p, frame, len);
+	impair_apply(p->out_imp, frame, len, egress_emit, p);
 }
 
 static void drain(struct port *p)
@@ -415,20 +408,26 @@ static void ingress_emit(void *ctx, const void *frame, size_t len)
 	}
 }
 
+/* Every port has both impairment stages from its join, inactive (all
+ * rates 0) until a rule binds, so in_frames/out_frames count every frame and
+ * the conservation rules hold whatever was bound when. */
+static void impair_setup(struct port *p, const struct impair_cfg *c)
+{
+	struct impair_cfg out_cfg = *c;
+	struct impair_stats in = p->in_imp->stats, out = p->out_imp->stats;
+
+	out_cfg.seed = c->seed + 1;
+	impair_flush(p->in_imp, ingress_emit, p);
+	impair_flush(p->out_imp, egress_emit, p);
+	impair_init(p->in_imp, c);
+	impair_init(p->out_imp, &out_cfg);
+	p->in_imp->stats = in;
+	p->out_imp->stats = out;
+}
+
 static void bind_rule(struct port *p, struct rule_slot *rs)
 {
-	struct impair_cfg out_cfg = rs->r.impair;
-
-	p->in_imp = malloc(sizeof(*p->in_imp));
-	p->out_imp = malloc(sizeof(*p->out_imp));
-	if (!p->in_imp || !p->out_imp) {
-		fprintf(stderr, "mnic-switch: out of memory binding an impairment to port %d\n",
-			rec_of(p)->num);
-		exit(1);
-	}
-	out_cfg.seed = rs->r.impair.seed + 1;
-	impair_init(p->in_imp, &rs->r.impair);
-	impair_init(p->out_imp, &out_cfg);
+	impair_setup(p, &rs->r.impair);
 	p->rule = &rs->r;
 	rs->bound_port = rec_of(p)->num;
 	fprintf(stderr, "mnic-switch: port %d (%s): impairment bound\n", rec_of(p)->num,
@@ -461,10 +460,7 @@ static void ingress(struct port *p, const uint8_t *f, size_t len)
 				break;
 			}
 		}
-	if (p->in_imp)
-		impair_apply(p->in_imp, f, len, ingress_emit, p);
-	else
-		ingress_emit(p, f, len);
+	impair_apply(p->in_imp, f, len, ingress_emit, p);
 }
 
 /* ---- ports ------------------------------------------------------------------------ */
@@ -565,9 +561,11 @@ static void handle_request(struct port *p)
 	snprintf(p->data_path, sizeof(p->data_path), "%s/port-%d", sw.dir, r->num);
 	memcpy(mine.sun_path, p->data_path, sizeof(p->data_path));
 	p->q.slots = malloc(sw.queue_depth * sizeof(struct sw_slot));
+	p->in_imp = calloc(1, sizeof(*p->in_imp));
+	p->out_imp = calloc(1, sizeof(*p->out_imp));
 	p->data_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	unlink(p->data_path);
-	if (!p->q.slots || p->data_fd < 0 ||
+	if (!p->q.slots || !p->in_imp || !p->out_imp || p->data_fd < 0 ||
 	    bind(p->data_fd, (struct sockaddr *)&mine, sizeof(mine)) < 0 ||
 	    connect(p->data_fd, (struct sockaddr *)&client, sizeof(client)) < 0 ||
 	    (sw.sndbuf && setsockopt(p->data_fd, SOL_SOCKET, SO_SNDBUFFORCE, &sw.sndbuf,
@@ -577,6 +575,8 @@ static void handle_request(struct port *p)
 		int e = errno;
 
 		free(p->q.slots);
+		free(p->in_imp);
+		free(p->out_imp);
 		if (p->data_fd >= 0)
 			close(p->data_fd);
 		unlink(p->data_path);
@@ -591,6 +591,8 @@ static void handle_request(struct port *p)
 		return;
 	}
 	sw_queue_init(&p->q, p->q.slots, sw.queue_depth);
+	impair_init(p->in_imp, &(struct impair_cfg){ 0 });
+	impair_init(p->out_imp, &(struct impair_cfg){ 0 });
 	p->state = PORT_LIVE;
 	sw.joins++;
 	fprintf(stderr, "mnic-switch: port %d joined (%s)\n", r->num, r->descr);
@@ -835,13 +837,13 @@ int main(int argc, char **argv)
 		for (uint32_t i = 0; i < sw.max_ports; i++) {
 			struct port *p = &sw.ports[i];
 
-			if (p->state == PORT_LIVE && p->in_imp)
+			if (p->state == PORT_LIVE)
 				impair_flush(p->in_imp, ingress_emit, p);
 		}
 		for (uint32_t i = 0; i < sw.max_ports; i++) {
 			struct port *p = &sw.ports[i];
 
-			if (p->state == PORT_LIVE && p->out_imp)
+			if (p->state == PORT_LIVE)
 				impair_flush(p->out_imp, egress_emit, p);
 		}
 		now = now_ms();
