@@ -316,8 +316,13 @@ static void egress_emit(void *ctx, const void *frame, size_t len)
 	struct port *p = ctx;
 	struct port_record *r = rec_of(p);
 
+	if (p->q.count >= p->q.depth) {
+		r->dropped_queue_full++;
+		return;
+	}
 	/* Marking looks at the queue the frame joins (RFC 3168 5: the router
-	 * marks instead of dropping when its queue builds up). */
+	 * marks instead of dropping when its queue builds up); a frame the
+	 * full queue drops above is not marked. */
 	if (p->rule && p->rule->ecn_queue && p->q.count >= p->rule->ecn_queue) {
 		memcpy(sw.ecn_scratch, frame, len);
 		if (sw_ecn_mark_ce(sw.ecn_scratch, len)) {

@@ -57,7 +57,8 @@ def main(argv):
     if total("offered") != total("forwarded") + total("flood_copies"):
         bad.append(f"sum offered {total('offered')} != sum forwarded + flood_copies "
                    f"{total('forwarded') + total('flood_copies')}")
-    env = {"ports": ports, "by_mac": {p["mac"]: p for p in ports}, "total": total}
+    env = {"ports": ports, "by_mac": {p["mac"]: p for p in ports}, "total": total,
+           "stats": st, "json": json}
     for e in exprs:
         try:
             ok = eval(e, {}, env)
