@@ -33,8 +33,8 @@
 #   switch_send_error_frac           dropped by the switch, a send error
 #   fabric_loss_switch_to_nic_frac   sent by the switch, never received by a NIC
 #   switch_queue_max                 the deepest a port's queue got (frames)
-#   switch_send_blocked_frac         frames that met a full socket and waited
-#                                    in the switch's queue (vdeplug4 drops these)
+#   switch_waited_frac               frames that waited in the switch's queue
+#                                    for a full socket (vdeplug4 drops these)
 #
 #   bench/fabric.sh              all three fabrics (FABRIC_QUICK=1: a tenth of the
 #                                traffic, for tests/integration/fabric_posix.sh)
@@ -114,6 +114,6 @@ print(f"switch_queue_drop_frac{sfx}: {frac(s('dropped_queue_full'))} fraction")
 print(f"switch_send_error_frac{sfx}: {frac(s('dropped_send_error'))} fraction")
 print(f"fabric_loss_switch_to_nic_frac{sfx}: {frac(s('tx') - rx)} fraction")
 print(f"switch_queue_max{sfx}: {max((p['queue_max'] for p in ports), default=0)} frames")
-print(f"switch_send_blocked_frac{sfx}: {frac(s('send_blocked'))} fraction")
+print(f"switch_waited_frac{sfx}: {frac(s('waited'))} fraction")
 PY
 fi

@@ -36,10 +36,11 @@
  * non-blocking socket and loses it silently when the receiver's queue is
  * full):
  *  - a bounded queue per egress port (--queue frames, default 256): a frame
- *    the port's socket refuses (EAGAIN: the receiver's datagram queue,
- *    net.unix.max_dgram_qlen, or our socket's send budget SO_SNDBUF is full)
- *    waits there and is retried when the socket polls writable; only a full
- *    queue drops, counted;
+ *    the port's socket refuses (EAGAIN: our socket's send budget, SO_SNDBUF,
+ *    is used up by datagrams the client has not read yet; Linux does not
+ *    apply net.unix.max_dgram_qlen between two sockets connected to each
+ *    other, as a port's are) waits there and is retried when the socket
+ *    polls writable; only a full queue drops, counted;
  *  - counters per port, printed one line per port on SIGUSR1 and at exit
  *    (SIGTERM, SIGINT), and written as JSON to --stats FILE (atomically, by
  *    rename) at the same moments;
@@ -103,7 +104,7 @@ struct port_record {                /* kept after the port closes */
 	char mac[18];
 	char descr[VDE_MAXDESCR + 1];
 	uint64_t rx, rx_bytes, malformed, forwarded, flooded, flood_copies, filtered;
-	uint64_t offered, tx, tx_bytes, send_blocked, dropped_queue_full,
+	uint64_t offered, tx, tx_bytes, waited, dropped_queue_full,
 		 dropped_send_error, dropped_closed, ecn_marked;
 	uint32_t queue_max, queued;
 	struct impair_stats in, out;
@@ -192,14 +193,14 @@ static void print_stats(FILE *f)
 
 		fprintf(f, "mnic-switch: port %d %s%s rx=%" PRIu64 " tx=%" PRIu64 " forwarded=%" PRIu64
 			" flooded=%" PRIu64 " flood_copies=%" PRIu64 " filtered=%" PRIu64
-			" malformed=%" PRIu64 " offered=%" PRIu64 " send_blocked=%" PRIu64
+			" malformed=%" PRIu64 " offered=%" PRIu64 " waited=%" PRIu64
 			" dropped_queue_full=%" PRIu64 " dropped_send_error=%" PRIu64
 			" dropped_closed=%" PRIu64 " queue_max=%" PRIu32 " queued=%" PRIu32
 			" impaired_drop=%" PRIu64 " impaired_dup=%" PRIu64 " impaired_reorder=%" PRIu64
 			" impaired_corrupt=%" PRIu64 " ecn_marked=%" PRIu64 "\n",
 			r->num, r->mac[0] ? r->mac : "-", r->closed ? " (closed)" : "", r->rx, r->tx,
 			r->forwarded, r->flooded, r->flood_copies, r->filtered, r->malformed, r->offered,
-			r->send_blocked, r->dropped_queue_full, r->dropped_send_error, r->dropped_closed,
+			r->waited, r->dropped_queue_full, r->dropped_send_error, r->dropped_closed,
 			r->queue_max, r->queued, r->in.dropped + r->out.dropped,
 			r->in.duplicated + r->out.duplicated, r->in.reordered + r->out.reordered,
 			r->in.corrupted + r->out.corrupted, r->ecn_marked);
@@ -259,14 +260,14 @@ static int write_json(void)
 			", \"forwarded\": %" PRIu64 ", \"flooded\": %" PRIu64
 			", \"flood_copies\": %" PRIu64 ", \"filtered\": %" PRIu64
 			", \"offered\": %" PRIu64 ", \"tx\": %" PRIu64 ", \"tx_bytes\": %" PRIu64
-			", \"send_blocked\": %" PRIu64 ", \"dropped_queue_full\": %" PRIu64
+			", \"waited\": %" PRIu64 ", \"dropped_queue_full\": %" PRIu64
 			", \"dropped_send_error\": %" PRIu64 ", \"dropped_closed\": %" PRIu64
 			", \"queue_max\": %" PRIu32 ", \"queued\": %" PRIu32
 			", \"ecn_marked\": %" PRIu64 ", \"impaired_drop\": %" PRIu64
 			", \"impaired_dup\": %" PRIu64 ", \"impaired_reorder\": %" PRIu64
 			", \"impaired_corrupt\": %" PRIu64,
 			r->rx, r->rx_bytes, r->malformed, r->forwarded, r->flooded, r->flood_copies,
-			r->filtered, r->offered, r->tx, r->tx_bytes, r->send_blocked,
+			r->filtered, r->offered, r->tx, r->tx_bytes, r->waited,
 			r->dropped_queue_full, r->dropped_send_error, r->dropped_closed, r->queue_max,
 			r->queued, r->ecn_marked, r->in.dropped + r->out.dropped,
 			r->in.duplicated + r->out.duplicated, r->in.reordered + r->out.reordered,
@@ -342,10 +343,11 @@ static void egress_emit(void *ctx, const void *frame, size_t len)
 			note_send_error(p, n >= 0 ? EMSGSIZE : errno);
 			return;
 		}
-		r->send_blocked++;
 	}
 	if (sw_queue_push(&p->q, frame, len) < 0)
 		r->dropped_queue_full++;
+	else
+		r->waited++;
 }
 
 static void egress_offer(struct port *p, const void *frame, size_t len)

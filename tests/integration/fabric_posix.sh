@@ -19,7 +19,7 @@ val() { sed -n "s/^$1: \([0-9.]*\) .*/\1/p" "$out/figures.txt"; }
 [ "$(val fabric_dgram_qlen_tuned)" = 256 ] || mnic_die "tuned fabric: qlen $(val fabric_dgram_qlen_tuned), want 256"
 [ "$(val fabric_dgram_qlen_mnicswitch)" = "$before" ] || mnic_die "mnic-switch fabric: qlen $(val fabric_dgram_qlen_mnicswitch), want $before"
 for f in fabric_loss_nic_to_switch_frac switch_queue_drop_frac switch_send_error_frac \
-         fabric_loss_switch_to_nic_frac switch_send_blocked_frac; do
+         fabric_loss_switch_to_nic_frac switch_waited_frac; do
   v=$(val ${f}_mnicswitch)
   awk -v v="$v" 'BEGIN { exit !(v != "" && v >= 0 && v < 1) }' || mnic_die "${f}_mnicswitch: '$v', want 0 <= f < 1"
 done

@@ -70,7 +70,7 @@ def main(argv):
         for p in ports:
             print("  port %d %s: " % (p["port"], p["mac"]) + " ".join(
                 f"{k}={p[k]}" for k in ("rx", "tx", "forwarded", "flooded", "flood_copies",
-                                        "filtered", "offered", "send_blocked", "queue_max",
+                                        "filtered", "offered", "waited", "queue_max",
                                         "dropped_queue_full", "dropped_send_error",
                                         "dropped_closed", "impaired_drop", "impaired_dup",
                                         "impaired_reorder", "impaired_corrupt", "ecn_marked")))
