@@ -2,7 +2,7 @@
  * (docs/ARCHITECTURE.md "Test fabric").
  *
  *   mnic-switch --dir DIR [--queue FRAMES] [--age-s SECONDS] [--stats FILE]
- *               [--sndbuf BYTES] [--max-ports N] [--impair PORTSPEC:SPEC]...
+ *               [--max-ports N] [--impair PORTSPEC:SPEC]...
  *
  * Unmodified VDE clients join it at DIR: QEMU's -netdev vde,sock=DIR and
  * libvdeplug's vde_open("DIR") (its default module, libvdeplug_vde, speaks
@@ -59,7 +59,7 @@
  *              + queued.
  */
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE   /* ppoll, accept4, SO_SNDBUFFORCE */
+#define _GNU_SOURCE   /* ppoll, accept4 */
 #endif
 #include <errno.h>
 #include <fcntl.h>
@@ -135,7 +135,6 @@ static struct {
 	const char *dir, *stats_path;
 	char ctl_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	uint32_t queue_depth, max_ports;
-	int sndbuf;
 	int listen_fd;
 	struct port *ports;
 	struct port_record *records;
@@ -575,9 +574,6 @@ static void handle_request(struct port *p)
 	if (!p->q.slots || !p->in_imp || !p->out_imp || p->data_fd < 0 ||
 	    bind(p->data_fd, (struct sockaddr *)&mine, sizeof(mine)) < 0 ||
 	    connect(p->data_fd, (struct sockaddr *)&client, sizeof(client)) < 0 ||
-	    (sw.sndbuf && setsockopt(p->data_fd, SOL_SOCKET, SO_SNDBUFFORCE, &sw.sndbuf,
-				     sizeof(sw.sndbuf)) < 0 &&
-	     setsockopt(p->data_fd, SOL_SOCKET, SO_SNDBUF, &sw.sndbuf, sizeof(sw.sndbuf)) < 0) ||
 	    write(p->ctl_fd, &mine, sizeof(mine)) != (ssize_t)sizeof(mine)) {
 		int e = errno;
 
@@ -660,7 +656,7 @@ static void usage_exit(const char *msg)
 {
 	fprintf(stderr, "mnic-switch: %s\n"
 		"usage: mnic-switch --dir DIR [--queue FRAMES] [--age-s SECONDS] [--stats FILE]\n"
-		"                   [--sndbuf BYTES] [--max-ports N] [--impair PORTSPEC:SPEC]...\n"
+		"                   [--max-ports N] [--impair PORTSPEC:SPEC]...\n"
 		"  PORTSPEC: a MAC (52:54:00:00:00:01) or a port number (1, 2, ... in join order)\n"
 		"  SPEC: drop=R,dup=R,reorder=R,corrupt=R,seed=N,ecn_queue=K (R a fraction or N%%)\n",
 		msg);
@@ -705,8 +701,6 @@ static void parse_args(int argc, char **argv, uint64_t *age_ms)
 			sw.queue_depth = (uint32_t)parse_num(o, v, 1, 65536);
 		else if (!strcmp(o, "--age-s"))
 			*age_ms = parse_num(o, v, 1, 86400) * 1000u;
-		else if (!strcmp(o, "--sndbuf"))
-			sw.sndbuf = (int)parse_num(o, v, 4096, 1u << 30);
 		else if (!strcmp(o, "--max-ports"))
 			sw.max_ports = (uint32_t)parse_num(o, v, 2, 1024);
 		else if (!strcmp(o, "--impair")) {
