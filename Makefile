@@ -47,14 +47,16 @@ INC_libmnic-api := -Iabi/include -Ihostdrv/include
 INC_libmnic := -Ilib/include $(INC_libmnic-api)
 INC_tools := $(INC_libmnic) -Ihal/include -Iboot/include
 INC_kernel := -Iabi/include
+# The test fabric's switch links the POSIX NIC's impairment (fabric/fabric.mk).
+INC_fabric := -Ihal/include -Ihal/posix
 # bench/ sees everything, as tests do (not a layer: make check-layering skips it).
 INC_bench := $(INC_mgmt) -Irocev2 -Itests/unit/rocev2
 LAYER_MODULES := lib hal hal-common hal-posix hal-qemu-virt abi rocev2 boot mgmt firmware loader \
-	libmnic-api libmnic tools kernel
+	libmnic-api libmnic tools kernel fabric
 # The module of an object: the folder of its source, most specific first.
 layer_of = $(firstword $(foreach p,boot/loader:loader hal/common:hal-common hal/posix:hal-posix \
 	hal/qemu-virt:hal-qemu-virt lib:lib abi:abi rocev2:rocev2 boot:boot mgmt:mgmt \
-	firmware:firmware hostdrv/lib:libmnic hostdrv/tools:tools bench:bench,$(if $(filter \
+	firmware:firmware hostdrv/lib:libmnic hostdrv/tools:tools fabric:fabric bench:bench,$(if $(filter \
 	$(word 1,$(subst :, ,$(p)))/%,$(1)),$(word 2,$(subst :, ,$(p))))))
 
 # Primitives below every module (lib/: CRCs, hashes): firmware, loader, libmnic, tools.
@@ -255,6 +257,9 @@ unit-tests: $(addprefix build/host/unit/,$(UNIT_TESTS)) $(addprefix build/host-a
 # ---- host driver side: libmnic, mnicctl, apps (hostdrv/hostdrv.mk) ------
 include hostdrv/hostdrv.mk
 
+# ---- the test fabric's switch (fabric/fabric.mk) --------------------------
+include fabric/fabric.mk
+
 # ---- Linux kernel module (hostdrv/kernel/, docs/kernel-driver.md) -------
 # Out of tree against the installed Debian kernel's headers, chosen by
 # tests/vm/kver.sh (never `uname -r`: this machine may run another kernel);
@@ -301,7 +306,7 @@ images:
 	$(Q)$(MAKE) --no-print-directory BOARD=qemu-virt-a72 FW_SELFTEST_FAIL=1 all
 	$(Q)$(MAKE) --no-print-directory BOARD=posix all
 	$(Q)$(MAKE) --no-print-directory BOARD=posix SAN=1 all
-	$(Q)$(MAKE) --no-print-directory hostdrv
+	$(Q)$(MAKE) --no-print-directory hostdrv mnic-switch
 
 deps:
 	$(Q)bash scripts/deps.sh

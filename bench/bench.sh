@@ -22,7 +22,9 @@
 #   goodput_1MiB_gbps    1 MiB RDMA WRITE goodput one way, two POSIX NICs
 #   goodput_frac_of_raw, switch_drop_frac, fabric_dgram_qlen, and all of
 #                        these again with _tuned: the fabric in a network
-#                        namespace with net.unix.max_dgram_qlen raised
+#                        namespace with net.unix.max_dgram_qlen raised, and
+#                        with _mnicswitch: the project's switch (fabric/),
+#                        whose counters split the loss by where it happened
 #                        (bench/fabric.sh, issue 18 item 3)
 # Live migration (issue #4), bench/dump_bench.c:
 #   dump_bytes_{pd,mr,cq,srq,qp,qp_srq}  image record bytes per object

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The POSIX test fabric's limits, made explicit (issue 18 item 3), for make
-# bench: the same three runs between two POSIX NICs on the default fabric
-# and on a tuned one.
+# bench: the same three runs between two POSIX NICs on the default fabric,
+# on a tuned one, and on the project's own switch (mnic-switch, fabric/).
 #
 # The vde switch and the NICs talk over unix datagram sockets; a socket's
 # queue is the limit of the network namespace it was created in
@@ -10,7 +10,12 @@
 # switch and both NICs in a network namespace of their own (unshare -n, as
 # root) whose limit is raised to TUNED_QLEN; nothing else changes.
 #
-# Figures, suffix "" (default fabric) and "_tuned":
+# The third run, suffix "_mnicswitch", is the default namespace with
+# mnic-switch in place of vdeplug4's switch (MNIC_SWITCH=mnic): a queue of
+# MNIC_SWITCH_QUEUE frames per port (default 256) instead of a silent drop
+# when a port's socket is full, and counters that say where frames went.
+#
+# Figures, suffix "" (default fabric), "_tuned" and "_mnicswitch":
 #   fabric_dgram_qlen      the namespace's net.unix.max_dgram_qlen
 #   raw_frame_rate_posix   verified rawx frames/s (firmware/rawx.c; per NIC,
 #                          data frames sent and received, slower NIC)
@@ -21,8 +26,17 @@
 #                          directions, as rate_fps and goodput_mbps count
 #   switch_drop_frac       frames lost in the fabric during the WRITE run:
 #                          1 - (frames both NICs received) / (packets both sent)
+# and, _mnicswitch only, that loss split by where it happened (fractions of
+# the packets both NICs sent in the WRITE run, from the switch's counters):
+#   fabric_loss_nic_to_switch_frac   sent by a NIC, never read by the switch
+#   switch_queue_drop_frac           dropped by the switch, its queue full
+#   switch_send_error_frac           dropped by the switch, a send error
+#   fabric_loss_switch_to_nic_frac   sent by the switch, never received by a NIC
+#   switch_queue_max                 the deepest a port's queue got (frames)
+#   switch_waited_frac               frames that waited in the switch's queue
+#                                    for a full socket (vdeplug4 drops these)
 #
-#   bench/fabric.sh              both fabrics (FABRIC_QUICK=1: a tenth of the
+#   bench/fabric.sh              all three fabrics (FABRIC_QUICK=1: a tenth of the
 #                                traffic, for tests/integration/fabric_posix.sh)
 #   bench/fabric.sh --inside SUFFIX   one fabric, in the current namespace
 set -euo pipefail
@@ -35,6 +49,7 @@ fw=$MNIC_ROOT/build/posix/mnic-fw
 
 if [ "${1:-}" != --inside ]; then
   bash "$0" --inside ""
+  MNIC_SWITCH=mnic MNIC_SWITCH_ARGS="--queue ${MNIC_SWITCH_QUEUE:-256}" bash "$0" --inside _mnicswitch
   if [ "$(id -u)" != 0 ]; then
     mnic_die "the tuned fabric needs root (unshare -n, a namespace's sysctl)"
   fi
@@ -72,6 +87,9 @@ raw=$(field rawx rate_fps | head -1)
 echo "raw_frame_rate_posix$sfx: $raw frames/s"
 pair msg64 rcx peer=@PEER@ qps=4 msgs=$((10000 / q)) size=64 ops=send mtu=5
 echo "msg_rate_64B$sfx: $(field msg64 msg_rate | head -1) messages/s"
+if [ "${MNIC_SWITCH:-vde}" = mnic ]; then
+  mnic_switch_stats "$d/switch"; cp "$d/switch.stats.json" "$d/before-write1m.json"
+fi
 pair write1m rcx peer=@PEER@ qps=2 msgs=$((100 / q)) size=1048576 ops=write mtu=5
 gp=$(field write1m goodput_mbps | head -1)
 echo "goodput_1MiB_gbps$sfx: $(awk -v g="$gp" 'BEGIN { printf "%.3f", g / 1000 }') Gbit/s"
@@ -80,3 +98,22 @@ echo "goodput_frac_of_raw$sfx: $(awk -v g="$gp" -v r="$raw" \
 tx=$(field write1m tx_packets | awk '{ s += $1 } END { print s + 0 }')
 rx=$(field write1m rx_frames | awk '{ s += $1 } END { print s + 0 }')
 echo "switch_drop_frac$sfx: $(awk -v t="$tx" -v r="$rx" 'BEGIN { printf "%.4f", t ? 1 - r / t : 0 }') fraction"
+if [ "${MNIC_SWITCH:-vde}" = mnic ]; then
+  mnic_switch_stats "$d/switch"
+  # The WRITE run's two ports are the ones that joined after the snapshot.
+  python3 - "$d/before-write1m.json" "$d/switch.stats.json" "$tx" "$rx" "$sfx" <<'PY'
+import json, sys
+before, after = (json.load(open(f)) for f in sys.argv[1:3])
+tx, rx, sfx = int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+last = max((p["port"] for p in before["ports"]), default=0)
+ports = [p for p in after["ports"] if p["port"] > last]
+s = lambda k: sum(p[k] for p in ports)
+frac = lambda v: "%.4f" % (v / tx if tx else 0)
+print(f"fabric_loss_nic_to_switch_frac{sfx}: {frac(tx - s('rx') + 2)} fraction")  # + 2 announce frames
+print(f"switch_queue_drop_frac{sfx}: {frac(s('dropped_queue_full'))} fraction")
+print(f"switch_send_error_frac{sfx}: {frac(s('dropped_send_error'))} fraction")
+print(f"fabric_loss_switch_to_nic_frac{sfx}: {frac(s('tx') - rx)} fraction")
+print(f"switch_queue_max{sfx}: {max((p['queue_max'] for p in ports), default=0)} frames")
+print(f"switch_waited_frac{sfx}: {frac(s('waited'))} fraction")
+PY
+fi

@@ -68,14 +68,33 @@ mnic_board_args() {
   command -v "$QEMU" >/dev/null || mnic_die "$QEMU not found; run scripts/deps.sh as root"
 }
 
-# mnic_switch_start DIR: a vdeplug4 learning switch with its control socket
-# in DIR.  Sets MNIC_SWITCH_PID.
+# mnic_switch_start DIR: a learning switch with its control socket in DIR
+# (QEMU NICs join with -netdev vde,sock=DIR, POSIX NICs with --vde DIR).
+# Sets MNIC_SWITCH_PID.  Which switch: MNIC_SWITCH=vde (the default,
+# vdeplug4's `vde_plug null:// switch://DIR`) or MNIC_SWITCH=mnic (the
+# project's mnic-switch, fabric/: per-port queues and counters, impairment
+# of any port), which also takes MNIC_SWITCH_ARGS (e.g. "--queue 64
+# --impair 52:54:00:00:00:01:drop=0.02") and writes its counters to
+# DIR.stats.json (mnic_switch_stats).  SAN=1 runs its ASan+UBSan build.
 mnic_switch_start() {
-  local dir=$1
-  command -v vde_plug >/dev/null || mnic_die "vde_plug not found; run scripts/deps.sh as root"
-  rm -rf "$dir"
+  local dir=$1 exe
+  rm -rf "$dir" "$dir.stats.json"
   mkdir -p "$(dirname "$dir")"
-  vde_plug null:// "switch://$dir" </dev/null >/dev/null 2>"$dir.log" &
+  case ${MNIC_SWITCH:-vde} in
+    vde)
+      command -v vde_plug >/dev/null || mnic_die "vde_plug not found; run scripts/deps.sh as root"
+      vde_plug null:// "switch://$dir" </dev/null >/dev/null 2>"$dir.log" &
+      ;;
+    mnic)
+      exe=$MNIC_ROOT/build/host/fabric/mnic-switch
+      [ "${SAN:-0}" != 1 ] || exe=$MNIC_ROOT/build/host-asan/fabric/mnic-switch
+      [ -x "$exe" ] || mnic_die "$exe not built; run: make mnic-switch"
+      # shellcheck disable=SC2086
+      "$exe" --dir "$dir" --stats "$dir.stats.json" ${MNIC_SWITCH_ARGS:-} \
+        </dev/null >/dev/null 2>"$dir.log" &
+      ;;
+    *) mnic_die "MNIC_SWITCH=${MNIC_SWITCH}: choose vde (vdeplug4's switch) or mnic (mnic-switch)" ;;
+  esac
   MNIC_SWITCH_PID=$!
   mnic_track "$MNIC_SWITCH_PID"
   for _ in $(seq 100); do
@@ -84,6 +103,17 @@ mnic_switch_start() {
     sleep 0.05
   done
   mnic_die "switch at $dir did not start (see $dir.log)"
+}
+
+# mnic_switch_stats DIR: have the mnic-switch started by mnic_switch_start
+# DIR write its counters now (SIGUSR1) and wait for DIR.stats.json (written
+# whole, by rename); also one line per port in DIR.log.
+mnic_switch_stats() {
+  local f=$1.stats.json
+  rm -f "$f"
+  kill -USR1 "$MNIC_SWITCH_PID" 2>/dev/null || mnic_die "the switch at $1 is not running (see $1.log)"
+  for _ in $(seq 100); do [ -f "$f" ] && return 0; sleep 0.05; done
+  mnic_die "the switch at $1 wrote no $f (see $1.log)"
 }
 
 # mnic_wait_line FILE REGEX TIMEOUT_S PID: wait until FILE has a line

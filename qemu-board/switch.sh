@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The Ethernet fabric: a vdeplug4 learning switch (Debian's vdeplug).
+# The Ethernet fabric: a learning switch (vdeplug4's, or mnic-switch with
+# MNIC_SWITCH=mnic: see mnic_switch_start in lib.sh).
 #   qemu-board/switch.sh start DIR    start in the background, pid in DIR.pid
 #   qemu-board/switch.sh stop DIR     stop it (by that pid)
 # QEMU NICs join with -netdev vde,sock=DIR; POSIX NICs with --vde DIR.

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The bench's two fabrics (bench/fabric.sh, issue 18 item 3) work here:
+# The bench's three fabrics (bench/fabric.sh, issue 18 item 3) work here:
 # the tuned one really runs in a namespace of its own whose
-# net.unix.max_dgram_qlen is raised (this one's stays as it was), every
-# figure of both is there with a sane value, and the NICs' verified runs
-# pass on both.  Quick mode: a tenth of the bench's traffic.
+# net.unix.max_dgram_qlen is raised (this one's stays as it was), the third
+# runs on mnic-switch, every figure of each is there with a sane value
+# (mnic-switch's loss split included), and the NICs' verified runs pass on
+# all three.  Quick mode: a tenth of the bench's traffic.
 set -euo pipefail
 . "$(dirname "$0")/../../qemu-board/lib.sh"
 mnic_init
@@ -16,7 +17,15 @@ cat "$out/figures.txt"
 val() { sed -n "s/^$1: \([0-9.]*\) .*/\1/p" "$out/figures.txt"; }
 [ "$(val fabric_dgram_qlen)" = "$before" ] || mnic_die "default fabric: qlen $(val fabric_dgram_qlen), want $before"
 [ "$(val fabric_dgram_qlen_tuned)" = 256 ] || mnic_die "tuned fabric: qlen $(val fabric_dgram_qlen_tuned), want 256"
-for s in "" _tuned; do
+[ "$(val fabric_dgram_qlen_mnicswitch)" = "$before" ] || mnic_die "mnic-switch fabric: qlen $(val fabric_dgram_qlen_mnicswitch), want $before"
+for f in fabric_loss_nic_to_switch_frac switch_queue_drop_frac switch_send_error_frac \
+         fabric_loss_switch_to_nic_frac switch_waited_frac; do
+  v=$(val ${f}_mnicswitch)
+  awk -v v="$v" 'BEGIN { exit !(v != "" && v >= 0 && v < 1) }' || mnic_die "${f}_mnicswitch: '$v', want 0 <= f < 1"
+done
+v=$(val switch_queue_max_mnicswitch)
+[ -n "$v" ] && [ "$v" -le 256 ] || mnic_die "switch_queue_max_mnicswitch: '$v', want 0..256 (the queue depth)"
+for s in "" _tuned _mnicswitch; do
   for f in raw_frame_rate_posix msg_rate_64B goodput_1MiB_gbps goodput_frac_of_raw; do
     v=$(val $f$s)
     awk -v v="$v" 'BEGIN { exit !(v > 0) }' || mnic_die "$f$s: '$v', want a positive number"
@@ -24,6 +33,7 @@ for s in "" _tuned; do
   v=$(val switch_drop_frac$s)
   awk -v v="$v" 'BEGIN { exit !(v >= 0 && v < 1) }' || mnic_die "switch_drop_frac$s: '$v', want 0 <= f < 1"
 done
-n=$(grep -c "^R[A-Z]* PASS" "$out"/fabric_default/*/n*.log "$out"/fabric_tuned/*/n*.log | awk -F: '{ s += $2 } END { print s }')
-[ "$n" = 12 ] || mnic_die "$n of 12 NIC runs passed"
+n=$(grep -c "^R[A-Z]* PASS" "$out"/fabric_default/*/n*.log "$out"/fabric_tuned/*/n*.log \
+  "$out"/fabric_mnicswitch/*/n*.log | awk -F: '{ s += $2 } END { print s }')
+[ "$n" = 18 ] || mnic_die "$n of 18 NIC runs passed"
 echo "fabric_posix: PASS"

@@ -156,3 +156,8 @@ test_mnicctl_fw_SRCS := tests/unit/boot/test_mnicctl_fw.c hostdrv/tools/mnicctl_
 	hostdrv/tools/mnicctl_args.c $(sort $(LIBMNIC_SRCS) $(BOOT_LIB_SRCS))
 test_mnicctl_fw_CFLAGS := -pthread -Ihostdrv/include -Ihostdrv/lib -Ihostdrv/tools
 test_mnicctl_fw_LIBS := -lsodium
+
+# fabric/: mnic-switch's MAC table, queue, ECN marking and impairment rules.
+UNIT_TESTS += test_switch_core
+test_switch_core_SRCS := tests/unit/fabric/test_switch_core.c fabric/switch_core.c hal/posix/impair.c
+test_switch_core_CFLAGS := -Ifabric
