@@ -48,7 +48,7 @@ INC_libmnic := -Ilib/include $(INC_libmnic-api)
 INC_tools := $(INC_libmnic) -Ihal/include -Iboot/include
 INC_kernel := -Iabi/include
 # The test fabric's switch links the POSIX NIC's impairment (fabric/fabric.mk).
-INC_fabric := -Ihal/include -Ihal/posix
+INC_fabric := -Ilib/include -Ihal/include -Ihal/posix
 # bench/ sees everything, as tests do (not a layer: make check-layering skips it).
 INC_bench := $(INC_mgmt) -Irocev2 -Itests/unit/rocev2
 LAYER_MODULES := lib hal hal-common hal-posix hal-qemu-virt abi rocev2 boot mgmt firmware loader \

@@ -4,8 +4,8 @@
 #                      build/host-asan/fabric/mnic-switch
 # It links the POSIX NIC's seeded impairment (hal/posix/impair.c), so both
 # impairment points read the same spec and draw the same decisions.
-FABRIC_SRCS := fabric/mnic_switch.c fabric/switch_core.c hal/posix/impair.c
-FABRIC_HDRS := fabric/switch_core.h hal/posix/impair.h $(wildcard hal/include/hal/*.h)
+FABRIC_SRCS := fabric/mnic_switch.c fabric/switch_core.c hal/posix/impair.c lib/mac.c
+FABRIC_HDRS := fabric/switch_core.h hal/posix/impair.h $(wildcard hal/include/hal/*.h) lib/include/lib/mac.h
 FABRIC_CFLAGS := $(WARN) -O2 -g
 
 .PHONY: mnic-switch

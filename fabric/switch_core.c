@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "switch_core.h"
+#include "lib/mac.h"
 
 /* ---- MAC table ------------------------------------------------------------ */
 
@@ -172,27 +173,9 @@ int sw_ecn_mark_ce(uint8_t *frame, size_t len)
 
 /* ---- impairment rules -------------------------------------------------------- */
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int sw_mac_parse(uint8_t mac[SW_ALEN], const char *s)
 {
-	for (unsigned i = 0; i < SW_ALEN; i++) {
-		int hi = hexval(s[3 * i]), lo = hi < 0 ? -1 : hexval(s[3 * i + 1]);
-
-		if (hi < 0 || lo < 0 || (i < SW_ALEN - 1 && s[3 * i + 2] != ':'))
-			return -1;
-		mac[i] = (uint8_t)(hi << 4 | lo);
-	}
-	return 0;
+	return lib_mac_parse(s, mac);
 }
 
 #define MAC_TEXT_LEN 17u

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "hal/errno.h"
+#include "lib/mac.h"
 #include "log.h"
 
 static size_t key_len(const char *word)
@@ -85,32 +86,12 @@ bad:
 	return -HAL_EINVAL;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Exactly "xx:xx:xx:xx:xx:xx"; stops at ',' or NUL. */
 int fw_parse_mac(const char *s, uint8_t mac[6])
 {
-	int i;
-
-	for (i = 0; i < 6; i++) {
-		int hi = hexval(s[0]), lo = hi < 0 ? -1 : hexval(s[1]);
-
-		if (hi < 0 || lo < 0)
-			return -HAL_EINVAL;
-		mac[i] = (uint8_t)(hi << 4 | lo);
-		s += 2;
-		if (i < 5 && *s++ != ':')
-			return -HAL_EINVAL;
-	}
+	if (lib_mac_parse(s, mac) != 0)
+		return -HAL_EINVAL;
+	s += LIB_MAC_TEXT_LEN;
 	return (*s == '\0' || *s == ',') ? 0 : -HAL_EINVAL;
 }
 

@@ -41,7 +41,7 @@ $(HOSTDRV_ASAN)/obj/%.o: hostdrv/%.c $(HOSTDRV_HDRS)
 
 define hostdrv_variant
 $(1)/libmnic.a: $$(patsubst hostdrv/%.c,$(1)/obj/%.o,$$(HOSTDRV_LIB_SRCS)) \
-	$(1)/obj/abi/cmd_names.o $(1)/obj/lib/crc32.o
+	$(1)/obj/abi/cmd_names.o $(1)/obj/lib/crc32.o $(1)/obj/lib/mac.o
 	$$(Q)rm -f $$@ && ar rcs $$@ $$^
 $(1)/%: $(1)/obj/tools/%.o $(1)/libmnic.a
 	$$(if $$(Q),@echo "  LD  $$@")

@@ -90,7 +90,7 @@ ALLOWED = {
     "kernel": ["abi"],
     # mnic-switch impairs ports with the POSIX NIC's seeded impairment, so
     # both impairment points read one spec and draw the same decisions.
-    "fabric": ["hal", "hal-posix:hal/posix/impair.h"],
+    "fabric": ["lib", "hal", "hal-posix:hal/posix/impair.h"],
     "gen": [],
 }
 

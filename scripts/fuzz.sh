@@ -19,7 +19,7 @@ make --no-print-directory build/host/gen/board.h >/dev/null
 CFLAGS="-std=c11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
  -Ilib/include -Ihal/include -Ihal/posix -Ifirmware -Iabi/include -Irocev2/include -Imgmt/include -Iboot/include -Imgmt -I. -Irocev2 -Ibuild/host/gen"
 declare -A SRCS=(
-  [fuzz_args]="firmware/args.c firmware/log.c firmware/fmt.c"
+  [fuzz_args]="firmware/args.c firmware/log.c firmware/fmt.c lib/mac.c"
   [fuzz_impair_spec]="hal/posix/impair.c"
   [fuzz_fwsig]="boot/fwsig.c boot/fwimage.c lib/ed25519.c lib/sha512.c lib/sha256.c lib/crc32.c"
   [fuzz_rx]="$(ls rocev2/*.c | tr '\n' ' ') lib/crc32.c lib/siphash.c lib/timer.c hal/common/dma_window.c"

@@ -53,6 +53,7 @@
 #include "hal/platform.h"
 #include "mnic/dbch.h"
 #include "pcap.h"
+#include "lib/mac.h"
 #include "posix.h"
 
 #define NS_PER_S 1000000000ull
@@ -159,30 +160,9 @@ struct posix_opts {
 	const char *name;
 };
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static int parse_mac(const char *s, uint8_t mac[HAL_ETH_ALEN])
 {
-	for (unsigned i = 0; i < HAL_ETH_ALEN; i++) {
-		int hi, lo;
-
-		if ((hi = hex_digit(s[0])) < 0 || (lo = hex_digit(s[1])) < 0)
-			return -1;
-		mac[i] = (uint8_t)(hi << 4 | lo);
-		s += 2;
-		if (i + 1 < HAL_ETH_ALEN && *s++ != ':')
-			return -1;
-	}
-	return *s ? -1 : 0;
+	return lib_mac_parse(s, mac) == 0 && s[LIB_MAC_TEXT_LEN] == '\0' ? 0 : -1;
 }
 
 /* Decimal or 0x hex with an optional K, M or G (binary) suffix. */
@@ -195,7 +175,7 @@ static int parse_size(const char *s, size_t *out)
 
 	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
 		base = 16;
-	if (hex_digit(s[base == 16 ? 2 : 0]) < 0)   /* strtoull would take " -1" */
+	if (lib_hex_digit(s[base == 16 ? 2 : 0]) < 0)   /* strtoull would take " -1" */
 		return -1;
 	errno = 0;
 	v = strtoull(s, &end, base);

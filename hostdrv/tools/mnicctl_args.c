@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/mac.h"
 #include "mnicctl.h"
 
 int mnicctl_parse_u32(const char *s, uint32_t *v)
@@ -49,30 +50,9 @@ int mnicctl_parse_ipv4(const char *s, uint32_t *ip)
 	return 0;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int mnicctl_parse_mac(const char *s, uint8_t mac[6])
 {
-	for (int i = 0; i < 6; i++) {
-		int h = hexval(s[0]), l = h < 0 ? -1 : hexval(s[1]);
-
-		if (h < 0 || l < 0)
-			return -1;
-		mac[i] = (uint8_t)(h << 4 | l);
-		s += 2;
-		if (i < 5 && *s++ != ':')
-			return -1;
-	}
-	return *s ? -1 : 0;
+	return lib_mac_parse(s, mac) == 0 && s[LIB_MAC_TEXT_LEN] == '\0' ? 0 : -1;
 }
 
 int mnicctl_parse_override(const char *s, struct mnic_peer_override *ov)

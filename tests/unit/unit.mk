@@ -9,7 +9,7 @@ UNIT_TESTS += test_fmt
 test_fmt_SRCS := tests/unit/firmware/test_fmt.c firmware/fmt.c
 
 UNIT_TESTS += test_args
-test_args_SRCS := tests/unit/firmware/test_args.c firmware/args.c firmware/log.c firmware/fmt.c
+test_args_SRCS := tests/unit/firmware/test_args.c firmware/args.c firmware/log.c firmware/fmt.c lib/mac.c
 
 UNIT_TESTS += test_loop
 test_loop_SRCS := tests/unit/firmware/test_loop.c firmware/loop.c lib/timer.c
@@ -26,6 +26,8 @@ test_ed25519_SRCS := tests/unit/lib/test_ed25519.c lib/sha512.c lib/ed25519.c
 test_ed25519_LIBS := -lsodium
 UNIT_TESTS += test_siphash
 test_siphash_SRCS := tests/unit/lib/test_siphash.c lib/siphash.c
+UNIT_TESTS += test_mac
+test_mac_SRCS := tests/unit/lib/test_mac.c lib/mac.c
 
 UNIT_TESTS += test_virtio_net
 test_virtio_net_SRCS := tests/unit/hal/test_virtio_net.c tests/unit/hal/fake_virtio_mmio.c hal/qemu-virt/virtio_net.c
@@ -50,7 +52,7 @@ test_dma_window_SRCS := tests/unit/hal/test_dma_window.c hal/common/dma_window.c
 
 UNIT_TESTS += test_posix_eth
 test_posix_eth_SRCS := tests/unit/hal/test_posix_eth.c hal/posix/eth_vde.c hal/posix/impair.c \
-	hal/posix/bar_shm.c hal/posix/platform.c hal/posix/pcap.c hal/posix/doorbell.c
+	hal/posix/bar_shm.c hal/posix/platform.c hal/posix/pcap.c hal/posix/doorbell.c lib/mac.c
 test_posix_eth_LIBS := -lvdeplug
 
 # The POSIX NIC's doorbell channel with libmnic's end of it (issue 15).
@@ -127,7 +129,7 @@ $(foreach t,test_cmdq test_cmd test_tenancy test_mtt,$(eval $(call mgmt_test,$(t
 # Host library (issue #5): libmnic's pure parts and mnicctl's argument parsing.
 UNIT_TESTS += test_libmnic
 # libmnic as linked into the tools: its sources and the shared names.
-LIBMNIC_SRCS := $(wildcard hostdrv/lib/*.c) abi/cmd_names.c lib/crc32.c
+LIBMNIC_SRCS := $(wildcard hostdrv/lib/*.c) abi/cmd_names.c lib/crc32.c lib/mac.c
 test_libmnic_SRCS := tests/unit/hostdrv/test_libmnic.c $(LIBMNIC_SRCS) \
 	hostdrv/tools/mnicctl_args.c
 test_libmnic_CFLAGS := -pthread -Ihostdrv/include -Ihostdrv/lib -Ihostdrv/tools
@@ -159,5 +161,5 @@ test_mnicctl_fw_LIBS := -lsodium
 
 # fabric/: mnic-switch's MAC table, queue, ECN marking and impairment rules.
 UNIT_TESTS += test_switch_core
-test_switch_core_SRCS := tests/unit/fabric/test_switch_core.c fabric/switch_core.c hal/posix/impair.c
+test_switch_core_SRCS := tests/unit/fabric/test_switch_core.c fabric/switch_core.c hal/posix/impair.c lib/mac.c
 test_switch_core_CFLAGS := -Ifabric
