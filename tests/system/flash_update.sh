@@ -26,33 +26,8 @@ posix=$MNIC_ROOT/build/posix/mnic-fw
 for f in "$M" "$PP" "$posix"; do [ -x "$f" ] || mnic_die "$f missing: run make images"; done
 command -v python3 >/dev/null || mnic_die "python3 missing"
 
-json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
-fail() { echo "--- NIC log:"; tail -40 "$out/nic.log" 2>/dev/null || true; mnic_die "$board: $*"; }
-expect_rc() {   # want-rc regex command...
-  local want=$1 re=$2 rc=0; shift 2
-  "$@" >"$out/last.out" 2>"$out/last.err" || rc=$?
-  [ "$rc" = "$want" ] || { cat "$out/last.out" "$out/last.err"; fail "'$*': exit $rc, want $want"; }
-  grep -qE "$re" "$out/last.out" "$out/last.err" || { cat "$out/last.out" "$out/last.err"; fail "'$*': no '$re'"; }
-  echo "ok: $board: exit $want: ${*##*/}"
-}
-start_nic() {
-  qemu-board/nic.sh --board "$board" --name "fl-$board" --mac "$mac" --switch "$out/sw" \
-    --bar "$A" --flash "$out/flash1.bin" -- run db_min_us=100 >>"$out/nic.log" 2>&1 &
-  nic_pid=$!; mnic_track $nic_pid
-}
-# wait_running VERSION: the NIC answers, runs VERSION, and confirmed it
-wait_running() {
-  local end=$((SECONDS + 90)) got=
-  while [ $SECONDS -lt $end ]; do
-    kill -0 "$nic_pid" 2>/dev/null || fail "QEMU exited while waiting for $1"
-    got=$("$M" -d "$A" --timeout 2000 --json fw 2>/dev/null |
-          json 'd["running"]["version"] + (" confirmed" if d["confirmed"] else "")' 2>/dev/null) || got=
-    [ "$got" = "$1 confirmed" ] && return 0
-    sleep 0.2
-  done
-  fail "not running $1 confirmed (last: '$got')"
-}
-fwq() { "$M" -d "$A" --json fw | json "$1"; }
+. "$MNIC_ROOT/tests/tools/flash-test-lib.sh"
+start_nic() { flash_nic fl --flash "$out/flash1.bin"; }
 
 cd "$MNIC_ROOT"
 n=0
