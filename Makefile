@@ -260,6 +260,9 @@ include hostdrv/hostdrv.mk
 # ---- the test fabric's switch (fabric/fabric.mk) --------------------------
 include fabric/fabric.mk
 
+# ---- the QEMU NICs' ivshmem-doorbell server (qemu-board/qemu-board.mk) ----
+include qemu-board/qemu-board.mk
+
 # ---- Linux kernel module (hostdrv/kernel/, docs/kernel-driver.md) -------
 # Out of tree against the installed Debian kernel's headers, chosen by
 # tests/vm/kver.sh (never `uname -r`: this machine may run another kernel);
@@ -306,7 +309,7 @@ images:
 	$(Q)$(MAKE) --no-print-directory BOARD=qemu-virt-a72 FW_SELFTEST_FAIL=1 all
 	$(Q)$(MAKE) --no-print-directory BOARD=posix all
 	$(Q)$(MAKE) --no-print-directory BOARD=posix SAN=1 all
-	$(Q)$(MAKE) --no-print-directory hostdrv mnic-switch
+	$(Q)$(MAKE) --no-print-directory hostdrv mnic-switch ivshmem-server
 
 deps:
 	$(Q)bash scripts/deps.sh

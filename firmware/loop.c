@@ -67,10 +67,12 @@ void fw_loop_set_doorbell_handler(struct fw_loop *l, fw_doorbell_fn fn, void *ct
 	l->on_doorbell = fn;
 	l->doorbell_ctx = ctx;
 	l->doorbell_max_ns = max_ns < min_ns ? min_ns : max_ns;
-	/* With a doorbell channel a ring is served at once (serve_rang); the
-	 * poll is only the fallback for hosts that never ring, at the slow end
+	/* With a doorbell channel a ring is served at once (serve_rang); where
+	 * every host store rings (hal/doorbell.h every_store_rings) the poll
+	 * is only the fallback for hosts that never ring, at the slow end
 	 * alone, so an idle NIC wakes no more often than without a channel. */
-	l->doorbell_min_ns = min_ns && l->plat->doorbell ? l->doorbell_max_ns : min_ns;
+	l->doorbell_min_ns = min_ns && l->plat->doorbell && l->plat->doorbell->every_store_rings ?
+			     l->doorbell_max_ns : min_ns;
 	min_ns = l->doorbell_min_ns;
 	l->doorbell_period_ns = min_ns;
 	if (min_ns)

@@ -5,10 +5,11 @@
  *                    (mgmt/doorbell.c) and the health heartbeat
  * The doorbell tick returns non-zero when the host had work, which keeps
  * the loop polling at db_min_us; idle, the period doubles to db_max_us.
- * On a platform with a doorbell channel (hal/doorbell.h: POSIX) the same
- * handler runs as soon as a host rings, the poll only every db_max_us (the
- * fallback for hosts that never ring), and a pass that answered commands
- * or moved the command queue's state raises host vector 0.
+ * On a platform with a doorbell channel (hal/doorbell.h: POSIX, the QEMU
+ * boards' ivshmem-doorbell) the same handler runs as soon as a host rings
+ * (the poll stays as the fallback: POSIX only every db_max_us, the boards
+ * adaptive, hal_doorbell.every_store_rings), and a pass that answered
+ * commands or moved the command queue's state raises host vector 0.
  *
  * Keys: log, exit_after_ms, db_min_us (default 500), db_max_us (10000).
  * Without a host BAR there is no host to serve: frames are only counted.
@@ -67,6 +68,11 @@ static int on_doorbell(void *arg)
 	}
 	mnic_initseg_heartbeat(&p->hostif, fw_loop_now(r->c->loop) - r->boot_ns,
 			       r->rx_frames, tx, drop);
+	/* The hosts a raise interrupts, where the channel cannot tell them
+	 * (ivshmem-doorbell): as they registered in the init segment, read
+	 * every pass, so a raise between passes uses the last pass's set. */
+	if (p->doorbell)
+		p->doorbell->hosts = mnic_initseg_irq_hosts(&p->hostif);
 	served = mnic_cmdq_service(&r->mgmt);
 	/* after the owner bits and cmdq_status are written (cmdq.c orders
 	 * them): a host woken here reads its completion */
@@ -137,6 +143,8 @@ int fw_mode_run(struct fw_ctx *c, const struct fw_args *a)
 		fw_loop_set_work_handler(c->loop, on_work, &run);
 		fw_loop_set_doorbell_handler(c->loop, on_doorbell, &run, db_min_us * 1000u,
 					     db_max_us * 1000u);
+		if (c->plat->doorbell)
+			mnic_initseg_set_irq_id(&c->plat->hostif, c->plat->doorbell->self_id);
 		mnic_initseg_set_state(&c->plat->hostif, MNIC_STATE_READY);
 	}
 	if (exit_after_ms) {

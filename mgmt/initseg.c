@@ -37,11 +37,24 @@ int mnic_initseg_boot(struct hal_hostif *h, const char *board_name, uint32_t boa
 		s->board_name[i] = board_name[i];
 	for (; i < sizeof(s->board_name); i++)
 		s->board_name[i] = '\0';
+	s->irq_nic_id = 0;   /* published again at READY (mnic_initseg_set_irq_id) */
 	s->health.fatal_reason = 0;
 	s->health.heartbeat = 0;
 	hal_wmb();
 	s->magic = MNIC_INIT_MAGIC;
 	return 0;
+}
+
+void mnic_initseg_set_irq_id(struct hal_hostif *h, uint32_t id)
+{
+	if (!h->bar)
+		return;
+	mnic_initseg(h)->irq_nic_id = id > MNIC_IRQ_ID_MASK ? 0u : (MNIC_IRQ_ID_VALID | id);
+}
+
+uint32_t mnic_initseg_irq_hosts(struct hal_hostif *h)
+{
+	return h->bar ? mnic_initseg(h)->irq_hosts : 0u;
 }
 
 void mnic_initseg_set_state(struct hal_hostif *h, enum mnic_dev_state state)

@@ -13,7 +13,7 @@ REQUIRED_QEMU = ["cpu", "qemu", "machine", "ram_base", "ram_size", "load_addr",
                  "stack_size", "exc_stack_size", "uart0_base", "gicd_base",
                  "gicc_base", "timer_irq", "virtio_base", "virtio_stride",
                  "virtio_slots", "virtio_irq0", "ecam_base", "ecam_buses",
-                 "pci_mmio_base", "pci_mmio_size"]
+                 "pci_mmio_base", "pci_mmio_size", "gicv2m_base"]
 # Optional: firmware flash and the first-stage loader (boot/loader).
 OPTIONAL_FLASH = ["flash0_base", "flash1_base", "flash_bank_size", "handoff_addr",
                   "loader_ram", "loader_ram_size"]

@@ -4,11 +4,19 @@
 #   qemu-board/nic.sh --board BOARD --name NAME [--mac MAC] [--switch DIR]
 #                     [--selftest] [--bar FILE] [--hostmem FILE] [--impair SPEC] [--gdb]
 #                     [--pcap FILE] [--image ELF] [--flash FLASH1]
-#                     [--boot-flash FLASH0] [--dry-run]
+#                     [--boot-flash FLASH0] [--bar-kind doorbell|plain] [--dry-run]
 #                     [-- FIRMWARE ARGS...]
 #
 # QEMU boards: -nic none, the NIC's port on the switch (-netdev vde), and
-# an ivshmem-plain BAR backed by FILE (default build/nics/NAME.bar).
+# the host BAR FILE (default build/nics/NAME.bar), --bar-kind (default
+# doorbell, or MNIC_BAR_KIND):
+#   doorbell  an ivshmem-doorbell whose memory and eventfds come from our
+#             mnic-ivshmem-server (build/host/qemu-board/), started here on
+#             FILE.ivsh (log FILE.ivsh.log) before QEMU; it exits by itself
+#             when its last client (this NIC, a host VM, libmnic) has gone.
+#             Hosts ring the NIC and take its interrupts (docs/host-interface.md
+#             "Doorbells and interrupts").
+#   plain     an ivshmem-plain over FILE: no interrupts, the NIC polls.
 # --hostmem FILE: the host-memory aperture (docs/host-interface.md "Host
 # memory and translation"): QEMU boards get FILE, an x86 host VM's RAM
 # file (tests/vm/vm.sh --ram-file), as a second ivshmem-plain device after
@@ -29,6 +37,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
+bar_kind=${MNIC_BAR_KIND:-doorbell}; ivsh_vectors=4
 board=; name=; mac=; sw=; selftest=0; bar=; hostmem=; impair=; gdb=0; dry=0; pcap=; image=; san=${SAN:-0}; flash1=; flash0=
 while [ $# -gt 0 ]; do
   case $1 in
@@ -43,6 +52,7 @@ while [ $# -gt 0 ]; do
     --image) image=${2:?--image needs a value}; shift 2 ;;
     --flash) flash1=${2:?--flash needs a value}; shift 2 ;;
     --boot-flash) flash0=${2:?--boot-flash needs a value}; shift 2 ;;
+    --bar-kind) bar_kind=${2:?--bar-kind needs a value}; shift 2 ;;
     --selftest) selftest=1; shift ;;
     --gdb) gdb=1; shift ;;
     --dry-run) dry=1; shift ;;
@@ -60,6 +70,7 @@ if [ $selftest = 0 ]; then
   [ -n "$mac" ] || mnic_die "nic.sh: --mac is required with --switch"
   [ -S "$sw/ctl" ] || mnic_die "nic.sh: no switch at $sw (start one with qemu-board/switch.sh start $sw)"
 fi
+case $bar_kind in doorbell|plain) ;; *) mnic_die "nic.sh: --bar-kind wants doorbell or plain, not '$bar_kind'" ;; esac
 bar=${bar:-$MNIC_ROOT/build/nics/$name.bar}
 mkdir -p "$(dirname "$bar")"
 if [ -n "$hostmem" ]; then
@@ -114,8 +125,15 @@ else
     [ -z "$pcap" ] || cmd+=(-object "filter-dump,id=dump0,netdev=n0,file=$pcap")
   fi
   [ -n "$flash1" ] || cmd+=(-append "${fwargs[*]}")
-  cmd+=(-object "memory-backend-file,id=bar,share=on,mem-path=$bar,size=$BAR_SIZE"
-        -device ivshmem-plain,memdev=bar)
+  if [ "$bar_kind" = plain ]; then
+    cmd+=(-object "memory-backend-file,id=bar,share=on,mem-path=$bar,size=$BAR_SIZE"
+          -device ivshmem-plain,memdev=bar)
+  else
+    # The server maps FILE for every peer: it must have the BAR's size
+    # (growing or shrinking keeps what a restarted NIC's host left there).
+    cmd+=(-chardev "socket,id=ivsh,path=$bar.ivsh"
+          -device "ivshmem-doorbell,chardev=ivsh,vectors=$ivsh_vectors")
+  fi
   # The second ivshmem-plain function (after the BAR's on the bus, which
   # is how the board tells them apart): the host's memory.
   [ -z "$hostmem" ] || cmd+=(-object "memory-backend-file,id=hostmem,share=on,mem-path=$hostmem,size=$hostmem_size"
@@ -123,4 +141,22 @@ else
   [ $gdb = 0 ] || cmd+=(-s -S)
 fi
 if [ $dry = 1 ]; then printf '%q ' "${cmd[@]}"; echo; exit 0; fi
+if [ "$board" != posix ] && [ "$bar_kind" = doorbell ]; then
+  srv=$MNIC_ROOT/build/host/qemu-board/mnic-ivshmem-server
+  [ "$san" != 1 ] || srv=$MNIC_ROOT/build/host-asan/qemu-board/mnic-ivshmem-server
+  [ -x "$srv" ] || mnic_die "nic.sh: $srv not built; run: make ivshmem-server"
+  [ "$(stat -c %s "$bar" 2>/dev/null || echo 0)" = "$((BAR_SIZE))" ] || truncate -s "$((BAR_SIZE))" "$bar"
+  rm -f "$bar.ivsh"
+  # Not tracked by the caller: it stops when QEMU (its first client) and
+  # any later client have disconnected, or 30 s after starting without any.
+  "$srv" --socket "$bar.ivsh" --shm "$bar" --vectors $ivsh_vectors --linger 30 \
+    </dev/null >/dev/null 2>"$bar.ivsh.log" &
+  srv_pid=$!
+  for _ in $(seq 200); do
+    [ -S "$bar.ivsh" ] && break
+    kill -0 $srv_pid 2>/dev/null || mnic_die "nic.sh: mnic-ivshmem-server did not start: $(tail -1 "$bar.ivsh.log")"
+    sleep 0.02
+  done
+  [ -S "$bar.ivsh" ] || { kill $srv_pid 2>/dev/null; mnic_die "nic.sh: mnic-ivshmem-server: no socket $bar.ivsh after 4 s"; }
+fi
 exec "${cmd[@]}"

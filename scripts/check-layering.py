@@ -50,6 +50,7 @@ MODULES = [
     ("tools", "hostdrv/tools/"),
     ("kernel", "hostdrv/kernel/"),
     ("fabric", "fabric/"),                   # the test fabric's switch (mnic-switch)
+    ("qemu-board", "qemu-board/"),           # mnic-ivshmem-server (libc only)
 ]
 
 # Headers of a module that other modules may include (path prefixes).  A
@@ -91,6 +92,8 @@ ALLOWED = {
     # mnic-switch impairs ports with the POSIX NIC's seeded impairment, so
     # both impairment points read one spec and draw the same decisions.
     "fabric": ["lib", "hal", "hal-posix:hal/posix/impair.h"],
+    # The ivshmem server speaks QEMU's protocol and nothing of ours.
+    "qemu-board": [],
     "gen": [],
 }
 

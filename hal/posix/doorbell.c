@@ -320,6 +320,8 @@ int posix_doorbell_open(struct posix_doorbell *pd, const char *path)
 	}
 	pd->db.ops = &db_ops;
 	pd->db.n_vectors = POSIX_DB_VECTORS;
+	pd->db.self_id = HAL_DOORBELL_NO_ID;
+	pd->db.every_store_rings = 1;
 	pd->db.priv = pd;
 	return 0;
 }

@@ -7,6 +7,7 @@
 #include "gic.h"
 #include "gtimer.h"
 #include "hal/errno.h"
+#include "hal/mmio.h"
 #include "hal/platform.h"
 #include "ivshmem.h"
 #include "pcie_ecam.h"
@@ -19,6 +20,9 @@
 #define BOARD_MAX_ARGS 32
 #define BOARD_CMDLINE_MAX 1024
 #define FAULT_EXIT_BASE 100
+/* Vectors hosts are interrupted on: 0 commands, 1.. event queues; the
+ * server hands out as many eventfds per peer (qemu-board/nic.sh). */
+#define HAL_DOORBELL_BOARD_VECTORS 4u
 
 static const struct pflash_config flash1_cfg = PFLASH_CONFIG(BOARD_FLASH1_BASE,
 							     BOARD_FLASH_BANK_SIZE);
@@ -29,6 +33,11 @@ static struct virtio_net_dev vnet[HAL_MAX_ETH];
 static unsigned vnet_irq[HAL_MAX_ETH];
 static unsigned n_vnet;
 static int ivshmem_rc = -HAL_ENODEV;
+/* The host BAR's doorbell channel (an ivshmem-doorbell; ENODEV: the BAR
+ * is an ivshmem-plain, polled only) and its GICv2m SPI. */
+static struct ivshmem_doorbell host_db;
+static int host_db_rc = -HAL_ENODEV;
+static unsigned host_db_spi;
 static int hostmem_rc = -HAL_ENODEV;   /* ENODEV: no second ivshmem (optional) */
 static uint32_t irq_unknown;
 static volatile uint32_t timer_irqs;
@@ -156,6 +165,32 @@ static int probe_virtio(struct hal_platform *p)
 	return 0;
 }
 
+/* Host doorbells through MSI-X: vector 0 of the host BAR's ivshmem-doorbell
+ * writes the first GICv2m SPI's INTID to MSI_SETSPI_NS, an edge SPI that
+ * wakes the loop's WFI like any other interrupt.  An ivshmem-plain (no
+ * MSI-X) leaves the NIC polled, as before. */
+static int attach_doorbell(struct hal_platform *p, const struct pci_fn *fn)
+{
+	unsigned first, count;
+	int rc;
+
+	rc = gicv2m_probe((uintptr_t)BOARD_GICV2M_BASE, &first, &count);
+	if (rc != 0)
+		return rc;
+	rc = gic_set_edge(&gic, first);
+	if (rc == 0)
+		rc = gic_enable(&gic, first);
+	if (rc == 0)
+		rc = ivshmem_doorbell_attach(&ecam, fn, BOARD_GICV2M_BASE + GICV2M_MSI_SETSPI_NS,
+					     first, HAL_DOORBELL_BOARD_VECTORS, &host_db);
+	if (rc != 0)
+		return rc;
+	host_db_spi = first;
+	p->doorbell = &host_db.db;
+	p->hostif.backing = "ivshmem-doorbell BAR2 (MSI-X -> GICv2m)";
+	return 0;
+}
+
 static int probe_pci(struct hal_platform *p)
 {
 	const struct pci_fn *fn;
@@ -172,6 +207,8 @@ static int probe_pci(struct hal_platform *p)
 		return n;
 	fn = pcie_ecam_find(&ecam, 0x1af4, 0x1110, 0);
 	ivshmem_rc = fn ? ivshmem_attach(fn, &p->hostif) : -HAL_ENODEV;
+	if (ivshmem_rc == 0)
+		host_db_rc = attach_doorbell(p, fn);
 	/* Host memory: the second ivshmem-plain function, optional.  One
 	 * that is there but cannot be used (its BAR did not fit the 32-bit
 	 * window: ecam.stats.no_space) leaves the NIC without an aperture
@@ -231,6 +268,8 @@ void hal_platform_poll(struct hal_platform *p)
 			 * The loop programs the next deadline before sleeping. */
 			gtimer_ops.set_deadline(HAL_TIMER_NEVER);
 			timer_irqs++;
+		} else if (host_db_rc == 0 && intid == host_db_spi) {
+			ivshmem_doorbell_irq(&host_db);
 		} else {
 			for (i = 0; i < n_vnet; i++)
 				if (vnet_irq[i] == intid)
@@ -302,6 +341,32 @@ static int check_timer_irq(void)
 	return gtimer_ops.now_ns() >= deadline ? 0 : -HAL_EIO;
 }
 
+/* The doorbell path end to end without a host: a Doorbell write naming
+ * this device's own ID (its eventfd of vector 0, from the server) comes
+ * back as MSI-X vector 0 -> GICv2m -> the SPI, and wakes WFI. */
+static int check_doorbell_loopback(void)
+{
+	uint32_t before = host_db.irqs;
+	uint64_t deadline = gtimer_ops.now_ns() + 200000000ull;
+	unsigned wakeups;
+
+	if (host_db_rc != 0)
+		return host_db_rc;
+	mmio_write32(host_db.regs + IVSHMEM_DOORBELL, host_db.db.self_id << 16 | 0u);
+	gtimer_ops.set_deadline(deadline);
+	for (wakeups = 0; wakeups < 10000 && host_db.irqs == before &&
+	     gtimer_ops.now_ns() < deadline; wakeups++) {
+		__asm__ volatile("dsb sy; wfi" ::: "memory");
+		hal_platform_poll(NULL);
+	}
+	gtimer_ops.set_deadline(HAL_TIMER_NEVER);
+	if (host_db.irqs == before)
+		return -HAL_ETIMEDOUT;
+	/* consumed here: the firmware's loop must not see a ring nobody made */
+	host_db.pending = 0;
+	return 0;
+}
+
 int hal_platform_selftest(struct hal_platform *p, hal_selftest_report_fn report, void *ctx)
 {
 	int failed = 0, rc;
@@ -320,9 +385,12 @@ int hal_platform_selftest(struct hal_platform *p, hal_selftest_report_fn report,
 	fn = pcie_ecam_find(&ecam, 0x1af4, 0x1110, 0);
 	CHECK("pcie_ecam", (ecam.n_fns > 0 && fn && fn->bar[2].present && fn->bar[2].addr) ? 0 : -HAL_ENODEV,
 	      "enumerated, ivshmem BAR2 assigned");
-	CHECK("ivshmem_attach", ivshmem_rc, "ivshmem-plain BAR2 is the host BAR");
+	CHECK("ivshmem_attach", ivshmem_rc, "ivshmem BAR2 is the host BAR");
 	CHECK("ivshmem_rw", p->hostif.bar ? ivshmem_selftest(&p->hostif) : -HAL_ENODEV,
 	      "pattern through BAR2");
+	if (fn && pcie_ecam_find_cap(&ecam, fn, PCI_CAP_ID_MSIX))
+		CHECK("ivshmem_doorbell", check_doorbell_loopback(),
+		      "Doorbell to itself returns as MSI-X vector 0 -> GICv2m SPI");
 	if (pcie_ecam_find(&ecam, 0x1af4, 0x1110, 1))
 		CHECK("ivshmem_hostmem", hostmem_rc, "second ivshmem-plain BAR2 is the host-memory aperture");
 	CHECK("virtio_net_probe", n_vnet >= 1 ? 0 : -HAL_ENODEV, "virtio-net (modern) found");

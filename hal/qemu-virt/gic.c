@@ -59,6 +59,30 @@ int gic_enable(struct gic *g, unsigned intid)
 	return 0;
 }
 
+int gic_set_edge(struct gic *g, unsigned intid)
+{
+	uintptr_t r;
+
+	if (intid < 32u || intid >= g->nlines)
+		return -HAL_EINVAL;   /* SGI/PPI configuration is not ours to set */
+	r = g->gicd + GICD_ICFGR + 4u * (intid / 16u);
+	/* Int_config[1] of the two bits per interrupt: 1 = edge-triggered */
+	mmio_write32(r, mmio_read32(r) | (2u << (2u * (intid % 16u))));
+	return 0;
+}
+
+int gicv2m_probe(uintptr_t frame, unsigned *first, unsigned *count)
+{
+	uint32_t typer = mmio_read32(frame + GICV2M_MSI_TYPER);
+	unsigned base = (typer >> 16) & 0x3ffu, n = typer & 0x3ffu;
+
+	if (n == 0 || base < 32u || base + n > 1020u)
+		return -HAL_ENODEV;
+	*first = base;
+	*count = n;
+	return 0;
+}
+
 uint32_t gic_ack(struct gic *g)
 {
 	uint32_t iar = mmio_read32(g->gicc + GICC_IAR);

@@ -317,6 +317,24 @@ int pcie_ecam_enumerate(struct pcie_ecam *e)
 	return (int)e->n_fns;
 }
 
+uint16_t pcie_ecam_find_cap(const struct pcie_ecam *e, const struct pci_fn *f, uint8_t id)
+{
+	uint32_t ptr, hops;
+
+	if (e == NULL || f == NULL || !(fn_read(e, f, PCI_CFG_COMMAND) & PCI_STATUS_CAP_LIST))
+		return 0;
+	ptr = fn_read(e, f, PCI_CFG_CAP_PTR) & 0xfcu;
+	/* 48 = (256 - 64) / 4 capabilities at most: a longer walk is a loop */
+	for (hops = 0; ptr >= 0x40u && hops < 48u; hops++) {
+		uint32_t hdr = fn_read(e, f, (uint16_t)ptr);
+
+		if ((hdr & 0xffu) == id)
+			return (uint16_t)ptr;
+		ptr = (hdr >> 8) & 0xfcu;
+	}
+	return 0;
+}
+
 const struct pci_fn *pcie_ecam_find(const struct pcie_ecam *e, uint16_t vendor,
 				    uint16_t device, unsigned index)
 {

@@ -88,6 +88,16 @@ int pcie_ecam_enumerate(struct pcie_ecam *e);
 const struct pci_fn *pcie_ecam_find(const struct pcie_ecam *e, uint16_t vendor,
 				    uint16_t device, unsigned index);
 
+/* Capability list (PCI LB 3.0 6.7): Status bit 4 says there is one, the
+ * pointer at 0x34 and each capability's next byte link them.  Returns the
+ * configuration offset of f's first capability with this ID, or 0 (none,
+ * no list, or a list that loops or points outside 0x40..0xfc: at most 48
+ * hops, every pointer dword-aligned). */
+#define PCI_CFG_CAP_PTR       0x34
+#define PCI_STATUS_CAP_LIST   (1u << 20)   /* in the COMMAND/STATUS dword */
+#define PCI_CAP_ID_MSIX       0x11u
+uint16_t pcie_ecam_find_cap(const struct pcie_ecam *e, const struct pci_fn *f, uint8_t id);
+
 /* 32-bit configuration access; off must be 4-byte aligned and < 4096.
  * Out-of-range coordinates read as all-ones (like an absent function) and
  * are not written. */

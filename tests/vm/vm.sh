@@ -15,7 +15,11 @@
 #                              --mem <= 2816 (q35 puts all RAM below 4 GiB then;
 #                              docs/host-interface.md "GPA and the RAM file")
 #        [--accel auto|kvm|tcg] default auto: KVM if /dev/kvm really works, else TCG
-#        [--ivshmem BARFILE]   an ivshmem-plain PCI device whose BAR2 is BARFILE
+#        [--ivshmem BARFILE]   an ivshmem PCI device whose BAR2 is BARFILE: an
+#                              ivshmem-doorbell on BARFILE.ivsh when a NIC's
+#                              mnic-ivshmem-server listens there (qemu-board/
+#                              nic.sh; MSI-X to and from the NIC), else an
+#                              ivshmem-plain over the file
 #                              (shared, size = the file's size; repeatable)
 #        [--vde SWITCHDIR --mac MAC]  a virtio-net-pci NIC on a vde switch (eth order:
 #                              the --vde NIC first, then the --hostfwd one)
@@ -123,8 +127,12 @@ for b in "${bars[@]}"; do
   [ -f "$b" ] || die "--ivshmem: no BAR file $b (start the NIC first)"
   size=$(stat -c %s "$b")
   [ "$size" -gt 0 ] || die "--ivshmem: $b is empty"
-  cmd+=(-object "memory-backend-file,id=bar$i,share=on,mem-path=$b,size=$size"
-        -device "ivshmem-plain,memdev=bar$i")
+  if [ -S "$b.ivsh" ]; then
+    cmd+=(-chardev "socket,id=ivsh$i,path=$b.ivsh" -device "ivshmem-doorbell,chardev=ivsh$i,vectors=4")
+  else
+    cmd+=(-object "memory-backend-file,id=bar$i,share=on,mem-path=$b,size=$size"
+          -device "ivshmem-plain,memdev=bar$i")
+  fi
   i=$((i + 1))
 done
 if [ -n "$vde" ]; then

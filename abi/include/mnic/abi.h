@@ -54,6 +54,11 @@
 #define MNIC_DRIVER_AREA_SIZE  0x00200000u   /* window bytes owned by the cmdq driver */
 #define MNIC_USER_AREA_OFFSET  MNIC_DRIVER_AREA_SIZE
 
+/* init_seg.irq_nic_id */
+#define MNIC_IRQ_ID_VALID      0x80000000u
+#define MNIC_IRQ_ID_MASK       0x0000ffffu
+#define MNIC_IRQ_MAX_HOSTS     32u         /* irq_hosts names peer IDs 0..31 */
+
 /* init_seg.cmdq_ctrl (host-written) */
 #define MNIC_CMDQ_CTRL_ENABLE  1u
 /* init_seg.cmdq_status (device-written) */
@@ -105,7 +110,14 @@ struct mnic_init_seg {
 	/* ---- data-path doorbell (the sequence itself: struct mnic_db_page) */
 	uint32_t reserved3;        /* formerly db_seq; 0 */
 	uint32_t db_seen;          /* device: last db_page.db_seq acted on */
-	uint8_t reserved2[96];
+	/* ---- interrupts between peers that name each other by ID (QEMU's
+	 * ivshmem-doorbell; docs/host-interface.md "Doorbells and interrupts") */
+	uint32_t irq_nic_id;       /* device: MNIC_IRQ_ID_VALID | the NIC's peer ID
+	                            * (ring it: Doorbell = id << 16 | 0); 0: none */
+	uint32_t irq_hosts;        /* hosts: bit i set = peer i takes the NIC's
+	                            * vectors; each host sets/clears its own bit
+	                            * atomically */
+	uint8_t reserved2[88];
 };
 _Static_assert(sizeof(struct mnic_init_seg) == 272, "mnic_init_seg layout");
 

@@ -5,10 +5,14 @@
  * A platform that has one sets hal_platform.doorbell; the event loop then
  * serves a rung doorbell in the iteration that sees it (firmware/loop.h),
  * and polls the BAR only as a fallback, every db_max_us, for hosts that
- * never ring.  Without one (doorbell NULL: the QEMU boards' ivshmem-plain
- * today) the loop polls the BAR on its adaptive timer alone.
+ * never ring.  Without one (doorbell NULL: a QEMU board whose host BAR
+ * is an ivshmem-plain) the loop polls the BAR on its adaptive timer alone.
  *   POSIX: hal/posix/doorbell.c, a unix socket next to the BAR file that
  *   hands out eventfds (the protocol: mnic/dbch.h).
+ *   QEMU boards: hal/qemu-virt/ivshmem.c, the ivshmem-doorbell device:
+ *   hosts ring its MSI-X vector 0 (a GICv2m SPI), the NIC interrupts a
+ *   host by writing its Doorbell register (peer ID << 16 | vector); the
+ *   peers' eventfds come from qemu-board's mnic-ivshmem-server.
  */
 #ifndef HAL_DOORBELL_H
 #define HAL_DOORBELL_H
@@ -53,9 +57,28 @@ struct hal_doorbell_ops {
 	int (*raise)(struct hal_doorbell *d, unsigned vector);
 };
 
+#define HAL_DOORBELL_NO_ID 0xffffffffu
+
 struct hal_doorbell {
 	const struct hal_doorbell_ops *ops;
 	unsigned n_vectors;             /* vectors 0 .. n_vectors - 1 */
+	/* This NIC's ID among the channel's peers, for hosts that must name
+	 * it to ring it (ivshmem: IVPosition; the firmware publishes it in the
+	 * init segment, mnic/abi.h irq_nic_id); HAL_DOORBELL_NO_ID: hosts need
+	 * none (POSIX: the socket is the NIC's). */
+	uint32_t self_id;
+	/* Where the channel cannot tell which peers are hosts (ivshmem: every
+	 * peer is just an ID), raise() interrupts the IDs 0..31 set in hosts,
+	 * which the firmware copies from the init segment (irq_hosts) before
+	 * it raises.  Unused on POSIX (hosts register their eventfds). */
+	uint32_t hosts;
+	/* 1: every host store the NIC must act on is followed by a ring (the
+	 * POSIX channel, libmnic's BAR backend), so the BAR poll is only the
+	 * slow fallback (db_max_us).  0: some hosts store without ringing (a
+	 * host VM's applications write db_seq through their mapping of the
+	 * doorbell page, which holds no Doorbell register): the loop keeps
+	 * its adaptive poll and serves rings at once as well. */
+	uint8_t every_store_rings;
 	struct hal_doorbell_stats stats;
 	void *priv;
 };

@@ -12,6 +12,11 @@
 int mnic_initseg_boot(struct hal_hostif *h, const char *board_name, uint32_t board_id,
 		      const uint8_t mac[6]);
 void mnic_initseg_set_state(struct hal_hostif *h, enum mnic_dev_state state);
+/* irq_nic_id: this NIC's doorbell-channel peer ID (hal_doorbell.self_id;
+ * HAL_DOORBELL_NO_ID or any ID above MNIC_IRQ_ID_MASK publishes none). */
+void mnic_initseg_set_irq_id(struct hal_hostif *h, uint32_t id);
+/* irq_hosts as the hosts last wrote it (0 without a BAR). */
+uint32_t mnic_initseg_irq_hosts(struct hal_hostif *h);
 void mnic_initseg_heartbeat(struct hal_hostif *h, uint64_t uptime_ns, uint64_t rx_frames,
 			    uint64_t tx_frames, uint64_t rx_dropped);
 volatile struct mnic_init_seg *mnic_initseg(struct hal_hostif *h);

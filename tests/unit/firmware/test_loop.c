@@ -240,7 +240,8 @@ static int fake_rang(struct hal_doorbell *d)
 }
 static int fake_raise(struct hal_doorbell *d, unsigned v) { (void)d; (void)v; return 0; }
 static const struct hal_doorbell_ops fake_db_ops = { fake_rang, fake_raise };
-static struct hal_doorbell fake_db = { .ops = &fake_db_ops, .n_vectors = 1 };
+static struct hal_doorbell fake_db = { .ops = &fake_db_ops, .n_vectors = 1,
+				       .every_store_rings = 1 };
 
 static void test_doorbell_rung_is_served_in_the_same_iteration(void **state)
 {
@@ -290,6 +291,25 @@ static void test_doorbell_with_channel_polls_only_at_max(void **state)
 	assert_int_equal(doorbell_times[1] - doorbell_times[0], 8000000ull);
 	assert_int_equal(doorbell_times[2] - doorbell_times[1], 8000000ull);
 	assert_int_equal(loop.stats.doorbell_rings, 0);
+}
+
+/* ivshmem-doorbell: some host stores come without a ring (every_store_rings
+ * 0), so the adaptive poll stays, and a ring is still served at once. */
+static void test_doorbell_irq_channel_without_every_ring_keeps_adaptive_poll(void **state)
+{
+	(void)state;
+	fake_db.every_store_rings = 0;
+	plat.doorbell = &fake_db;
+	doorbell_busy_until = 1000;   /* busy: the poll stays at its minimum */
+	fw_loop_set_doorbell_handler(&loop, on_doorbell, NULL, 1000000, 8000000);
+	fw_loop_run_until(&loop, NULL, 1000 + 3500000);
+	assert_int_equal(doorbells, 3);   /* at 1, 2, 3 ms: every 1 ms, not 8 */
+	assert_int_equal(doorbell_times[1] - doorbell_times[0], 1000000ull);
+	rings_pending = 1;
+	assert_int_equal(fw_loop_once(&loop), 1);
+	assert_int_equal(doorbells, 4);   /* the ring, before the next tick */
+	assert_int_equal(loop.stats.doorbell_rings, 1);
+	fake_db.every_store_rings = 1;
 }
 
 static void test_doorbell_ring_consumed_without_a_handler(void **state)
@@ -388,6 +408,7 @@ int main(void)
 		cmocka_unit_test_setup(test_doorbell_rung_is_served_in_the_same_iteration, setup),
 		cmocka_unit_test_setup(test_doorbell_ring_that_found_work_gets_one_more_pass, setup),
 		cmocka_unit_test_setup(test_doorbell_with_channel_polls_only_at_max, setup),
+		cmocka_unit_test_setup(test_doorbell_irq_channel_without_every_ring_keeps_adaptive_poll, setup),
 		cmocka_unit_test_setup(test_doorbell_ring_consumed_without_a_handler, setup),
 		cmocka_unit_test_setup(test_pending_work_runs_in_slices_without_sleeping, setup),
 		cmocka_unit_test_setup(test_work_queued_by_a_timer_runs_before_sleeping, setup),
