@@ -72,7 +72,7 @@ static int on_doorbell(void *arg)
 	 * (ivshmem-doorbell): as they registered in the init segment, read
 	 * every pass, so a raise between passes uses the last pass's set. */
 	if (p->doorbell)
-		p->doorbell->hosts = mnic_initseg_irq_hosts(&p->hostif);
+		mnic_initseg_irq_hosts(&p->hostif, p->doorbell->hosts);
 	served = mnic_cmdq_service(&r->mgmt);
 	/* after the owner bits and cmdq_status are written (cmdq.c orders
 	 * them): a host woken here reads its completion */

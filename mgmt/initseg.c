@@ -52,9 +52,16 @@ void mnic_initseg_set_irq_id(struct hal_hostif *h, uint32_t id)
 	mnic_initseg(h)->irq_nic_id = id > MNIC_IRQ_ID_MASK ? 0u : (MNIC_IRQ_ID_VALID | id);
 }
 
-uint32_t mnic_initseg_irq_hosts(struct hal_hostif *h)
+void mnic_initseg_irq_hosts(struct hal_hostif *h, uint32_t ids[HAL_DOORBELL_MAX_HOSTS])
 {
-	return h->bar ? mnic_initseg(h)->irq_hosts : 0u;
+	unsigned i;
+
+	_Static_assert(HAL_DOORBELL_MAX_HOSTS == MNIC_IRQ_MAX_HOSTS, "host slots");
+	for (i = 0; i < HAL_DOORBELL_MAX_HOSTS; i++) {
+		uint32_t v = h->bar ? mnic_initseg(h)->irq_host_ids[i] : 0u;
+
+		ids[i] = (v & MNIC_IRQ_ID_VALID) ? (v & MNIC_IRQ_ID_MASK) : HAL_DOORBELL_NO_ID;
+	}
 }
 
 void mnic_initseg_set_state(struct hal_hostif *h, enum mnic_dev_state state)

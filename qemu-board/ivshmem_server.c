@@ -23,8 +23,14 @@
  *
  * Our clients: the NIC's QEMU (the first to connect, qemu-board/nic.sh),
  * the host VM's QEMU (tests/vm/vm.sh) and libmnic BAR-file processes
- * (hostdrv/lib/ivsh.c).  IDs are the lowest free one below --max-peers
- * (which the firmware's host bitmap, mnic/abi.h irq_hosts, can name).
+ * (hostdrv/lib/ivsh.c); at most --max-peers at once.
+ *
+ * IDs are never reused while the server runs (the next one after the
+ * last given; after 65535 clients, refused): QEMU 7.2's ivshmem frees a
+ * peer's eventfd array when that peer disconnects and writes a later
+ * peer with the same ID into the freed array, which corrupted the NIC
+ * QEMU's heap here ("malloc_consolidate(): unaligned fastbin chunk") when
+ * a client took the ID of one that had gone.
  *
  * Lifetime: the server exits by itself, unlinking its socket, when the
  * last client has gone (the NIC's QEMU exits, then the host's), or when no
@@ -55,20 +61,22 @@
 
 #define IVSH_PROTOCOL_VERSION 0
 #define IVSH_MAX_VECTORS 64
-#define IVSH_MAX_PEERS 32            /* the width of mnic/abi.h irq_hosts */
+#define IVSH_MAX_PEERS 32
+#define IVSH_MAX_ID 65535
 
 struct peer {
 	int sock;                    /* -1: slot free */
+	unsigned id;
 	int efd[IVSH_MAX_VECTORS];
 };
 
 static struct peer peers[IVSH_MAX_PEERS];
-static unsigned n_vectors = 4, max_peers = IVSH_MAX_PEERS;
+static unsigned n_vectors = 4, max_peers = IVSH_MAX_PEERS, next_id;
 static int shm_fd = -1, listen_fd = -1;
 static const char *sock_path;
 static volatile sig_atomic_t stop;
 static struct {
-	unsigned long connected, disconnected, refused_full, dropped_send,
+	unsigned long connected, disconnected, refused_full, refused_ids, dropped_send,
 		dropped_talk, eventfd_failed;
 } st;
 
@@ -141,17 +149,17 @@ static void peer_free(unsigned id)
 /* Peer id is gone (EOF, a protocol violation or a failed send): tell the
  * others (step 6, an ID without an fd).  A failed notification drops that
  * peer too, so this runs until no send fails. */
-static void peer_gone(unsigned id, const char *why)
+static void peer_gone(unsigned slot, const char *why)
 {
-	unsigned other;
+	unsigned other, id = peers[slot].id;
 
-	peer_free(id);
+	peer_free(slot);
 	st.disconnected++;
 	fprintf(stderr, "mnic-ivshmem-server: peer %u %s (%u left)\n", id, why, n_peers());
 	for (other = 0; other < max_peers; other++) {
 		if (peers[other].sock < 0)
 			continue;
-		if (send_msg(peers[other].sock, id, -1) < 0) {
+		if (send_msg(peers[other].sock, (int64_t)id, -1) < 0) {
 			st.dropped_send++;
 			peer_gone(other, "dropped: could not take a disconnect notification");
 			return;   /* the recursion told everyone left about both */
@@ -160,23 +168,23 @@ static void peer_gone(unsigned id, const char *why)
 }
 
 /* Steps 4 and 5 for the new peer id, and step 6 (connect) to the others. */
-static int welcome(unsigned id)
+static int welcome(unsigned slot)
 {
-	struct peer *p = &peers[id];
+	struct peer *p = &peers[slot];
 	unsigned other, v;
 
-	if (send_msg(p->sock, IVSH_PROTOCOL_VERSION, -1) < 0 || send_msg(p->sock, id, -1) < 0 ||
+	if (send_msg(p->sock, IVSH_PROTOCOL_VERSION, -1) < 0 || send_msg(p->sock, p->id, -1) < 0 ||
 	    send_msg(p->sock, -1, shm_fd) < 0)
 		return -1;
 	for (other = 0; other < max_peers; other++) {
-		if (other == id || peers[other].sock < 0)
+		if (other == slot || peers[other].sock < 0)
 			continue;
 		for (v = 0; v < n_vectors; v++)
-			if (send_msg(p->sock, other, peers[other].efd[v]) < 0)
+			if (send_msg(p->sock, peers[other].id, peers[other].efd[v]) < 0)
 				return -1;
 	}
 	for (v = 0; v < n_vectors; v++)
-		if (send_msg(p->sock, id, p->efd[v]) < 0)
+		if (send_msg(p->sock, p->id, p->efd[v]) < 0)
 			return -1;
 	return 0;
 }
@@ -192,11 +200,21 @@ static void accept_one(void)
 		;
 	if (id >= max_peers) {
 		st.refused_full++;
-		fprintf(stderr, "mnic-ivshmem-server: refused a client: all %u IDs in use\n", max_peers);
+		fprintf(stderr, "mnic-ivshmem-server: refused a client: all %u peers connected\n",
+			max_peers);
 		close(sock);
 		return;
 	}
+	if (next_id > IVSH_MAX_ID) {
+		st.refused_ids++;
+		fprintf(stderr, "mnic-ivshmem-server: refused a client: all %u IDs given out "
+			"(never reused; restart the NIC)\n", IVSH_MAX_ID + 1);
+		close(sock);
+		return;
+	}
+	/* id is the slot from here on; the peer's ID is its own */
 	peers[id].sock = sock;
+	peers[id].id = next_id++;
 	for (v = 0; v < n_vectors; v++) {
 		/* Non-blocking: QEMU drains an eventfd by reading until EAGAIN. */
 		peers[id].efd[v] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -210,17 +228,18 @@ static void accept_one(void)
 	}
 	if (welcome(id) < 0) {
 		st.dropped_send++;
-		fprintf(stderr, "mnic-ivshmem-server: client %u did not take its setup; dropped\n", id);
+		fprintf(stderr, "mnic-ivshmem-server: client %u did not take its setup; dropped\n",
+			peers[id].id);
 		peer_free(id);
 		return;
 	}
 	st.connected++;
-	fprintf(stderr, "mnic-ivshmem-server: peer %u connected (%u peers)\n", id, n_peers());
+	fprintf(stderr, "mnic-ivshmem-server: peer %u connected (%u peers)\n", peers[id].id, n_peers());
 	for (other = 0; other < max_peers; other++) {
 		if (other == id || peers[other].sock < 0)
 			continue;
 		for (v = 0; v < n_vectors; v++) {
-			if (send_msg(peers[other].sock, id, peers[id].efd[v]) < 0) {
+			if (send_msg(peers[other].sock, peers[id].id, peers[id].efd[v]) < 0) {
 				st.dropped_send++;
 				peer_gone(other, "dropped: could not take a connect notification");
 				break;
@@ -365,8 +384,8 @@ int main(int argc, char **argv)
 			peer_free(i);
 	unlink(sock_path);
 	fprintf(stderr, "mnic-ivshmem-server: exit: connected %lu disconnected %lu refused_full %lu "
-		"dropped_send %lu dropped_talk %lu eventfd_failed %lu\n", st.connected,
-		st.disconnected, st.refused_full, st.dropped_send, st.dropped_talk,
+		"refused_ids %lu dropped_send %lu dropped_talk %lu eventfd_failed %lu\n", st.connected,
+		st.disconnected, st.refused_full, st.refused_ids, st.dropped_send, st.dropped_talk,
 		st.eventfd_failed);
 	return 0;
 }

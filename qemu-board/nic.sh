@@ -15,7 +15,8 @@
 #             FILE.ivsh (log FILE.ivsh.log) before QEMU; it exits by itself
 #             when its last client (this NIC, a host VM, libmnic) has gone.
 #             Hosts ring the NIC and take its interrupts (docs/host-interface.md
-#             "Doorbells and interrupts").
+#             "Doorbells and interrupts").  MNIC_IVSH_MAX_PEERS (default 8,
+#             at most 32): peers it admits, the NIC included.
 #   plain     an ivshmem-plain over FILE: no interrupts, the NIC polls.
 # --hostmem FILE: the host-memory aperture (docs/host-interface.md "Host
 # memory and translation"): QEMU boards get FILE, an x86 host VM's RAM
@@ -150,6 +151,7 @@ if [ "$board" != posix ] && [ "$bar_kind" = doorbell ]; then
   # Not tracked by the caller: it stops when QEMU (its first client) and
   # any later client have disconnected, or 30 s after starting without any.
   "$srv" --socket "$bar.ivsh" --shm "$bar" --vectors $ivsh_vectors --linger 30 \
+    --max-peers "${MNIC_IVSH_MAX_PEERS:-8}" \
     </dev/null >/dev/null 2>"$bar.ivsh.log" &
   srv_pid=$!
   for _ in $(seq 200); do

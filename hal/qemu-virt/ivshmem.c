@@ -89,21 +89,20 @@ static int db_rang(struct hal_doorbell *hd)
 static int db_raise(struct hal_doorbell *hd, unsigned vector)
 {
 	struct ivshmem_doorbell *d = hd->priv;
-	uint32_t hosts = hd->hosts;
-	unsigned id;
+	unsigned i;
 
 	if (vector >= hd->n_vectors) {
 		hd->stats.bad_vectors++;
 		return -HAL_EINVAL;
 	}
-	if (hd->self_id < 32u)
-		hosts &= ~(1u << hd->self_id);
 	/* DMB ST: every completion this raise announces (CQEs, cmdq_ci) is in
 	 * the shared memory before a host can be woken by the write below. */
 	hal_wmb();
-	for (id = 0; hosts != 0; id++, hosts >>= 1) {
-		if (!(hosts & 1u))
-			continue;
+	for (i = 0; i < HAL_DOORBELL_MAX_HOSTS; i++) {
+		uint32_t id = hd->hosts[i];
+
+		if (id > IVSHMEM_MAX_ID || id == hd->self_id)
+			continue;   /* empty slot, or a host naming the NIC itself */
 		/* A peer that is not connected (or has fewer vectors) makes
 		 * QEMU ignore the write (ivshmem-spec.rst "Doorbell"). */
 		mmio_write32(d->regs + IVSHMEM_DOORBELL, id << 16 | vector);
@@ -183,7 +182,8 @@ int ivshmem_doorbell_attach(const struct pcie_ecam *e, const struct pci_fn *fn,
 	out->db.ops = &ivshmem_db_ops;
 	out->db.n_vectors = n_vectors;
 	out->db.self_id = id;
-	out->db.hosts = 0;
+	for (unsigned i = 0; i < HAL_DOORBELL_MAX_HOSTS; i++)
+		out->db.hosts[i] = HAL_DOORBELL_NO_ID;
 	out->db.every_store_rings = 0;   /* a host VM's applications do not ring */
 	out->db.priv = out;
 	return 0;

@@ -12,7 +12,7 @@
  * interrupt that wakes the loop's WFI (the board dispatches it to
  * ivshmem_doorbell_irq()), and gives the firmware a struct hal_doorbell:
  * rang() reports that interrupt, raise() writes Doorbell for every host
- * in hal_doorbell.hosts.  An ivshmem-plain (no MSI-X) has none. */
+ * in hal_doorbell.hosts[].  An ivshmem-plain (no MSI-X) has none. */
 #ifndef IVSHMEM_H
 #define IVSHMEM_H
 

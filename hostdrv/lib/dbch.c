@@ -107,6 +107,10 @@ int mnic_dbch_connect(struct mnic_dev *dev, const char *bar, size_t bar_len)
 
 	close_fd(&dev->db_sock);
 	close_fd(&dev->db_ring_fd);
+	/* a previous NIC's server frees our ID when its socket closes (its
+	 * stale irq_host_ids slot is reclaimed by a later host: ivsh.c); this
+	 * BAR is not where we claimed it */
+	dev->ivsh_id = dev->ivsh_slot = -1;
 	if (dev->db_irq_fd < 0)
 		return -ENOTCONN;   /* disabled, or the eventfd could not be made */
 	memset(&sa, 0, sizeof(sa));
@@ -120,7 +124,15 @@ int mnic_dbch_connect(struct mnic_dev *dev, const char *bar, size_t bar_len)
 		return -errno;
 	if (connect(sock, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		err = -errno;   /* ENOENT, ECONNREFUSED: no channel here */
-		goto fail;
+		close(sock);
+		/* a QEMU NIC: its ivshmem-doorbell server instead (ivsh.c) */
+		if (err == -ENOENT || err == -ECONNREFUSED) {
+			int ierr = mnic_ivsh_connect(dev, bar, bar_len);
+
+			if (ierr == 0 || (ierr != -ENOENT && ierr != -ECONNREFUSED && ierr != -ENODEV))
+				return ierr;
+		}
+		return err;
 	}
 	if (setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0) {
 		err = -errno;
@@ -155,6 +167,7 @@ int mnic_dbch_open(struct mnic_dev *dev, const char *bar)
 	int err;
 
 	dev->db_sock = dev->db_ring_fd = dev->db_irq_fd = -1;
+	dev->ivsh_id = dev->ivsh_slot = -1;
 	if (env && !strcmp(env, "off"))
 		return 0;
 	dev->db_irq_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -168,6 +181,7 @@ int mnic_dbch_open(struct mnic_dev *dev, const char *bar)
 
 void mnic_dbch_close(struct mnic_dev *dev)
 {
+	mnic_ivsh_close(dev);
 	close_fd(&dev->db_sock);
 	close_fd(&dev->db_ring_fd);
 	close_fd(&dev->db_irq_fd);

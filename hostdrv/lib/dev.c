@@ -246,6 +246,7 @@ static int open_kernel(struct mnic_dev *dev, const char *path, int need_ready)
 
 static void unmap_dev(struct mnic_dev *dev)
 {
+	mnic_dbch_close(dev);   /* first: it frees our irq_host_ids slot in the BAR */
 	if (dev->bar)
 		munmap(dev->bar, (size_t)dev->bar_size);
 	if (dev->user_map)
@@ -256,7 +257,6 @@ static void unmap_dev(struct mnic_dev *dev)
 		munmap(dev->db_map, (size_t)dev->iseg_map_len);
 	if (dev->fd >= 0)
 		close(dev->fd);
-	mnic_dbch_close(dev);
 	dev->bar = NULL;
 	dev->user_map = NULL;
 	dev->iseg_map = NULL;
@@ -277,6 +277,7 @@ static int open_into(struct mnic_dev *dev, const char *path, int need_ready)
 
 	dev->fd = -1;
 	dev->db_sock = dev->db_ring_fd = dev->db_irq_fd = -1;
+	dev->ivsh_id = dev->ivsh_slot = -1;
 	open_err[0] = '\0';
 	if (!path || !*path) {
 		set_open_err("no device given (a BAR file or /dev/mnicN)");
@@ -376,6 +377,8 @@ int mnic_reopen(struct mnic_dev *dev, const char *path)
 	dev->db_sock = tmp.db_sock;
 	dev->db_ring_fd = tmp.db_ring_fd;
 	dev->db_irq_fd = tmp.db_irq_fd;
+	dev->ivsh_id = tmp.ivsh_id;
+	dev->ivsh_slot = tmp.ivsh_slot;
 	dev->bar = tmp.bar;
 	dev->bar_size = tmp.bar_size;
 	dev->iseg = tmp.iseg;

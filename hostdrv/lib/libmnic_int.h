@@ -28,6 +28,8 @@ struct mnic_dev {
 	/* BAR backend: the NIC's doorbell channel (dbch.c), -1 when absent:
 	 * the socket, the NIC's ring eventfd, ours it raises vector 0 on */
 	int db_sock, db_ring_fd, db_irq_fd;
+	int ivsh_id, ivsh_slot;       /* our ID on a QEMU NIC's ivshmem server and
+	                               * our irq_host_ids slot, or -1 */
 	/* the user area this handle works in: host pointer of window address
 	 * user_off.  A tenant handle: its context's range; a management
 	 * handle: the whole user area (area_*), or an adopted context's. */
@@ -118,6 +120,15 @@ void mnic_dbch_ring(struct mnic_dev *dev);
  * raise consumed), 0 timed out, -ENOTCONN no channel (poll the BAR).  A
  * wakeup proves nothing: the caller re-reads what it waits for. */
 int mnic_dbch_wait(struct mnic_dev *dev, int timeout_ms);
+
+/* ---- ivsh.c: a QEMU NIC's ivshmem-doorbell server as the channel ---------- */
+/* Join "<bar>.ivsh" (mnic_dbch_connect tries it when there is no ".db"):
+ * db_ring_fd = the NIC's vector-0 eventfd, our vector 0 dup2()ed onto
+ * db_irq_fd, our ID in an irq_host_ids slot.  -ENODEV: the NIC published no ID
+ * or is not a peer there; -ENOENT/-ECONNREFUSED: no server. */
+int mnic_ivsh_connect(struct mnic_dev *dev, const char *bar, size_t bar_len);
+/* Free our irq_host_ids slot (the fds are dbch.c's to close). */
+void mnic_ivsh_close(struct mnic_dev *dev);
 
 /* ---- dev.c --------------------------------------------------------------- */
 /* mnic_cmd as context `issuer`, without making sure the handle has its

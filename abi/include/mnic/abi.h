@@ -57,7 +57,7 @@
 /* init_seg.irq_nic_id */
 #define MNIC_IRQ_ID_VALID      0x80000000u
 #define MNIC_IRQ_ID_MASK       0x0000ffffu
-#define MNIC_IRQ_MAX_HOSTS     32u         /* irq_hosts names peer IDs 0..31 */
+#define MNIC_IRQ_MAX_HOSTS     8u          /* slots of irq_host_ids */
 
 /* init_seg.cmdq_ctrl (host-written) */
 #define MNIC_CMDQ_CTRL_ENABLE  1u
@@ -114,10 +114,14 @@ struct mnic_init_seg {
 	 * ivshmem-doorbell; docs/host-interface.md "Doorbells and interrupts") */
 	uint32_t irq_nic_id;       /* device: MNIC_IRQ_ID_VALID | the NIC's peer ID
 	                            * (ring it: Doorbell = id << 16 | 0); 0: none */
-	uint32_t irq_hosts;        /* hosts: bit i set = peer i takes the NIC's
-	                            * vectors; each host sets/clears its own bit
-	                            * atomically */
-	uint8_t reserved2[88];
+	uint32_t irq_host_ids[MNIC_IRQ_MAX_HOSTS];
+	                           /* hosts: MNIC_IRQ_ID_VALID | a peer ID that
+	                            * takes the NIC's vectors, 0 = free slot; a
+	                            * host claims a free one (compare-and-swap
+	                            * 0 -> its ID) and frees it at close; a slot
+	                            * naming a peer the server no longer has is
+	                            * stale and may be reclaimed */
+	uint8_t reserved2[60];
 };
 _Static_assert(sizeof(struct mnic_init_seg) == 272, "mnic_init_seg layout");
 

@@ -58,6 +58,7 @@ struct hal_doorbell_ops {
 };
 
 #define HAL_DOORBELL_NO_ID 0xffffffffu
+#define HAL_DOORBELL_MAX_HOSTS 8u
 
 struct hal_doorbell {
 	const struct hal_doorbell_ops *ops;
@@ -68,10 +69,11 @@ struct hal_doorbell {
 	 * none (POSIX: the socket is the NIC's). */
 	uint32_t self_id;
 	/* Where the channel cannot tell which peers are hosts (ivshmem: every
-	 * peer is just an ID), raise() interrupts the IDs 0..31 set in hosts,
-	 * which the firmware copies from the init segment (irq_hosts) before
-	 * it raises.  Unused on POSIX (hosts register their eventfds). */
-	uint32_t hosts;
+	 * peer is just an ID), raise() interrupts the IDs in hosts
+	 * (HAL_DOORBELL_NO_ID: an empty slot), which the firmware copies from
+	 * the init segment (irq_host_ids) before it raises.  Unused on POSIX
+	 * (hosts register their eventfds). */
+	uint32_t hosts[HAL_DOORBELL_MAX_HOSTS];
 	/* 1: every host store the NIC must act on is followed by a ring (the
 	 * POSIX channel, libmnic's BAR backend), so the BAR poll is only the
 	 * slow fallback (db_max_us).  0: some hosts store without ringing (a

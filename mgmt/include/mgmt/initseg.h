@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+#include "hal/doorbell.h"
 #include "hal/hostif.h"
 #include "mnic/abi.h"
 
@@ -15,8 +16,9 @@ void mnic_initseg_set_state(struct hal_hostif *h, enum mnic_dev_state state);
 /* irq_nic_id: this NIC's doorbell-channel peer ID (hal_doorbell.self_id;
  * HAL_DOORBELL_NO_ID or any ID above MNIC_IRQ_ID_MASK publishes none). */
 void mnic_initseg_set_irq_id(struct hal_hostif *h, uint32_t id);
-/* irq_hosts as the hosts last wrote it (0 without a BAR). */
-uint32_t mnic_initseg_irq_hosts(struct hal_hostif *h);
+/* irq_host_ids as the hosts last wrote them: a peer ID per slot, or
+ * HAL_DOORBELL_NO_ID (free, not valid, or no BAR). */
+void mnic_initseg_irq_hosts(struct hal_hostif *h, uint32_t ids[HAL_DOORBELL_MAX_HOSTS]);
 void mnic_initseg_heartbeat(struct hal_hostif *h, uint64_t uptime_ns, uint64_t rx_frames,
 			    uint64_t tx_frames, uint64_t rx_dropped);
 volatile struct mnic_init_seg *mnic_initseg(struct hal_hostif *h);
