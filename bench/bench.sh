@@ -57,7 +57,12 @@
 #                        with the doorbell channel; cmd_rtt_us_posix a
 #                        command round trip; *_posix_nochannel the in-run
 #                        peer (--doorbell off: the BAR polled);
-#                        idle_cpu_pct_posix[_nochannel] an idle NIC's CPU
+#                        idle_cpu_pct_posix[_nochannel] an idle NIC's CPU;
+#                        doorbell_to_wire_us_a15 / cmd_rtt_us_a15 an A15
+#                        NIC with the ivshmem-doorbell BAR (found in its
+#                        POSIX peer's capture: doorbell_to_peer_us_posix is
+#                        the POSIX figure at that point), *_a15_plain the
+#                        in-run ivshmem-plain peer; idle_cpu_pct_a15[_plain]
 set -euo pipefail
 . "$(dirname "$0")/../qemu-board/lib.sh"
 mnic_init

@@ -146,6 +146,7 @@ if [ "$board" != posix ] && [ "$bar_kind" = doorbell ]; then
   srv=$MNIC_ROOT/build/host/qemu-board/mnic-ivshmem-server
   [ "$san" != 1 ] || srv=$MNIC_ROOT/build/host-asan/qemu-board/mnic-ivshmem-server
   [ -x "$srv" ] || mnic_die "nic.sh: $srv not built; run: make ivshmem-server"
+  [ ! -e "$bar" ] || [ -f "$bar" ] || mnic_die "nic.sh: --bar $bar is not a regular file (the ivshmem server maps a file of the BAR's size; --bar-kind plain hands QEMU anything)"
   [ "$(stat -c %s "$bar" 2>/dev/null || echo 0)" = "$((BAR_SIZE))" ] || truncate -s "$((BAR_SIZE))" "$bar"
   rm -f "$bar.ivsh"
   # Not tracked by the caller: it stops when QEMU (its first client) and

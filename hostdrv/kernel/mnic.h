@@ -26,6 +26,7 @@
 /* Mailbox blocks that fit after the ring in the driver area: input chain
  * first, output chain after it (one command in flight). */
 #define MNIC_MBOX_MAX ((MNIC_DRIVER_AREA_SIZE - MNIC_CMD_MBOX_AREA) / MNIC_CMD_MBOX_SIZE)
+#define MNIC_IRQ_RECHECK_MS     10u    /* interrupt-driven waits re-read this often */
 #define MNIC_CMD_TIMEOUT_DEFAULT_MS 60000u
 #define MNIC_CMD_TIMEOUT_MAX_MS     600000u
 
@@ -72,7 +73,9 @@
 	X(dereg_refused)        /* ... not the file's, or the MTT in use */   \
 	X(mem_pages_pinned)     /* pages pinned, in total */                  \
 	X(mem_pages_unpinned)   /* ... unpinned again */                      \
-	X(mem_pages_leaked)     /* ... left pinned: the NIC may still use them */
+	X(mem_pages_leaked)     /* ... left pinned: the NIC may still use them */ \
+	X(irq_cmd)              /* MSI-X vector 0: the NIC answered a command */ \
+	X(irq_rings)            /* Doorbell register writes to the NIC */
 
 #define MNIC_KCNT_ENUM_(name) MNIC_KCNT_##name,
 enum mnic_kcounter { MNIC_KCOUNTERS(MNIC_KCNT_ENUM_) MNIC_KCNT_NUM };
@@ -121,6 +124,17 @@ struct mnic_kdev {
 	 * reaches only its BAR window; else it DMAs to this host's physical
 	 * memory through MTTs (mnic_mem.c). */
 	u64 hostmem_size;
+
+	/* Doorbells and interrupts (mnic_irq.c): with an ivshmem-doorbell,
+	 * regs is BAR0 and, once irq_ok, commands ring the NIC and wait on
+	 * cmd_wq for MSI-X vector 0; otherwise polled. */
+	void __iomem *regs;
+	wait_queue_head_t cmd_wq;
+	bool irq_ok;
+	int irq_slot;                      /* our irq_host_ids slot */
+	u32 irq_own;                       /* MNIC_IRQ_ID_VALID | our peer ID */
+	u32 irq_ring;                      /* Doorbell value: NIC << 16 | 0 */
+	char irq_name[32];
 
 	atomic64_t cnt[MNIC_KCNT_NUM];
 };
@@ -193,5 +207,13 @@ void mnic_devlink_unregister(struct mnic_kdev *d);
 /* mnic_sysfs.c */
 extern const struct attribute_group *mnic_attr_groups[];
 const char *mnic_state_name(u32 state);
+
+/* mnic_irq.c: MSI-X and the Doorbell register of an ivshmem-doorbell
+ * (after the init segment is READY, before the first command: 0 also
+ * when the BAR is an ivshmem-plain, which stays polled). */
+int mnic_irq_init(struct mnic_kdev *d);
+void mnic_irq_exit(struct mnic_kdev *d);
+/* Ring the NIC after the stores of a command (no-op when polled). */
+void mnic_irq_ring(struct mnic_kdev *d);
 
 #endif

@@ -88,6 +88,7 @@ int mnic_cmdq_enable(struct mnic_kdev *d)
 
 	iowrite32(0, &s->cmdq_ctrl);
 	wmb();  /* the disable reaches the BAR before we poll for its effect */
+	mnic_irq_ring(d);
 	st = ioread32(&s->cmdq_status);
 	if (st != MNIC_CMDQ_OFF)
 		st = wait_status_change(d, &s->cmdq_status, st, 5000);
@@ -100,6 +101,7 @@ int mnic_cmdq_enable(struct mnic_kdev *d)
 	wmb();  /* address and size are latched when ENABLE is seen: they go first */
 	iowrite32(MNIC_CMDQ_CTRL_ENABLE, &s->cmdq_ctrl);
 	wmb();
+	mnic_irq_ring(d);
 	st = wait_status_change(d, &s->cmdq_status, MNIC_CMDQ_OFF, 5000);
 	if (st == MNIC_CMDQ_BAD_CONFIG) {
 		dev_err(&d->pdev->dev, "firmware refused the command queue: syndrome 0x%08x\n",
@@ -123,6 +125,7 @@ void mnic_cmdq_disable(struct mnic_kdev *d)
 
 	iowrite32(0, &d->seg->cmdq_ctrl);
 	wmb();
+	mnic_irq_ring(d);
 	/* Best effort: a dead firmware must not block remove for long. */
 	st = wait_status_change(d, &d->seg->cmdq_status, MNIC_CMDQ_RUNNING, 1000);
 	if (st == MNIC_CMDQ_RUNNING)
@@ -170,9 +173,11 @@ static void copy_output(struct mnic_kdev *d, const struct mnic_cmdq_entry __iome
 	}
 }
 
-/* Wait for the firmware to hand the entry back.  Polling: the first
- * ~100 polls sleep 20-50 us (a firmware polling fast answers a small
- * command in tens of microseconds), then 1 ms.  The module's own commands
+/* Wait for the firmware to hand the entry back.  With interrupts
+ * (mnic_irq.c) sleep until MSI-X vector 0, re-reading at least every
+ * MNIC_IRQ_RECHECK_MS.  Polling: the first ~100 polls sleep 20-50 us (a
+ * firmware polling fast answers a small command in tens of microseconds),
+ * then 1 ms.  The module's own commands
  * (MNIC_KCMD_F_MODULE) run from release, where the dying process has
  * SIGKILL pending, and from remove: neither ends their wait. */
 static int wait_completion(struct mnic_kdev *d, struct mnic_cmdq_entry __iomem *e, u32 timeout_ms,
@@ -201,10 +206,18 @@ static int wait_completion(struct mnic_kdev *d, struct mnic_cmdq_entry __iomem *
 			mnic_count(d, MNIC_KCNT_cmd_interrupted);
 			return -EINTR;
 		}
-		if (polls++ < 100)
+		if (READ_ONCE(d->irq_ok)) {
+			/* Vector 0 wakes us when the NIC answers; the recheck
+			 * bounds what a lost interrupt costs. */
+			wait_event_timeout(d->cmd_wq,
+					   !(ioread8(&e->status_own) & MNIC_CMD_OWNER_HW) ||
+					   READ_ONCE(d->removing),
+					   msecs_to_jiffies(MNIC_IRQ_RECHECK_MS));
+		} else if (polls++ < 100) {
 			usleep_range(20, 50);
-		else
+		} else {
 			msleep(1);
+		}
 	}
 }
 
@@ -268,6 +281,7 @@ static int cmd_exec(struct mnic_kdev *d, struct mnic_kcmd *c)
 	wmb();  /* owner bit visible before the doorbell */
 	d->pi++;
 	iowrite32(d->pi, &d->seg->cmdq_pi);
+	mnic_irq_ring(d);
 	mnic_count(d, MNIC_KCNT_cmds);
 	dev_dbg(&d->pdev->dev, "cmd %s ctx %u token %u in %u out %u slot %u\n", name, hdr.ctx,
 		entry.token, c->in_len, c->out_len, slot);

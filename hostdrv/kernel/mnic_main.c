@@ -365,9 +365,12 @@ static int mnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = wait_ready(d);
 	if (ret)
 		goto err_unmap;
-	ret = mnic_cmdq_enable(d);
+	ret = mnic_irq_init(d);
 	if (ret)
 		goto err_unmap;
+	ret = mnic_cmdq_enable(d);
+	if (ret)
+		goto err_irq;
 	query_hostmem(d);
 
 	ret = ida_alloc(&mnic_ida, GFP_KERNEL);
@@ -406,6 +409,8 @@ err_ida:
 	ida_free(&mnic_ida, d->id);
 err_cmdq:
 	mnic_cmdq_disable(d);
+err_irq:
+	mnic_irq_exit(d);
 err_unmap:
 	pci_iounmap(pdev, d->bar);
 err_release:
@@ -437,6 +442,7 @@ static void mnic_remove(struct pci_dev *pdev)
 	up_write(&d->remove_lock);
 
 	mnic_cmdq_disable(d);
+	mnic_irq_exit(d);
 	pci_iounmap(pdev, d->bar);
 	pci_release_region(pdev, MNIC_BAR);
 	pci_disable_device(pdev);

@@ -43,6 +43,10 @@ expect_fail "POSIX NIC without its switch" "cannot join the switch" \
 # A QEMU that fails to start (its BAR cannot be mapped); nic.sh still passes
 # -nic none and only explicit netdevs.
 expect_fail "QEMU that cannot start" "qemu-system-arm: unable to map backing store" \
+  timeout 30 "$MNIC_ROOT/qemu-board/nic.sh" --board qemu-virt-a15 --name x --selftest --bar /dev/null \
+  --bar-kind plain
+# The ivshmem-doorbell's server wants a regular file it can size.
+expect_fail "doorbell BAR that is not a file" "is not a regular file" \
   timeout 30 "$MNIC_ROOT/qemu-board/nic.sh" --board qemu-virt-a15 --name x --selftest --bar /dev/null
 # A NIC that never reports ready: the wait gives up, the NIC is killed.
 "$MNIC_ROOT/qemu-board/nic.sh" --board qemu-virt-a15 --name x --selftest --bar "$out/y.bar" --gdb >"$out/gdb.log" 2>&1 &

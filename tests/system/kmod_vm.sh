@@ -2,7 +2,7 @@
 # The Linux kernel module in a real x86_64 VM (Debian's kernel, a busybox
 # initramfs built here; KVM when it works, else TCG; tests/vm/).
 #
-#   switch --- QEMU A15 NIC (BAR file a15.bar) <-ivshmem-plain-> x86 VM: mnic.ko, /dev/mnic0
+#   switch --- QEMU A15 NIC (BAR file a15.bar) <-ivshmem-doorbell-> x86 VM: mnic.ko, /dev/mnic0
 #         |         second ivshmem-plain: vm.ram = the x86 VM's RAM (host-memory aperture)
 #         \--- POSIX NIC   (BAR file posix.bar) <- host: mnic-pingpong client (BAR backend)
 #
@@ -23,6 +23,12 @@
 # writes land in the file), the heap, main's stack (mnic_reg_mr of any
 # buffer in kmem mode); the host's BAR backend refuses such a buffer with
 # the reason.
+#
+# Doorbells and interrupts: the NIC's BAR is an ivshmem-doorbell served by
+# mnic-ivshmem-server (qemu-board/nic.sh); the module rings the NIC's
+# Doorbell register after every command and sleeps until MSI-X vector 0
+# (counters irq_rings, irq_cmd; /proc/interrupts), the decoys are
+# ivshmem-plain and stay polled.
 #
 # Inside the VM: insmod mnic.ko (two decoy ivshmem devices: no init
 # segment -> left alone, another cmdif_rev -> refused with a message);
@@ -192,6 +198,8 @@ dmesg > /tmp/dmesg.probe
 check rev_mismatch_reported grep -q "revision $((rev - 1)), this driver speaks $rev" /tmp/dmesg.probe
 check decoy_silent eq "\$(grep -c 'mnic 0000:00:01.0' /tmp/dmesg.probe)" 0
 check hostmem_aperture grep -q "host memory $VM_MEM_MIB MiB" /tmp/dmesg.probe
+# The NIC's BAR is an ivshmem-doorbell: the module found its peer IDs.
+check doorbell_irq_probe grep -q "doorbells through ivshmem-doorbell: peer [0-9]*, NIC peer 0, MSI-X vector 0" /tmp/dmesg.probe
 # This VM's RAM is the NIC's aperture: GPA = offset in vm.ram (the host
 # checks the page there and answers in it).
 check hostmem_gpa_is_file_offset mnic-mem-check gpa
@@ -353,6 +361,10 @@ check image_show eq "\$rc" 0
 check mnicctl_counters mnicctl -d \$D counters --mgmt
 for f in \$C/*; do echo "  counters/\${f##*/} = \$(cat \$f)"; done
 check cmds_issued test "\$(cat \$C/cmds)" -gt 10
+# Commands rang the NIC's Doorbell register and were answered on MSI-X.
+check doorbell_irq_rings test "\$(cat \$C/irq_rings)" -gt 10
+check doorbell_irq_msix_taken test "\$(cat \$C/irq_cmd)" -gt 10
+check doorbell_irq_proc_interrupts grep -q "mnic-cmd@" /proc/interrupts
 check cmds_all_ok eq "\$(cat \$C/cmd_ok)" "\$(cat \$C/cmds)"
 check no_timeouts eq "\$(cat \$C/cmd_timeout)" 0
 check no_refusals eq "\$(cat \$C/refused_struct)\$(cat \$C/refused_len)\$(cat \$C/refused_opcode)" 000
