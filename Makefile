@@ -49,10 +49,12 @@ INC_tools := $(INC_libmnic) -Ihal/include -Iboot/include
 INC_kernel := -Iabi/include
 # The test fabric's switch links the POSIX NIC's impairment (fabric/fabric.mk).
 INC_fabric := -Ilib/include -Ihal/include -Ihal/posix
+# mnic-ivshmem-server speaks QEMU's protocol and includes nothing of ours.
+INC_qemu-board :=
 # bench/ sees everything, as tests do (not a layer: make check-layering skips it).
 INC_bench := $(INC_mgmt) -Irocev2 -Itests/unit/rocev2
 LAYER_MODULES := lib hal hal-common hal-posix hal-qemu-virt abi rocev2 boot mgmt firmware loader \
-	libmnic-api libmnic tools kernel fabric
+	libmnic-api libmnic tools kernel fabric qemu-board
 # The module of an object: the folder of its source, most specific first.
 layer_of = $(firstword $(foreach p,boot/loader:loader hal/common:hal-common hal/posix:hal-posix \
 	hal/qemu-virt:hal-qemu-virt lib:lib abi:abi rocev2:rocev2 boot:boot mgmt:mgmt \

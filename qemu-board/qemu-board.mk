@@ -11,8 +11,8 @@ ivshmem-server: build/host/qemu-board/mnic-ivshmem-server build/host-asan/qemu-b
 build/host/qemu-board/mnic-ivshmem-server: qemu-board/ivshmem_server.c
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC  host $@")
-	$(Q)gcc $(IVSH_SERVER_CFLAGS) $< -o $@
+	$(Q)gcc $(IVSH_SERVER_CFLAGS) $(INC_qemu-board) $< -o $@
 build/host-asan/qemu-board/mnic-ivshmem-server: qemu-board/ivshmem_server.c
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC  host-asan $@")
-	$(Q)gcc $(IVSH_SERVER_CFLAGS) $(SAN_FLAGS) $< -o $@
+	$(Q)gcc $(IVSH_SERVER_CFLAGS) $(SAN_FLAGS) $(INC_qemu-board) $< -o $@

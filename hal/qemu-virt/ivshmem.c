@@ -1,6 +1,7 @@
 #include "ivshmem.h"
 
 #include <stddef.h>
+#include <string.h>
 
 #include "hal/errno.h"
 #include "hal/mmio.h"
@@ -176,9 +177,8 @@ int ivshmem_doorbell_attach(const struct pcie_ecam *e, const struct pci_fn *fn,
 	pcie_cfg_write32(e, fn->bus, fn->dev, fn->fn, cap,
 			 ((ctrl | MSIX_CTRL_ENABLE) & ~MSIX_CTRL_FN_MASK) & ~0xffffu);
 
+	memset(out, 0, sizeof(*out));   /* counters start at zero */
 	out->regs = (uintptr_t)regs->addr;
-	out->pending = 0;
-	out->irqs = 0;
 	out->db.ops = &ivshmem_db_ops;
 	out->db.n_vectors = n_vectors;
 	out->db.self_id = id;

@@ -28,8 +28,12 @@
  *                                records and MRs outside it are refused.
  *                                A live migration copies this area.
  *
- * Doorbells.  ivshmem-plain and the POSIX BAR file raise no interrupt, so
- * the firmware polls the init segment:
+ * Doorbells.  The BAR itself raises nothing; where a doorbell channel
+ * exists (POSIX: mnic/dbch.h; QEMU NICs: the ivshmem-doorbell's register
+ * and MSI-X, irq_nic_id / irq_host_ids below) the host rings after these
+ * stores and the NIC interrupts it back; everywhere the firmware also
+ * polls the init segment (docs/host-interface.md "Doorbells and
+ * interrupts"):
  *   command queue: the host writes an entry, gives it to the device
  *     (ownership bit), then increments cmdq_pi; see mnic/cmd.h.
  *   data path: the host updates a queue's doorbell record (mnic/queues.h)

@@ -15,6 +15,33 @@ static uintptr_t stuck_addr;
 static uint8_t stuck_mask;
 
 struct fake_ecam_stats fake_ecam_stats;
+static struct {
+	uintptr_t base;
+	uint32_t *regs;
+	unsigned n;
+} regions[FAKE_MMIO_REGIONS];
+static unsigned n_regions;
+struct fake_mmio_write fake_mmio_log[FAKE_MMIO_LOG];
+unsigned fake_mmio_writes;
+
+void fake_mmio_region(uintptr_t base, uint32_t *regs, unsigned n_dwords)
+{
+	if (n_regions < FAKE_MMIO_REGIONS) {
+		regions[n_regions].base = base;
+		regions[n_regions].regs = regs;
+		regions[n_regions].n = n_dwords;
+		n_regions++;
+	}
+}
+
+static uint32_t *region_reg(uintptr_t addr)
+{
+	for (unsigned i = 0; i < n_regions; i++)
+		if (addr >= regions[i].base && (addr & 3) == 0 &&
+		    (addr - regions[i].base) / 4 < regions[i].n)
+			return &regions[i].regs[(addr - regions[i].base) / 4];
+	return NULL;
+}
 
 void fake_ecam_reset(void)
 {
@@ -23,6 +50,8 @@ void fake_ecam_reset(void)
 	stuck_addr = 0;
 	stuck_mask = 0;
 	memset(&fake_ecam_stats, 0, sizeof(fake_ecam_stats));
+	n_regions = 0;
+	fake_mmio_writes = 0;
 }
 
 struct fake_fn *fake_ecam_add(uint8_t bus, uint8_t dev, uint8_t fn, uint16_t vendor,
@@ -151,6 +180,10 @@ uint32_t mmio_read32(uintptr_t addr)
 	unsigned off;
 
 	if (!in_ecam(addr)) {
+		uint32_t *r = region_reg(addr);
+
+		if (r)
+			return *r;
 		fake_ecam_stats.stray++;
 		return 0xffffffffu;
 	}
@@ -173,8 +206,10 @@ uint32_t mmio_read32(uintptr_t addr)
 		return (uint32_t)f->header_type << 16;
 	case 0x10: case 0x14: case 0x18: case 0x1c: case 0x20: case 0x24:
 		return bar_value(f, (off - 0x10) / 4);
+	case 0x34:
+		return f->cap_ptr;
 	default:
-		return 0;
+		return off >= 0x40 && off < 0x100 ? f->ext[(off - 0x40) / 4] : 0;
 	}
 }
 
@@ -184,6 +219,15 @@ void mmio_write32(uintptr_t addr, uint32_t val)
 	unsigned off, i;
 
 	if (!in_ecam(addr)) {
+		uint32_t *r = region_reg(addr);
+
+		if (r) {
+			*r = val;
+			if (fake_mmio_writes < FAKE_MMIO_LOG)
+				fake_mmio_log[fake_mmio_writes] = (struct fake_mmio_write){ addr, val };
+			fake_mmio_writes++;
+			return;
+		}
 		fake_ecam_stats.stray++;
 		return;
 	}
@@ -208,6 +252,8 @@ void mmio_write32(uintptr_t addr, uint32_t val)
 		f->bar_writes++;
 		break;
 	default:
+		if (off >= 0x40 && off < 0x100)
+			f->ext[(off - 0x40) / 4] = val;
 		break;
 	}
 }

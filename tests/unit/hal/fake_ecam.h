@@ -30,7 +30,21 @@ struct fake_fn {
 	uint32_t bar_ro[6];       /* read-only type bits */
 	uint32_t bar_stuck1[6];   /* address bits stuck at one (faulty part) */
 	unsigned bar_writes;
+	uint8_t cap_ptr;          /* config 0x34 (set STATUS bit 4 too) */
+	uint32_t ext[48];         /* config dwords 0x40..0xfc: capabilities, plain RW */
 };
+
+/* 32-bit device registers outside ECAM (an ivshmem BAR0, an MSI-X table):
+ * reads return regs[], writes store into it and are logged in order. */
+#define FAKE_MMIO_REGIONS 4
+#define FAKE_MMIO_LOG 64
+struct fake_mmio_write {
+	uintptr_t addr;
+	uint32_t val;
+};
+void fake_mmio_region(uintptr_t base, uint32_t *regs, unsigned n_dwords);
+extern struct fake_mmio_write fake_mmio_log[FAKE_MMIO_LOG];
+extern unsigned fake_mmio_writes;
 
 struct fake_ecam_stats {
 	unsigned cfg_reads, cfg_writes;

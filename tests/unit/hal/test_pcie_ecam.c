@@ -460,6 +460,161 @@ static void test_ivshmem_attach(void **state)
 	assert_int_equal(ivshmem_attach(f, NULL), -HAL_EINVAL);
 }
 
+/* ---- ivshmem-doorbell: MSI-X to GICv2m, Doorbell to the hosts ---------- */
+#define DB_MSI_ADDR 0x08020040ull
+#define DB_MSI_DATA 80u
+static uint32_t db_regs[64], db_table[1024];
+
+/* 00:03.0 1af4:1110 ivshmem-doorbell: BAR0 256 B, BAR1 4 KiB (MSI-X table
+ * at table_off, BIR 1), BAR2 16 MiB; MSI-X capability at 0x48 behind a
+ * vendor capability at 0x40; IVPosition 5. */
+static struct fake_fn *add_doorbell_fn(uint32_t table_off)
+{
+	struct fake_fn *f = fake_ecam_add(0, 3, 0, 0x1af4, 0x1110, 0x05000001u, 0);
+
+	fake_bar_mem32(f, 0, 256, 0);
+	fake_bar_mem32(f, 1, 4096, 0);
+	fake_bar_mem64(f, 2, 16u << 20, 1);
+	f->status |= 0x10;                 /* capabilities list */
+	f->cap_ptr = 0x40;
+	f->ext[0] = 0x09u | 0x48u << 8;    /* vendor-specific, next 0x48 */
+	f->ext[2] = 0x11u | 3u << 16;      /* MSI-X, last; table size 4 */
+	f->ext[3] = table_off | 1u;        /* table: BAR1 + table_off */
+	f->ext[4] = 0x800u | 1u;           /* PBA */
+	return f;
+}
+
+static const struct pci_fn *enumerate_doorbell(uint32_t table_off, uint32_t ivposition)
+{
+	const struct pci_fn *fn;
+
+	fake_ecam_reset();
+	add_doorbell_fn(table_off);
+	ecam_prepare(WIN_BASE, WIN_SIZE);
+	assert_int_equal(pcie_ecam_enumerate(&ecam), 1);
+	fn = fn_at(3, 0);
+	assert_non_null(fn);
+	memset(db_regs, 0, sizeof(db_regs));
+	memset(db_table, 0xff, sizeof(db_table));   /* entries reset masked, garbage */
+	db_regs[IVSHMEM_IVPOSITION / 4] = ivposition;
+	fake_mmio_region((uintptr_t)fn->bar[0].addr, db_regs, 64);
+	fake_mmio_region((uintptr_t)fn->bar[1].addr, db_table, 1024);
+	return fn;
+}
+
+static void test_doorbell_irq_attach_programs_msix(void **state)
+{
+	struct ivshmem_doorbell d;
+	const struct pci_fn *fn;
+	uint32_t ctrl;
+
+	(void)state;
+	fn = enumerate_doorbell(0, 5);
+	assert_int_equal(pcie_ecam_find_cap(&ecam, fn, PCI_CAP_ID_MSIX), 0x48);
+	assert_int_equal(pcie_ecam_find_cap(&ecam, fn, 0x05), 0);   /* no MSI */
+	assert_int_equal(ivshmem_doorbell_attach(&ecam, fn, DB_MSI_ADDR, DB_MSI_DATA, 4, &d), 0);
+	assert_int_equal(db_table[0], (uint32_t)DB_MSI_ADDR);
+	assert_int_equal(db_table[1], 0);
+	assert_int_equal(db_table[2], DB_MSI_DATA);
+	assert_int_equal(db_table[3], 0);                  /* entry 0 unmasked */
+	assert_int_equal(db_table[7], 0xffffffffu);        /* entry 1 untouched */
+	ctrl = fake_ecam_get(0, 3, 0)->ext[2];
+	assert_true(ctrl & MSIX_CTRL_ENABLE);
+	assert_false(ctrl & MSIX_CTRL_FN_MASK);
+	assert_int_equal(ctrl & 0xffffu, 0);               /* the cap header is read-only: wrote 0 */
+	assert_int_equal(d.db.self_id, 5);
+	assert_int_equal(d.db.n_vectors, 4);
+	assert_int_equal(d.db.every_store_rings, 0);
+	for (unsigned i = 0; i < HAL_DOORBELL_MAX_HOSTS; i++)
+		assert_int_equal(d.db.hosts[i], HAL_DOORBELL_NO_ID);
+	assert_int_equal(fake_ecam_stats.stray, 0);
+}
+
+static void test_doorbell_irq_rang_once_per_msi(void **state)
+{
+	struct ivshmem_doorbell d;
+
+	(void)state;
+	assert_int_equal(ivshmem_doorbell_attach(&ecam, enumerate_doorbell(0, 1), DB_MSI_ADDR,
+						 DB_MSI_DATA, 4, &d), 0);
+	assert_int_equal(hal_doorbell_rang(&d.db), 0);
+	ivshmem_doorbell_irq(&d);
+	ivshmem_doorbell_irq(&d);            /* two MSIs before a look: one ring */
+	assert_int_equal(hal_doorbell_rang(&d.db), 1);
+	assert_int_equal(hal_doorbell_rang(&d.db), 0);
+	assert_int_equal(d.db.stats.rings, 1);
+	assert_int_equal(d.irqs, 2);
+}
+
+static void test_doorbell_irq_raise_writes_each_host(void **state)
+{
+	struct ivshmem_doorbell d;
+	const struct pci_fn *fn;
+	uintptr_t db;
+
+	(void)state;
+	fn = enumerate_doorbell(0, 5);
+	db = (uintptr_t)fn->bar[0].addr + IVSHMEM_DOORBELL;
+	assert_int_equal(ivshmem_doorbell_attach(&ecam, fn, DB_MSI_ADDR, DB_MSI_DATA, 4, &d), 0);
+	fake_mmio_writes = 0;
+	assert_int_equal(hal_doorbell_raise(&d.db, 0), 0);   /* no host yet: nothing */
+	assert_int_equal(fake_mmio_writes, 0);
+	d.db.hosts[1] = 7;
+	d.db.hosts[2] = 5;          /* the NIC's own ID: never rung */
+	d.db.hosts[3] = 0x10000;    /* not an ivshmem ID: never rung */
+	d.db.hosts[6] = 65535;
+	assert_int_equal(hal_doorbell_raise(&d.db, 2), 0);
+	assert_int_equal(fake_mmio_writes, 2);
+	assert_true(fake_mmio_log[0].addr == db);
+	assert_int_equal(fake_mmio_log[0].val, 7u << 16 | 2u);
+	assert_true(fake_mmio_log[1].addr == db);
+	assert_int_equal(fake_mmio_log[1].val, 65535u << 16 | 2u);
+	assert_int_equal(d.db.stats.raises, 2);
+	assert_int_equal(hal_doorbell_raise(&d.db, 4), -HAL_EINVAL);
+	assert_int_equal(d.db.stats.bad_vectors, 1);
+	assert_int_equal(fake_mmio_writes, 2);
+}
+
+static void test_doorbell_irq_attach_refusals(void **state)
+{
+	struct ivshmem_doorbell d;
+	const struct pci_fn *fn;
+	struct pci_fn copy;
+
+	(void)state;
+	fn = enumerate_doorbell(0, 5);
+	assert_int_equal(ivshmem_doorbell_attach(NULL, fn, 0, 0, 4, &d), -HAL_EINVAL);
+	assert_int_equal(ivshmem_doorbell_attach(&ecam, fn, 0, 0, 0, &d), -HAL_EINVAL);
+	assert_int_equal(ivshmem_doorbell_attach(&ecam, fn, 0, 0, IVSHMEM_DB_MAX_VECTORS + 1, &d),
+			 -HAL_EINVAL);
+	/* the table must lie inside its BAR: 4 KiB BAR, entry at 4088 */
+	fn = enumerate_doorbell(4088, 5);
+	assert_int_equal(ivshmem_doorbell_attach(&ecam, fn, 0, 0, 4, &d), -HAL_ENXIO);
+	/* an IVPosition that is not a 16-bit ID */
+	fn = enumerate_doorbell(0, 0x10000);
+	assert_int_equal(ivshmem_doorbell_attach(&ecam, fn, 0, 0, 4, &d), -HAL_ENXIO);
+	/* a table BIR naming no BAR (7) */
+	fn = enumerate_doorbell(0, 5);
+	fake_ecam_get(0, 3, 0)->ext[3] = 7;
+	assert_int_equal(ivshmem_doorbell_attach(&ecam, fn, 0, 0, 4, &d), -HAL_ENXIO);
+	/* a capability list that loops: no MSI-X found, in bounded time */
+	fn = enumerate_doorbell(0, 5);
+	fake_ecam_get(0, 3, 0)->ext[0] = 0x09u | 0x40u << 8;
+	assert_int_equal(pcie_ecam_find_cap(&ecam, fn, PCI_CAP_ID_MSIX), 0);
+	assert_int_equal(ivshmem_doorbell_attach(&ecam, fn, 0, 0, 4, &d), -HAL_ENODEV);
+	/* BAR0 not assigned */
+	fn = enumerate_doorbell(0, 5);
+	copy = *fn;
+	copy.bar[0].assigned = 0;
+	assert_int_equal(ivshmem_doorbell_attach(&ecam, &copy, 0, 0, 4, &d), -HAL_ENXIO);
+	/* an ivshmem-plain (the default topology's 00:01.0): no capability */
+	fake_ecam_default();
+	ecam_prepare(WIN_BASE, WIN_SIZE);
+	assert_int_equal(pcie_ecam_enumerate(&ecam), FAKE_ECAM_DEFAULT_FNS);
+	assert_int_equal(ivshmem_doorbell_attach(&ecam, fn_at(1, 0), 0, 0, 4, &d), -HAL_ENODEV);
+	assert_int_equal(ivshmem_doorbell_attach(&ecam, fn_at(2, 0), 0, 0, 4, &d), -HAL_ENODEV);
+}
+
 static void test_ivshmem_attach_bar_checks(void **state)
 {
 	struct pci_fn f;
@@ -618,6 +773,10 @@ int main(void)
 		cmocka_unit_test_setup(test_bar_sizes_and_types, setup_default),
 		cmocka_unit_test_setup(test_command_register_outcome, setup_default),
 		cmocka_unit_test_setup(test_bogus_bar_counted_and_fn_disabled, setup_default),
+		cmocka_unit_test_setup(test_doorbell_irq_attach_programs_msix, setup_default),
+		cmocka_unit_test_setup(test_doorbell_irq_rang_once_per_msi, setup_default),
+		cmocka_unit_test_setup(test_doorbell_irq_raise_writes_each_host, setup_default),
+		cmocka_unit_test_setup(test_doorbell_irq_attach_refusals, setup_default),
 		cmocka_unit_test_setup(test_window_exhaustion, setup_default),
 		cmocka_unit_test_setup(test_window_empty, setup_default),
 		cmocka_unit_test_setup(test_window_at_top_of_address_space, setup_default),
