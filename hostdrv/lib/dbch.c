@@ -64,31 +64,10 @@ static int send_vector(int sock, uint16_t vector, int fd)
  * closed).  -EPROTO for anything else. */
 static int recv_msg(int sock, uint16_t type, struct mnic_dbch_msg *m, int *fd)
 {
-	union {
-		char buf[CMSG_SPACE(4 * sizeof(int))];
-		struct cmsghdr align;
-	} cbuf;
-	struct iovec iov = { .iov_base = m, .iov_len = sizeof(*m) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf.buf,
-			     .msg_controllen = sizeof(cbuf.buf) };
-	ssize_t n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+	ssize_t n = mnic_recv_with_fd(sock, m, sizeof(*m), 0, fd);
 
-	*fd = -1;
 	if (n < 0)
-		return -errno;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
-			int f;
-
-			memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-			if (*fd < 0)
-				*fd = f;
-			else
-				close(f);
-		}
-	}
+		return (int)n;
 	if (n != (ssize_t)sizeof(*m) || m->magic != MNIC_DBCH_MAGIC ||
 	    m->version != MNIC_DBCH_VERSION || m->type != type) {
 		close_fd(fd);

@@ -46,13 +46,6 @@
 static int ivsh_recv(int sock, int timeout_ms, int64_t *value, int *fd)
 {
 	uint8_t b[8];
-	union {
-		char buf[CMSG_SPACE(4 * sizeof(int))];
-		struct cmsghdr align;
-	} cbuf;
-	struct iovec iov = { .iov_base = b, .iov_len = sizeof(b) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf.buf,
-			     .msg_controllen = sizeof(cbuf.buf) };
 	struct pollfd pfd = { .fd = sock, .events = POLLIN };
 	uint64_t u = 0;
 	ssize_t n;
@@ -61,23 +54,10 @@ static int ivsh_recv(int sock, int timeout_ms, int64_t *value, int *fd)
 	if (poll(&pfd, 1, timeout_ms) <= 0)
 		return -ETIMEDOUT;
 	/* Exactly one message per call, so each fd stays with its number. */
-	n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | MSG_WAITALL);
+	n = mnic_recv_with_fd(sock, b, sizeof(b), MSG_WAITALL, fd);
 	if (n < 0)
-		return -errno;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
-			int f;
-
-			memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-			if (*fd < 0)
-				*fd = f;
-			else
-				close(f);
-		}
-	}
-	if (n != (ssize_t)sizeof(b) || (mh.msg_flags & MSG_CTRUNC)) {
+		return (int)n;
+	if (n != (ssize_t)sizeof(b)) {
 		if (*fd >= 0)
 			close(*fd);
 		*fd = -1;

@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "mnic/libmnic.h"
 
@@ -120,6 +121,12 @@ void mnic_dbch_ring(struct mnic_dev *dev);
  * raise consumed), 0 timed out, -ENOTCONN no channel (poll the BAR).  A
  * wakeup proves nothing: the caller re-reads what it waits for. */
 int mnic_dbch_wait(struct mnic_dev *dev, int timeout_ms);
+
+/* ---- fdpass.c -------------------------------------------------------------- */
+/* recvmsg of up to len bytes into buf with at most one fd into *fd (-1:
+ * none; extra fds closed): the bytes read, or -errno; -EPROTO when the
+ * control data was truncated (the fd then closed). */
+ssize_t mnic_recv_with_fd(int sock, void *buf, size_t len, int flags, int *fd);
 
 /* ---- ivsh.c: a QEMU NIC's ivshmem-doorbell server as the channel ---------- */
 /* Join "<bar>.ivsh" (mnic_dbch_connect tries it when there is no ".db"):

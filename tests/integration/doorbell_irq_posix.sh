@@ -37,19 +37,7 @@ start_nic a 52:54:00:72:00:01; pid_a=$NIC_PID
 start_nic b 52:54:00:72:00:02
 A=$out/a.bar B=$out/b.bar
 [ -S "$A.db" ] || mnic_die "no doorbell socket at $A.db"
-counter() {   # bar name -> the port group's counter
-  "$M" -d "$1" --json counters | python3 -c "import json,sys; print(json.load(sys.stdin)['port']['$2'])"
-}
-ms_of() {   # command... -> its wall time in ms on stdout (its output in $out/last.*)
-  local t0 t1
-  t0=$(date +%s%N)
-  "$@" >"$out/last.out" 2>"$out/last.err" || { cat "$out/last.out" "$out/last.err" >&2; mnic_die "'$*' failed"; }
-  t1=$(date +%s%N)
-  echo $(( (t1 - t0) / 1000000 ))
-}
-max_of() {   # "doorbell_to_wire"|"cmd_rtt" < db_bench stderr -> max in us (integer)
-  sed -n "s/.* $1 max \([0-9]*\)\.[0-9]* us.*/\1/p"
-}
+. "$(dirname "$0")/../tools/doorbell-test-lib.sh"
 
 # ---- 1. served at once ------------------------------------------------------
 ms=$(ms_of "$DB" -n 20 -g 2000 -t irq "$A" "$B" "$out/a.pcap")

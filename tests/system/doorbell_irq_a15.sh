@@ -43,17 +43,7 @@ srv_pid=$(pgrep -f "mnic-ivshmem-server --socket $A.ivsh" | head -1)
 [ -n "$srv_pid" ] || mnic_die "no mnic-ivshmem-server for $A"
 mnic_track "$srv_pid"   # it exits by itself (step 3 checks); this is the safety net
 grep -q "host BAR ivshmem-doorbell" "$out/a.log" || { cat "$out/a.log"; mnic_die "A's host BAR is not the ivshmem-doorbell"; }
-counter() {   # bar name -> the port group's counter
-  "$M" -d "$1" --json counters | python3 -c "import json,sys; print(json.load(sys.stdin)['port']['$2'])"
-}
-ms_of() {
-  local t0 t1
-  t0=$(date +%s%N)
-  "$@" >"$out/last.out" 2>"$out/last.err" || { cat "$out/last.out" "$out/last.err" >&2; mnic_die "'$*' failed"; }
-  t1=$(date +%s%N)
-  echo $(( (t1 - t0) / 1000000 ))
-}
-max_of() { sed -n "s/.* $1 max \([0-9]*\)\.[0-9]* us.*/\1/p"; }
+. "$(dirname "$0")/../tools/doorbell-test-lib.sh"
 
 # ---- 1. served at once --------------------------------------------------------
 ms=$(ms_of "$DB" -n 20 -g 2000 -t a15 "$A" "$B" "$out/b.pcap")
