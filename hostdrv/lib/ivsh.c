@@ -73,7 +73,11 @@ static int ivsh_recv(int sock, int timeout_ms, int64_t *value, int *fd)
  * one still booting). */
 static int nic_id(const struct mnic_dev *dev)
 {
-	uint32_t v = __atomic_load_n(&dev->iseg->irq_nic_id, __ATOMIC_ACQUIRE);
+	uint32_t v;
+
+	if (dev->iseg == NULL)
+		return -ENODEV;   /* no BAR mapped: nothing to read the ID from */
+	v = __atomic_load_n(&dev->iseg->irq_nic_id, __ATOMIC_ACQUIRE);
 
 	return (v & MNIC_IRQ_ID_VALID) ? (int)(v & MNIC_IRQ_ID_MASK) : -ENODEV;
 }

@@ -58,7 +58,7 @@ test_posix_eth_LIBS := -lvdeplug
 # The POSIX NIC's doorbell channel with libmnic's end of it (issue 15).
 UNIT_TESTS += test_posix_doorbell_irq
 test_posix_doorbell_irq_SRCS := tests/unit/hal/test_posix_doorbell_irq.c hal/posix/doorbell.c \
-	hostdrv/lib/dbch.c
+	hostdrv/lib/dbch.c hostdrv/lib/fdpass.c hostdrv/lib/ivsh.c
 test_posix_doorbell_irq_CFLAGS := -pthread -Ihostdrv/include -Ihostdrv/lib
 
 # A BAR file that shrinks under the POSIX NIC: size check, SIGBUS report.
