@@ -30,8 +30,13 @@
 # (counters irq_rings, irq_cmd; /proc/interrupts), the decoys are
 # ivshmem-plain and stay polled.
 #
-# Inside the VM: insmod mnic.ko (two decoy ivshmem devices: no init
+# Inside the VM: modprobe ib_uverbs (with ib_core, from Debian's
+# linux-image-amd64), insmod mnic.ko (two decoy ivshmem devices: no init
 # segment -> left alone, another cmdif_rev -> refused with a message);
+# the RDMA device mnic0 (checks ib_device_*: sysfs, iproute2's `rdma`,
+# /dev/infiniband/uverbs0, mnic-ib-check on the raw uverbs write ABI:
+# context = firmware context, QUERY_DEVICE/PORT = the firmware's, PDs,
+# refusals, close and unbind leave nothing);
 # /dev/mnic0 and sysfs health (state,
 # command queue, board, a moving heartbeat); `mnicctl info`; create a PD
 # and a CQ (gone with their mnicctl process); an RC ping-pong (mnic-pingpong --verify, every byte

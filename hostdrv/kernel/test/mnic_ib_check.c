@@ -329,6 +329,20 @@ static void run_verbs(void)
 	fd = open_uverbs();
 	if (fd < 0)
 		return;
+	{
+		/* Driver data this driver does not read: refused before any
+		 * context is allocated. */
+		struct ib_uverbs_get_context c = { .response = (uintptr_t)&gc };
+
+		ret = uverbs_cmd(fd, IB_USER_VERBS_CMD_GET_CONTEXT, &c, sizeof(c), sizeof(gc),
+				 &nonzero, sizeof(nonzero));
+		result("ib_device_get_context_udata_refused",
+		       ret == -EINVAL && counter("ctx_alloc") == ctx_alloc0 &&
+		       counter("ib_refused_udata") == udata0 + 1,
+		       "GET_CONTEXT with driver data: %s, ctx_alloc %ld -> %ld",
+		       ret ? strerror(-ret) : "served", ctx_alloc0, counter("ctx_alloc"));
+		udata0 = counter("ib_refused_udata");
+	}
 	ret = get_context(fd, &gc);
 	result("ib_device_get_context", ret == 0 && gc.num_comp_vectors == 1,
 	       "GET_CONTEXT: %s, num_comp_vectors %u", strerror(-ret), gc.num_comp_vectors);
