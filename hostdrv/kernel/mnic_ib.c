@@ -23,7 +23,8 @@
  * first in remove, while the command queue still runs.  Unregistering
  * disassociates the ucontexts still open: the core destroys their PDs and
  * the contexts themselves through the ops below, so the firmware keeps
- * nothing of them; the files stay open and get -EIO.
+ * nothing of them; the files stay open and get -EIO.  Those commands are
+ * bounded (2 s), and once the firmware failed one the rest are skipped.
  */
 #include <linux/etherdevice.h>
 #include <linux/io.h>
@@ -52,6 +53,11 @@ struct mnic_ib_dev {
 	struct ib_device ibdev;            /* first: ib_alloc_device */
 	struct mnic_kdev *d;
 	u32 max_msg;                       /* QUERY_DEVICE at registration */
+	/* Unregistration destroys the objects of the files still open: after
+	 * the first of its commands that fails the firmware is taken as gone
+	 * and the rest are only counted (as remove does for open files). */
+	bool unregistering;
+	bool fw_gone;
 };
 
 struct mnic_ib_ucontext {
@@ -78,6 +84,31 @@ static struct mnic_ib_ucontext *to_muc(struct ib_ucontext *uc)
 static struct mnic_ib_pd *to_mpd(struct ib_pd *pd)
 {
 	return container_of(pd, struct mnic_ib_pd, ibpd);
+}
+
+/* A failed command during unregistration: was it the firmware that
+ * failed (no answer, or no longer READY), not the command? */
+static void note_failure(struct mnic_ib_dev *ib, int ret)
+{
+	if (ib->unregistering &&
+	    (ret == -ETIMEDOUT || ioread32(&ib->d->seg->state) != MNIC_STATE_READY))
+		WRITE_ONCE(ib->fw_gone, true);
+}
+
+/* A destroy command (DEALLOC_PD, DEALLOC_CONTEXT): skipped once
+ * unregistration saw the firmware fail. */
+static int destroy_cmd(struct mnic_ib_dev *ib, void *in, u32 in_len, void *out, u32 out_len,
+		       u32 timeout_ms)
+{
+	int ret;
+
+	if (READ_ONCE(ib->fw_gone))
+		return -EIO;
+	ret = mnic_module_cmd(ib->d, in, in_len, out, out_len,
+			      ib->unregistering ? MNIC_CTX_REMOVE_TIMEOUT_MS : timeout_ms);
+	if (ret)
+		note_failure(ib, ret);
+	return ret;
 }
 
 /* No driver-private input is read in this step: any non-zero byte of it
@@ -262,9 +293,18 @@ static int mnic_ib_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *uda
  * context is left (counted in ctx_dealloc / ctx_dealloc_failed). */
 static void mnic_ib_dealloc_ucontext(struct ib_ucontext *ibuc)
 {
+	struct mnic_ib_dev *ib = to_mib(ibuc->device);
 	struct mnic_ib_ucontext *uc = to_muc(ibuc);
+	int ret;
 
-	mnic_ctx_dealloc(to_mib(ibuc->device)->d, uc->fw.ctx, MNIC_CTX_RELEASE_TIMEOUT_MS);
+	if (READ_ONCE(ib->fw_gone)) {
+		mnic_count(ib->d, MNIC_KCNT_ctx_dealloc_failed);
+		return;
+	}
+	ret = mnic_ctx_dealloc(ib->d, uc->fw.ctx, ib->unregistering ? MNIC_CTX_REMOVE_TIMEOUT_MS :
+			       MNIC_CTX_RELEASE_TIMEOUT_MS);
+	if (ret)
+		note_failure(ib, ret);
 }
 
 /* Nothing is mapped in this step (the doorbell and ring pages come with
@@ -323,7 +363,8 @@ static int mnic_ib_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 		.handle = pd->pdn,
 	};
 	struct mnic_cmd_simple_out out;
-	int ret = mnic_module_cmd(d, &in, sizeof(in), &out, sizeof(out), MNIC_IB_CMD_TIMEOUT_MS);
+	int ret = destroy_cmd(to_mib(ibpd->device), &in, sizeof(in), &out, sizeof(out),
+			      MNIC_IB_CMD_TIMEOUT_MS);
 
 	if (ret) {
 		mnic_count(d, MNIC_KCNT_ib_pd_dealloc_failed);
@@ -420,6 +461,9 @@ void mnic_ib_unregister(struct mnic_kdev *d)
 {
 	if (!d->ib)
 		return;
+	/* Ops in progress finish before ib_unregister_device returns; those it
+	 * runs itself see the flag. */
+	WRITE_ONCE(d->ib->unregistering, true);
 	ib_unregister_device(&d->ib->ibdev);
 	ib_dealloc_device(&d->ib->ibdev);
 	d->ib = NULL;
