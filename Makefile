@@ -273,7 +273,7 @@ include qemu-board/qemu-board.mk
 KMOD_SRCS := $(notdir $(wildcard hostdrv/kernel/*.c hostdrv/kernel/*.h)) Kbuild
 .PHONY: kmod
 kmod: build/kmod/mnic.ko build/kmod/mnic-ioctl-check build/kmod/mnic-tenancy-check \
-      build/kmod/mnic-mem-check build/kmod/mnic-rw-kmod
+      build/kmod/mnic-mem-check build/kmod/mnic-ib-check build/kmod/mnic-rw-kmod
 # Hostile-caller, tenancy and host-memory checks of /dev/mnicN, run in the test VM
 # (static: any libc).
 build/kmod/mnic-%-check: hostdrv/kernel/test/mnic_%_check.c $(wildcard abi/include/mnic/*.h)

@@ -2,8 +2,9 @@
  * mnic_main.c (PCI, /dev/mnicN, ioctl, mmap), mnic_ctx.c (a firmware
  * context per open file, the privilege policy), mnic_cmd.c (command queue),
  * mnic_mem.c (user memory pinned into MTTs),
- * mnic_sysfs.c (health and counters) and mnic_devlink.c (devlink info,
- * flash and the firmware health reporter). */
+ * mnic_sysfs.c (health and counters), mnic_devlink.c (devlink info,
+ * flash and the firmware health reporter) and mnic_ib.c (the RDMA
+ * device). */
 #ifndef MNIC_KMOD_H
 #define MNIC_KMOD_H
 
@@ -29,6 +30,10 @@
 #define MNIC_IRQ_RECHECK_MS     10u    /* interrupt-driven waits re-read this often */
 #define MNIC_CMD_TIMEOUT_DEFAULT_MS 60000u
 #define MNIC_CMD_TIMEOUT_MAX_MS     600000u
+/* DEALLOC_CONTEXT from release and remove: bounded, remove's shorter (a
+ * firmware that stopped answering must not hold remove for long). */
+#define MNIC_CTX_RELEASE_TIMEOUT_MS 10000u
+#define MNIC_CTX_REMOVE_TIMEOUT_MS  2000u
 
 /* Driver counters (sysfs counters/<name>): every refusal has one. */
 #define MNIC_KCOUNTERS(X)                                                     \
@@ -75,7 +80,16 @@
 	X(mem_pages_unpinned)   /* ... unpinned again */                      \
 	X(mem_pages_leaked)     /* ... left pinned: the NIC may still use them */ \
 	X(irq_cmd)              /* MSI-X vector 0: the NIC answered a command */ \
-	X(irq_rings)            /* Doorbell register writes to the NIC */
+	X(irq_rings)            /* Doorbell register writes to the NIC */ \
+	X(ib_ucontext)          /* RDMA ucontexts allocated (mnic_ib.c) */     \
+	X(ib_pd)                /* ... PDs allocated (ALLOC_PD OK) */          \
+	X(ib_pd_failed)         /* ... ALLOC_PD failed */                     \
+	X(ib_pd_dealloc_failed) /* ... DEALLOC_PD failed: left to the context */ \
+	X(ib_refused_udata)     /* ... driver udata given where none is read */ \
+	X(ib_refused_kernel)    /* ... a kernel (udata-less) PD asked for */   \
+	X(ib_refused_mmap)      /* ... mmap of a uverbs file (no mapping yet) */ \
+	X(ib_refused_port)      /* ... a port or pkey index that is not there */ \
+	X(ib_query_failed)      /* ... QUERY_DEVICE for the ib_device failed */
 
 #define MNIC_KCNT_ENUM_(name) MNIC_KCNT_##name,
 enum mnic_kcounter { MNIC_KCOUNTERS(MNIC_KCNT_ENUM_) MNIC_KCNT_NUM };
@@ -136,6 +150,10 @@ struct mnic_kdev {
 	u32 irq_ring;                      /* Doorbell value: NIC << 16 | 0 */
 	char irq_name[32];
 
+	/* The RDMA device mnicN (mnic_ib.c): registered last in probe,
+	 * unregistered first in remove. */
+	struct mnic_ib_dev *ib;
+
 	atomic64_t cnt[MNIC_KCNT_NUM];
 };
 
@@ -184,7 +202,16 @@ int mnic_cmd_run(struct mnic_kdev *d, struct mnic_kcmd *c);
 long mnic_ioctl_cmd(struct mnic_file *mf, struct mnic_ioc_cmd __user *uarg);
 const char *mnic_opcode_name(u16 opcode);
 
+/* A firmware context and its user-area range (window addresses). */
+struct mnic_fwctx {
+	u16 ctx;                           /* 1 .. MNIC_CTX_MAX */
+	u64 ua_offset;
+	u64 ua_size;
+};
+
 /* mnic_ctx.c */
+int mnic_ctx_alloc(struct mnic_kdev *d, u64 want_offset, u64 want_size, struct mnic_fwctx *c);
+int mnic_ctx_dealloc(struct mnic_kdev *d, u16 ctx, u32 timeout_ms);
 int mnic_file_ctx(struct mnic_file *mf, u64 want_offset, u64 want_size);
 void mnic_file_ctx_free(struct mnic_file *mf, u32 timeout_ms);
 void mnic_files_ctx_free(struct mnic_kdev *d);
@@ -203,6 +230,10 @@ void mnic_mem_forget(struct mnic_file *mf, bool dma_stopped);
 /* mnic_devlink.c */
 int mnic_devlink_register(struct mnic_kdev *d);
 void mnic_devlink_unregister(struct mnic_kdev *d);
+
+/* mnic_ib.c: the RDMA device (ib_core, ib_uverbs) */
+int mnic_ib_register(struct mnic_kdev *d);
+void mnic_ib_unregister(struct mnic_kdev *d);
 
 /* mnic_sysfs.c */
 extern const struct attribute_group *mnic_attr_groups[];

@@ -30,11 +30,6 @@ module_param(ctx_ua_mib, uint, 0644);
 MODULE_PARM_DESC(ctx_ua_mib,
 		 "user-area range of an open file's context unless MNIC_IOC_CTX asks (MiB; at most a quarter of the user area; halved down to 64 KiB while the firmware has no room)");
 
-/* DEALLOC_CONTEXT from release and remove: bounded, remove's shorter (a
- * firmware that stopped answering must not hold remove for long). */
-#define MNIC_CTX_RELEASE_TIMEOUT_MS 10000u
-#define MNIC_CTX_REMOVE_TIMEOUT_MS  2000u
-
 /* How a command is issued (mnic_cmd_policy). */
 enum mnic_cmd_pol {
 	MNIC_POL_OWN,      /* in the file's context (the default) */
@@ -107,7 +102,9 @@ int mnic_module_cmd(struct mnic_kdev *d, void *in, u32 in_len, void *out, u32 ou
 	return 0;
 }
 
-static int ctx_dealloc(struct mnic_kdev *d, u16 ctx, u32 timeout_ms)
+/* DEALLOC_CONTEXT: the firmware destroys every object of the context and
+ * frees its range.  A failure is counted and logged. */
+int mnic_ctx_dealloc(struct mnic_kdev *d, u16 ctx, u32 timeout_ms)
 {
 	struct mnic_cmd_handle_in in = {
 		.hdr = { .opcode = MNIC_CMD_DEALLOC_CONTEXT, .ctx = MNIC_CTX_MGMT },
@@ -154,12 +151,12 @@ static bool ctx_want_ok(const struct mnic_kdev *d, u64 want_offset, u64 want_siz
 				want_offset < window && want_size <= window - want_offset);
 }
 
-/* ALLOC_CONTEXT for mf; ctx_lock held.  want_offset 0: any range;
- * want_size 0: ctx_ua_mib (at most a quarter of the user area), halved
- * while the firmware has no room. */
-static int ctx_alloc(struct mnic_file *mf, u64 want_offset, u64 want_size)
+/* ALLOC_CONTEXT: a firmware context and its user-area range, checked and
+ * zeroed (an open file's, mnic_file_ctx, or an RDMA ucontext's,
+ * mnic_ib.c).  want_offset 0: any range; want_size 0: ctx_ua_mib (at most
+ * a quarter of the user area), halved while the firmware has no room. */
+int mnic_ctx_alloc(struct mnic_kdev *d, u64 want_offset, u64 want_size, struct mnic_fwctx *c)
 {
-	struct mnic_kdev *d = mf->d;
 	u64 user_size = d->bar_len - MNIC_DMA_WINDOW_OFFSET - MNIC_USER_AREA_OFFSET;
 	struct mnic_cmd_alloc_context_out out;
 	struct mnic_cmd_alloc_context_in in;
@@ -206,17 +203,31 @@ static int ctx_alloc(struct mnic_file *mf, u64 want_offset, u64 want_size)
 				    "ALLOC_CONTEXT answered context %u range 0x%llx+0x%llx: not in the user area\n",
 				    out.ctx, out.ua_offset, out.ua_size);
 		if (out.ctx != MNIC_CTX_MGMT && out.ctx <= MNIC_CTX_MAX)
-			ctx_dealloc(d, out.ctx, 0);
+			mnic_ctx_dealloc(d, out.ctx, 0);
 		return -EPROTO;
 	}
 	/* A range another tenant had before: none of its bytes reach this one. */
 	memset_io(d->window + out.ua_offset, 0, out.ua_size);
 	wmb();  /* the zeroes reach the BAR before the range is mapped */
-	mf->ctx = out.ctx;
-	mf->ua_offset = out.ua_offset;
-	mf->ua_size = out.ua_size;
-	mf->has_ctx = true;
+	c->ctx = out.ctx;
+	c->ua_offset = out.ua_offset;
+	c->ua_size = out.ua_size;
 	mnic_count(d, MNIC_KCNT_ctx_alloc);
+	return 0;
+}
+
+/* ALLOC_CONTEXT for mf; ctx_lock held. */
+static int ctx_alloc(struct mnic_file *mf, u64 want_offset, u64 want_size)
+{
+	struct mnic_fwctx c;
+	int ret = mnic_ctx_alloc(mf->d, want_offset, want_size, &c);
+
+	if (ret)
+		return ret;
+	mf->ctx = c.ctx;
+	mf->ua_offset = c.ua_offset;
+	mf->ua_size = c.ua_size;
+	mf->has_ctx = true;
 	return 0;
 }
 
@@ -244,7 +255,7 @@ void mnic_file_ctx_free(struct mnic_file *mf, u32 timeout_ms)
 {
 	mutex_lock(&mf->ctx_lock);
 	if (mf->has_ctx)
-		mnic_mem_forget(mf, !ctx_dealloc(mf->d, mf->ctx,
+		mnic_mem_forget(mf, !mnic_ctx_dealloc(mf->d, mf->ctx,
 					 timeout_ms ? timeout_ms : MNIC_CTX_RELEASE_TIMEOUT_MS));
 	mf->has_ctx = false;
 	mutex_unlock(&mf->ctx_lock);
@@ -266,7 +277,7 @@ void mnic_files_ctx_free(struct mnic_kdev *d)
 		unmap_mapping_range(mf->mapping, 0, 0, 1);
 		mutex_lock(&mf->ctx_lock);
 		if (mf->has_ctx && answering)
-			answering = !ctx_dealloc(d, mf->ctx, MNIC_CTX_REMOVE_TIMEOUT_MS);
+			answering = !mnic_ctx_dealloc(d, mf->ctx, MNIC_CTX_REMOVE_TIMEOUT_MS);
 		else if (mf->has_ctx)
 			mnic_count(d, MNIC_KCNT_ctx_dealloc_failed);
 		/* Registered pages go back only if the firmware confirmed

@@ -8,7 +8,8 @@
  * ours: -ENODEV without a word, other ivshmem users keep their device),
  * check cmdif_rev, wait for READY, latch the command queue (mnic_cmd.c),
  * register the devlink instance (mnic_devlink.c), create /dev/mnicN with
- * sysfs health and counters (mnic_sysfs.c).
+ * sysfs health and counters (mnic_sysfs.c), register the RDMA device
+ * (mnic_ib.c).
  * /dev/mnicN: MNIC_IOC_INFO, MNIC_IOC_CTX, MNIC_IOC_CMD (mnic/ioctl.h),
  * mmap of the file's user-area range, of the init-segment page (read-only)
  * and of the doorbell page.  Each open file is a firmware context
@@ -391,6 +392,9 @@ static int mnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = misc_register(&d->misc);
 	if (ret)
 		goto err_devlink;
+	ret = mnic_ib_register(d);
+	if (ret)
+		goto err_misc;
 
 	fw = ioread32(&d->seg->fw_version);
 	memcpy_fromio(board, d->seg->board_name, sizeof(board) - 1);
@@ -402,6 +406,8 @@ static int mnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		 (unsigned long long)d->hostmem_size >> 20);
 	return 0;
 
+err_misc:
+	misc_deregister(&d->misc);
 err_devlink:
 	mnic_devlink_unregister(d);
 err_ida:
@@ -426,6 +432,10 @@ static void mnic_remove(struct pci_dev *pdev)
 {
 	struct mnic_kdev *d = pci_get_drvdata(pdev);
 
+	/* The RDMA device first: unregistering destroys the objects of the
+	 * ucontexts still open, through the firmware, so the command queue
+	 * must still run. */
+	mnic_ib_unregister(d);
 	/* No new opens; then wait out ioctls and mmaps in progress (a waiting
 	 * command sees `removing` and gives up). */
 	misc_deregister(&d->misc);
@@ -466,5 +476,5 @@ static struct pci_driver mnic_pci_driver = {
 };
 module_pci_driver(mnic_pci_driver);
 
-MODULE_DESCRIPTION("mnic SmartNIC host interface (ivshmem-plain BAR): /dev/mnicN, command queue, health");
+MODULE_DESCRIPTION("mnic SmartNIC host interface (ivshmem BAR): /dev/mnicN, command queue, health, RDMA device");
 MODULE_LICENSE("GPL");

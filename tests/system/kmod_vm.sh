@@ -30,8 +30,13 @@
 # (counters irq_rings, irq_cmd; /proc/interrupts), the decoys are
 # ivshmem-plain and stay polled.
 #
-# Inside the VM: insmod mnic.ko (two decoy ivshmem devices: no init
+# Inside the VM: modprobe ib_uverbs (with ib_core, from Debian's
+# linux-image-amd64), insmod mnic.ko (two decoy ivshmem devices: no init
 # segment -> left alone, another cmdif_rev -> refused with a message);
+# the RDMA device mnic0 (checks ib_device_*: sysfs, iproute2's `rdma`,
+# /dev/infiniband/uverbs0, mnic-ib-check on the raw uverbs write ABI:
+# context = firmware context, QUERY_DEVICE/PORT = the firmware's, PDs,
+# refusals, close and unbind leave nothing);
 # /dev/mnic0 and sysfs health (state,
 # command queue, board, a moving heartbeat); `mnicctl info`; create a PD
 # and a CQ (gone with their mnicctl process); an RC ping-pong (mnic-pingpong --verify, every byte
@@ -80,11 +85,17 @@ mnicctl=$root/build/host/hostdrv/mnicctl-static
 ioctl_check=$root/build/kmod/mnic-ioctl-check
 tenancy_check=$root/build/kmod/mnic-tenancy-check
 mem_check=$root/build/kmod/mnic-mem-check
+ib_check=$root/build/kmod/mnic-ib-check
 pingpong=$root/build/host/hostdrv/mnic-pingpong
 tenant=$root/build/host/hostdrv/mnic-tenant
 mnicctl_host=$root/build/host/hostdrv/mnicctl
 devlink=$(command -v devlink || echo /usr/sbin/devlink)
 [ -x "$devlink" ] || mnic_die "iproute2's devlink missing: run scripts/deps.sh"
+rdma=$(command -v rdma || echo /usr/bin/rdma)
+[ -x "$rdma" ] || mnic_die "iproute2's rdma missing: run scripts/deps.sh"
+# The RDMA device (mnic_ib.c) links against ib_core; ib_uverbs (which the
+# VM loads first, with ib_core) is its soft dependency.
+ko_depends=$(modinfo -F depends "$ko"); ko_softdep=$(modinfo -F softdep "$ko")
 for f in "$root/build/qemu-virt-a15/mnic-fw.elf" "$root/build/qemu-virt-a72/mnic-fw.elf" \
          "$root/build/qemu-virt-a15/loader/flash0.bin" "$root/build/posix/mnic-fw" "$mnicctl" \
          "$mnicctl_host" "$pingpong"; do
@@ -188,6 +199,9 @@ finish() {
 H=/sys/class/misc/mnic0/health; C=/sys/class/misc/mnic0/counters; D=/dev/mnic0
 modprobe virtio_pci; modprobe virtio_net
 ip link set lo up; ip link set eth0 up; ip addr add 10.0.2.15/24 dev eth0
+# mnic.ko needs ib_core; ib_uverbs gives user space /dev/infiniband/uverbsN.
+check ib_device_modules_loaded modprobe ib_uverbs
+IB=/sys/class/infiniband/mnic0
 
 check insmod insmod /lib/mnic.ko
 check dev_node test -c \$D
@@ -214,6 +228,31 @@ for f in \$H/*; do echo "  health/\${f##*/} = \$(cat \$f)"; done
 
 check mnicctl_info mnicctl -d \$D info
 check mnicctl_health mnicctl -d \$D health
+
+# The RDMA device (hostdrv/kernel/mnic_ib.c): ib_device mnic0 on the same
+# PCI function, RoCEv2 on an Ethernet port, ACTIVE with the firmware READY.
+check ib_device_sysfs test -d \$IB
+check ib_device_probe_line grep -q "RDMA device mnic0 (RoCEv2, port 1)" /tmp/dmesg.probe
+check ib_device_node_type eq "\$(cat \$IB/node_type)" "1: CA"
+check ib_device_port_state eq "\$(cat \$IB/ports/1/state)" "4: ACTIVE"
+check ib_device_port_phys_state eq "\$(cat \$IB/ports/1/phys_state)" "5: LinkUp"
+check ib_device_link_layer eq "\$(cat \$IB/ports/1/link_layer)" Ethernet
+check ib_device_pkey eq "\$(cat \$IB/ports/1/pkeys/0)" 0xffff
+fwv=\$(cat \$H/fw_version)
+check ib_device_fw_ver eq "\$(cat \$IB/fw_ver)" "\$((fwv >> 24)).\$(((fwv >> 16) & 255)).\$((fwv & 65535))"
+check ib_device_parent_is_the_function eq "\$(readlink -f \$IB/device)" "\$(readlink -f /sys/class/misc/mnic0/device)"
+for f in node_type node_guid sys_image_guid fw_ver hw_rev node_desc ports/1/state ports/1/link_layer ports/1/rate; do
+  echo "  infiniband/mnic0/\$f = \$(cat \$IB/\$f 2>&1)"
+done
+rdma dev > /tmp/rdma.dev 2>&1; rdma link > /tmp/rdma.link 2>&1; sed 's/^/  rdma: /' /tmp/rdma.dev /tmp/rdma.link
+check ib_device_rdma_dev grep -q "^[0-9]*: mnic0: node_type ca fw \$((fwv >> 24))\\.\$(((fwv >> 16) & 255))\\.\$((fwv & 65535))" /tmp/rdma.dev
+check ib_device_rdma_link grep -q "^link mnic0/1 state ACTIVE physical_state LINK_UP" /tmp/rdma.link
+check ib_device_uverbs_dev_node ls /dev/infiniband/uverbs0
+check ib_device_uverbs_is_mnic0 eq "\$(cat /sys/class/infiniband_verbs/uverbs0/ibdev)" mnic0
+# The raw uverbs write ABI (hostdrv/kernel/test/mnic_ib_check.c): context =
+# firmware context, QUERY_DEVICE/PORT = the firmware's answers, PDs in the
+# firmware, refusals, close frees all.
+check ib_device_uverbs_verbs mnic-ib-check verbs mnic0 \$D
 # The health buffer through the ioctl backend's init-segment mapping: live.
 hbj=\$(mnicctl -d \$D --json health | sed -n 's/.*"heartbeat": *\([0-9]*\).*/\1/p')
 check mnicctl_health_heartbeat test "\${hbj:-0}" -gt 0
@@ -396,22 +435,29 @@ check fw_alive_after mnicctl -d \$D info
 check unbind_open_file mnic-ioctl-check --unbind \$D
 check rebound_info mnicctl -d \$D info
 check devlink_rebound devlink dev info \$DL
+# Unbind under a uverbs file with a context and a PD: disassociated, the
+# firmware keeps nothing, the RDMA device is back after the rebind.
+check ib_device_unbind_open_file mnic-ib-check unbind mnic0 \$D
+check ib_device_rebound eq "\$(cat \$IB/ports/1/state)" "4: ACTIVE"
 # remove freed the context of the file it outlived.
 check tenancy_rebound_nic_empty mnic-tenancy-check empty \$D
 
 check rmmod rmmod mnic
 check dev_gone test ! -e \$D
 check devlink_gone_after_rmmod eq "\$(devlink dev show | grep -c "\$DL")" 0
+check ib_device_gone_after_rmmod test ! -e \$IB
+check ib_device_uverbs_gone_after_rmmod test ! -e /dev/infiniband/uverbs0
 check reinsmod insmod /lib/mnic.ko
 check reprobe_dev_node test -c \$D
+check ib_device_reprobe eq "\$(cat \$IB/ports/1/state)" "4: ACTIVE"
 check reprobe_info mnicctl -d \$D info
 check rmmod_again rmmod mnic
 finish
 INIT
 
 "$root/tests/vm/mkinitramfs.sh" -o "$out/initrd.gz" --kver "$kver" --init "$out/init" \
-  --modules "virtio_net virtio_pci" --bins "$pingpong $tenant $devlink" \
-  --files "$(for i in good corrupt truncated trailing a72 unsigned; do printf '%s ' "$fwdir/$i.img:/lib/firmware/mnic/$i.img"; done)$ko:/lib/mnic.ko $mnicctl:/bin/mnicctl $ioctl_check:/bin/mnic-ioctl-check $tenancy_check:/bin/mnic-tenancy-check $mem_check:/bin/mnic-mem-check $rw_kmod:/bin/mnic-rw-kmod"
+  --modules "virtio_net virtio_pci ib_uverbs" --bins "$pingpong $tenant $devlink $rdma" \
+  --files "$(for i in good corrupt truncated trailing a72 unsigned; do printf '%s ' "$fwdir/$i.img:/lib/firmware/mnic/$i.img"; done)$ko:/lib/mnic.ko $mnicctl:/bin/mnicctl $ioctl_check:/bin/mnic-ioctl-check $tenancy_check:/bin/mnic-tenancy-check $mem_check:/bin/mnic-mem-check $ib_check:/bin/mnic-ib-check $rw_kmod:/bin/mnic-rw-kmod"
 
 # Two more ivshmem devices, probed before the NIC's: one with no init
 # segment (some other ivshmem user: left alone without a word) and one with
@@ -515,6 +561,8 @@ fi
 [ $stall = 1 ] || { echo "FAIL: the VM never asked for the heartbeat stall"; fail=1; }
 [ $rw_rc = 0 ] || { echo "FAIL: host mnic-rw (RDMA WRITE/READ into the VM's registered memory) exited $rw_rc"; fail=1; }
 [ $gpa_rc = 0 ] || { echo "FAIL: GPA = file offset not confirmed by the host (vm.ram)"; fail=1; }
+[ "$ko_depends" = ib_core ] && [ "$ko_softdep" = "post: ib_uverbs" ] ||
+  { echo "FAIL: ib_device_module_deps: modinfo depends '$ko_depends', softdep '$ko_softdep'"; fail=1; }
 sed -n '/^KMOD-DMESG-BEGIN/,/^KMOD-DMESG-END/p' "$out/vm.log" > "$out/dmesg.txt"
 [ -s "$out/dmesg.txt" ] || { echo "FAIL: no dmesg from the VM"; fail=1; }
 if grep -nE "WARNING:|BUG:|Oops|Call Trace|general protection|UBSAN|KASAN|refcount_t|list_(add|del) corruption" \

@@ -1,0 +1,502 @@
+/* mnic-ib-check: the RDMA device of mnic.ko (hostdrv/kernel/mnic_ib.c;
+ * docs/kernel-driver.md "RDMA device"), run as root in the test VM
+ * (tests/system/kmod_vm.sh) on the raw uverbs write ABI
+ * (<rdma/ib_user_verbs.h> from linux-libc-dev: struct ib_uverbs_cmd_hdr
+ * and the command structs; no libibverbs, no provider yet).
+ *
+ *   mnic-ib-check verbs IBDEV MNICDEV    GET_CONTEXT (a firmware context),
+ *        QUERY_DEVICE and QUERY_PORT answer what the firmware's QUERY_DEVICE
+ *        (on MNICDEV, as root: the whole NIC) and the init segment say,
+ *        ALLOC_PD/DEALLOC_PD reach the firmware in that context, refusals
+ *        (driver data, a second context, port 2, a freed PD, CREATE_CQ not
+ *        served yet, mmap), and closing the file frees the context and the
+ *        PD left in it
+ *   mnic-ib-check unbind IBDEV MNICDEV   a file with a context and a PD
+ *        while the PCI function is unbound: the core disassociates it
+ *        (commands then fail), the firmware keeps nothing; rebound after
+ * IBDEV is the ib_device's name (mnic0): its uverbs node is found in
+ * /sys/class/infiniband_verbs/ by its ibdev file.  Prints "ok NAME" or
+ * "FAIL NAME: why" per check, then "IB-CHECK PASS n" or "IB-CHECK FAIL
+ * failed/n"; exit 0 only on PASS. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <rdma/ib_user_verbs.h>
+
+#include "mnic/abi.h"
+#include "mnic/cmd.h"
+#include "mnic/ioctl.h"
+
+/* The write ABI's layouts this program relies on (ib_user_verbs.h). */
+_Static_assert(sizeof(struct ib_uverbs_cmd_hdr) == 8, "cmd hdr");
+_Static_assert(sizeof(struct ib_uverbs_get_context_resp) == 8, "get_context resp");
+_Static_assert(sizeof(struct ib_uverbs_query_device_resp) == 176, "query_device resp");
+_Static_assert(sizeof(struct ib_uverbs_query_port) == 16, "query_port");
+_Static_assert(sizeof(struct ib_uverbs_query_port_resp) == 40, "query_port resp");
+_Static_assert(sizeof(struct ib_uverbs_alloc_pd_resp) == 4, "alloc_pd resp");
+_Static_assert(sizeof(struct ib_uverbs_dealloc_pd) == 4, "dealloc_pd");
+
+#define PORT_ACTIVE     4      /* enum ib_port_state */
+#define MTU_1024        3      /* enum ib_mtu */
+#define MTU_4096        5
+#define LINK_ETHERNET   2      /* IB_LINK_LAYER_ETHERNET */
+#define ATOMIC_HCA      1      /* IB_ATOMIC_HCA */
+
+static const char *ibdev, *mnicdev;
+static char sysdir[128];
+static unsigned int checks, failures;
+
+static void result(const char *name, int ok, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void result(const char *name, int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	checks++;
+	if (ok) {
+		printf("ok %s\n", name);
+		return;
+	}
+	failures++;
+	printf("FAIL %s: ", name);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+}
+
+static long counter(const char *name)
+{
+	char path[256];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/counters/%s", sysdir, name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/* /dev/infiniband/uverbsN of ibdev, from sysfs. */
+static int uverbs_path(char *out, size_t len)
+{
+	DIR *dir = opendir("/sys/class/infiniband_verbs");
+	struct dirent *e;
+	int found = 0;
+
+	if (!dir)
+		return 0;
+	while (!found && (e = readdir(dir))) {
+		char p[512], name[64] = "";
+		FILE *f;
+
+		if (strncmp(e->d_name, "uverbs", 6))
+			continue;
+		snprintf(p, sizeof(p), "/sys/class/infiniband_verbs/%s/ibdev", e->d_name);
+		f = fopen(p, "r");
+		if (!f)
+			continue;
+		if (fscanf(f, "%63s", name) == 1 && !strcmp(name, ibdev)) {
+			snprintf(out, len, "/dev/infiniband/%s", e->d_name);
+			found = 1;
+		}
+		fclose(f);
+	}
+	closedir(dir);
+	return found;
+}
+
+/* One write-ABI command: hdr + cmd (+ extra driver bytes); 0 or -errno. */
+static int uverbs_cmd(int fd, uint32_t command, const void *cmd, size_t cmd_len,
+		      size_t resp_len, const void *extra, size_t extra_len)
+{
+	uint8_t buf[256];
+	struct ib_uverbs_cmd_hdr hdr = {
+		.command = command,
+		.in_words = (uint16_t)((sizeof(hdr) + cmd_len + extra_len) / 4),
+		.out_words = (uint16_t)(resp_len / 4),
+	};
+	size_t n = sizeof(hdr) + cmd_len + extra_len;
+
+	memcpy(buf, &hdr, sizeof(hdr));
+	memcpy(buf + sizeof(hdr), cmd, cmd_len);
+	if (extra_len)
+		memcpy(buf + sizeof(hdr) + cmd_len, extra, extra_len);
+	if (write(fd, buf, n) != (ssize_t)n)
+		return -errno;
+	return 0;
+}
+
+static int get_context(int fd, struct ib_uverbs_get_context_resp *r)
+{
+	struct ib_uverbs_get_context c = { .response = (uintptr_t)r };
+
+	memset(r, 0, sizeof(*r));
+	return uverbs_cmd(fd, IB_USER_VERBS_CMD_GET_CONTEXT, &c, sizeof(c), sizeof(*r), NULL, 0);
+}
+
+static int query_device(int fd, struct ib_uverbs_query_device_resp *r)
+{
+	struct ib_uverbs_query_device c = { .response = (uintptr_t)r };
+
+	memset(r, 0, sizeof(*r));
+	return uverbs_cmd(fd, IB_USER_VERBS_CMD_QUERY_DEVICE, &c, sizeof(c), sizeof(*r), NULL, 0);
+}
+
+static int query_port(int fd, uint8_t port, struct ib_uverbs_query_port_resp *r)
+{
+	struct ib_uverbs_query_port c = { .response = (uintptr_t)r, .port_num = port };
+
+	memset(r, 0, sizeof(*r));
+	return uverbs_cmd(fd, IB_USER_VERBS_CMD_QUERY_PORT, &c, sizeof(c), sizeof(*r), NULL, 0);
+}
+
+static int alloc_pd(int fd, uint32_t *handle, const void *extra, size_t extra_len)
+{
+	struct ib_uverbs_alloc_pd_resp r;
+	/* response padded to 8 bytes: out_words counts 4-byte words */
+	uint8_t resp[8];
+	struct ib_uverbs_alloc_pd c = { .response = (uintptr_t)resp };
+	int ret;
+
+	memset(resp, 0xa5, sizeof(resp));
+	ret = uverbs_cmd(fd, IB_USER_VERBS_CMD_ALLOC_PD, &c, sizeof(c), sizeof(r), extra, extra_len);
+	memcpy(&r, resp, sizeof(r));
+	*handle = r.pd_handle;
+	return ret;
+}
+
+static int dealloc_pd(int fd, uint32_t handle)
+{
+	struct ib_uverbs_dealloc_pd c = { .pd_handle = handle };
+
+	return uverbs_cmd(fd, IB_USER_VERBS_CMD_DEALLOC_PD, &c, sizeof(c), 0, NULL, 0);
+}
+
+/* The firmware's QUERY_DEVICE through /dev/mnicN (root: as MNIC_CTX_MGMT). */
+static int fw_query(struct mnic_cmd_query_device_out *q)
+{
+	struct mnic_cmd_simple_in in = { .hdr = { .opcode = MNIC_CMD_QUERY_DEVICE } };
+	struct mnic_ioc_cmd c;
+	int fd = open(mnicdev, O_RDWR), ret = -1;
+
+	if (fd < 0)
+		return -1;
+	memset(&c, 0, sizeof(c));
+	memset(q, 0, sizeof(*q));
+	c.size = sizeof(c);
+	c.version = MNIC_IOC_VERSION;
+	c.in_ptr = (uintptr_t)&in;
+	c.out_ptr = (uintptr_t)q;
+	c.in_len = sizeof(in);
+	c.out_len = sizeof(*q);
+	if (ioctl(fd, MNIC_IOC_CMD, &c) == 0 && c.delivery == MNIC_CMD_DELIV_OK &&
+	    q->hdr.status == MNIC_CMD_STAT_OK)
+		ret = 0;
+	close(fd);
+	return ret;
+}
+
+static int fw_info(struct mnic_ioc_info *info)
+{
+	int fd = open(mnicdev, O_RDWR), ret;
+
+	if (fd < 0)
+		return -1;
+	memset(info, 0, sizeof(*info));
+	info->size = sizeof(*info);
+	info->version = MNIC_IOC_VERSION;
+	ret = ioctl(fd, MNIC_IOC_INFO, info);
+	close(fd);
+	return ret;
+}
+
+static int clamp_int(uint32_t v)
+{
+	return v > INT_MAX ? INT_MAX : (int)v;
+}
+
+static void check_device(const struct ib_uverbs_query_device_resp *r,
+			 const struct mnic_cmd_query_device_out *q, const struct mnic_ioc_info *info)
+{
+	uint8_t g[8] = { info->mac[0] ^ 2, info->mac[1], info->mac[2], 0xff, 0xfe,
+			 info->mac[3], info->mac[4], info->mac[5] };
+	uint64_t guid, mr_size = q->hostmem_size ? q->hostmem_size : q->window_size;
+
+	memcpy(&guid, g, sizeof(guid));
+	result("ib_device_query_max_qp", r->max_qp == (uint32_t)clamp_int(q->max_qp),
+	       "max_qp %u, firmware %u", r->max_qp, q->max_qp);
+	result("ib_device_query_max_cq", r->max_cq == (uint32_t)clamp_int(q->max_cq),
+	       "max_cq %u, firmware %u", r->max_cq, q->max_cq);
+	result("ib_device_query_max_mr", r->max_mr == (uint32_t)clamp_int(q->max_mr),
+	       "max_mr %u, firmware %u", r->max_mr, q->max_mr);
+	result("ib_device_query_max_pd", r->max_pd == (uint32_t)clamp_int(q->max_pd),
+	       "max_pd %u, firmware %u", r->max_pd, q->max_pd);
+	result("ib_device_query_max_qp_wr", r->max_qp_wr == (uint32_t)clamp_int(q->max_qp_wr),
+	       "max_qp_wr %u, firmware %u", r->max_qp_wr, q->max_qp_wr);
+	result("ib_device_query_max_sge", r->max_sge == (uint32_t)clamp_int(q->max_sge),
+	       "max_sge %u, firmware %u", r->max_sge, q->max_sge);
+	result("ib_device_query_max_cqe", r->max_cqe == (uint32_t)clamp_int(q->max_cqe),
+	       "max_cqe %u, firmware %u", r->max_cqe, q->max_cqe);
+	result("ib_device_query_max_rd_atom", r->max_qp_rd_atom == q->max_rd_atomic &&
+	       r->max_qp_init_rd_atom == q->max_rd_atomic,
+	       "max_qp_rd_atom %u, init %u, firmware %u", r->max_qp_rd_atom, r->max_qp_init_rd_atom,
+	       q->max_rd_atomic);
+	result("ib_device_query_max_mr_size", r->max_mr_size == mr_size && mr_size > 0,
+	       "max_mr_size %llu, want %llu", (unsigned long long)r->max_mr_size,
+	       (unsigned long long)mr_size);
+	result("ib_device_query_page_size_cap", (r->page_size_cap & 4096) != 0,
+	       "page_size_cap 0x%llx", (unsigned long long)r->page_size_cap);
+	result("ib_device_query_atomic_cap", r->atomic_cap == ATOMIC_HCA, "atomic_cap %u",
+	       r->atomic_cap);
+	result("ib_device_query_vendor", r->vendor_id == 0x1af4 && r->vendor_part_id == 0x1110,
+	       "vendor 0x%x part 0x%x", r->vendor_id, r->vendor_part_id);
+	result("ib_device_query_fw_ver", r->fw_ver == info->fw_version && r->fw_ver != 0,
+	       "fw_ver 0x%llx, init segment 0x%x", (unsigned long long)r->fw_ver, info->fw_version);
+	result("ib_device_query_hw_ver", r->hw_ver == info->board_id, "hw_ver %u, board_id %u",
+	       r->hw_ver, info->board_id);
+	result("ib_device_query_node_guid", r->node_guid == guid && r->sys_image_guid == guid,
+	       "node_guid 0x%016llx, want 0x%016llx (the MAC's EUI-64)",
+	       (unsigned long long)r->node_guid, (unsigned long long)guid);
+	result("ib_device_query_ports", r->phys_port_cnt == 1 && r->max_pkeys == 1,
+	       "phys_port_cnt %u max_pkeys %u", r->phys_port_cnt, r->max_pkeys);
+}
+
+static void check_port(const struct ib_uverbs_query_port_resp *p,
+		       const struct mnic_cmd_query_device_out *q)
+{
+	result("ib_device_port_active", p->state == PORT_ACTIVE, "state %u", p->state);
+	result("ib_device_port_ethernet", p->link_layer == LINK_ETHERNET, "link_layer %u",
+	       p->link_layer);
+	result("ib_device_port_mtu", p->max_mtu == MTU_4096 && p->active_mtu == MTU_1024,
+	       "max_mtu %u active_mtu %u", p->max_mtu, p->active_mtu);
+	result("ib_device_port_tables", p->gid_tbl_len == 16 && p->pkey_tbl_len == 1,
+	       "gid_tbl_len %u pkey_tbl_len %u", p->gid_tbl_len, p->pkey_tbl_len);
+	result("ib_device_port_max_msg", p->max_msg_sz == q->max_msg && q->max_msg > 0,
+	       "max_msg_sz %u, firmware %u", p->max_msg_sz, q->max_msg);
+	result("ib_device_port_roce_caps", (p->port_cap_flags & (1u << 26)) != 0 && p->lid == 0,
+	       "port_cap_flags 0x%x lid %u", p->port_cap_flags, p->lid);
+}
+
+static int open_uverbs(void)
+{
+	char path[300];
+	int fd;
+
+	if (!uverbs_path(path, sizeof(path))) {
+		result("ib_device_uverbs_node", 0, "no uverbs device of %s in /sys/class/infiniband_verbs",
+		       ibdev);
+		return -1;
+	}
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	result("ib_device_uverbs_open", fd >= 0, "%s: %s", path, strerror(errno));
+	return fd;
+}
+
+static void run_verbs(void)
+{
+	struct mnic_cmd_query_device_out q0, q1, q2;
+	struct ib_uverbs_get_context_resp gc, gc2;
+	struct ib_uverbs_query_device_resp dev;
+	struct ib_uverbs_query_port_resp port;
+	struct mnic_ioc_info info;
+	long ctx_alloc0 = counter("ctx_alloc"), ctx_dealloc0 = counter("ctx_dealloc");
+	long udata0 = counter("ib_refused_udata"), mmap0 = counter("ib_refused_mmap");
+	uint64_t nonzero = 1;
+	uint32_t pd, pd2, bad;
+	int fd, ret;
+	void *m;
+
+	if (fw_query(&q0) || fw_info(&info)) {
+		result("ib_device_fw_query", 0, "QUERY_DEVICE / MNIC_IOC_INFO on %s failed", mnicdev);
+		return;
+	}
+	fd = open_uverbs();
+	if (fd < 0)
+		return;
+	{
+		/* Driver data this driver does not read: refused before any
+		 * context is allocated. */
+		struct ib_uverbs_get_context c = { .response = (uintptr_t)&gc };
+
+		ret = uverbs_cmd(fd, IB_USER_VERBS_CMD_GET_CONTEXT, &c, sizeof(c), sizeof(gc),
+				 &nonzero, sizeof(nonzero));
+		result("ib_device_get_context_udata_refused",
+		       ret == -EINVAL && counter("ctx_alloc") == ctx_alloc0 &&
+		       counter("ib_refused_udata") == udata0 + 1,
+		       "GET_CONTEXT with driver data: %s, ctx_alloc %ld -> %ld",
+		       ret ? strerror(-ret) : "served", ctx_alloc0, counter("ctx_alloc"));
+		udata0 = counter("ib_refused_udata");
+	}
+	ret = get_context(fd, &gc);
+	result("ib_device_get_context", ret == 0 && gc.num_comp_vectors == 1,
+	       "GET_CONTEXT: %s, num_comp_vectors %u", strerror(-ret), gc.num_comp_vectors);
+	if (ret)
+		goto out;
+	result("ib_device_ucontext_is_fw_context",
+	       counter("ctx_alloc") == ctx_alloc0 + 1 && fw_query(&q1) == 0 && q1.n_ctx == q0.n_ctx + 1,
+	       "ctx_alloc %ld -> %ld, firmware contexts %u -> %u", ctx_alloc0, counter("ctx_alloc"),
+	       q0.n_ctx, q1.n_ctx);
+	ret = get_context(fd, &gc2);
+	result("ib_device_second_context_refused", ret == -EINVAL && counter("ctx_alloc") == ctx_alloc0 + 1,
+	       "second GET_CONTEXT: %s", ret ? strerror(-ret) : "served");
+
+	ret = query_device(fd, &dev);
+	result("ib_device_query_device", ret == 0, "QUERY_DEVICE: %s", strerror(-ret));
+	if (!ret)
+		check_device(&dev, &q0, &info);
+	ret = query_port(fd, 1, &port);
+	result("ib_device_query_port", ret == 0, "QUERY_PORT 1: %s", strerror(-ret));
+	if (!ret)
+		check_port(&port, &q0);
+	ret = query_port(fd, 2, &port);
+	result("ib_device_port2_refused", ret == -EINVAL, "QUERY_PORT 2: %s",
+	       ret ? strerror(-ret) : "served");
+
+	ret = alloc_pd(fd, &pd, NULL, 0);
+	result("ib_device_alloc_pd", ret == 0 && fw_query(&q1) == 0 && q1.n_pd == q0.n_pd + 1,
+	       "ALLOC_PD: %s, firmware PDs %u -> %u", strerror(-ret), q0.n_pd, q1.n_pd);
+	ret = alloc_pd(fd, &bad, &nonzero, sizeof(nonzero));
+	result("ib_device_alloc_pd_udata_refused",
+	       ret == -EINVAL && counter("ib_refused_udata") == udata0 + 1,
+	       "ALLOC_PD with driver data: %s, ib_refused_udata %ld -> %ld",
+	       ret ? strerror(-ret) : "served", udata0, counter("ib_refused_udata"));
+	ret = alloc_pd(fd, &pd2, NULL, 0);
+	result("ib_device_alloc_pd_second", ret == 0 && pd2 != pd, "ALLOC_PD: %s, handles %u %u",
+	       strerror(-ret), pd, pd2);
+	ret = dealloc_pd(fd, pd);
+	result("ib_device_dealloc_pd", ret == 0 && fw_query(&q2) == 0 && q2.n_pd == q0.n_pd + 1,
+	       "DEALLOC_PD: %s, firmware PDs %u", strerror(-ret), q2.n_pd);
+	ret = dealloc_pd(fd, pd);
+	/* The core's handle lookup refuses it before the driver sees it. */
+	result("ib_device_dealloc_pd_twice_refused", ret == -ENOENT, "DEALLOC_PD again: %s",
+	       ret ? strerror(-ret) : "served");
+	{
+		struct ib_uverbs_create_cq c;
+		struct ib_uverbs_create_cq_resp r;
+
+		memset(&c, 0, sizeof(c));
+		c.response = (uintptr_t)&r;
+		c.cqe = 16;
+		c.comp_vector = 0;
+		c.comp_channel = -1;
+		ret = uverbs_cmd(fd, IB_USER_VERBS_CMD_CREATE_CQ, &c, sizeof(c), sizeof(r), NULL, 0);
+		result("ib_device_create_cq_not_yet", ret == -EOPNOTSUPP, "CREATE_CQ: %s",
+		       ret ? strerror(-ret) : "served");
+	}
+	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	result("ib_device_mmap_refused", m == MAP_FAILED && errno == EINVAL &&
+	       counter("ib_refused_mmap") == mmap0 + 1, "mmap: %s",
+	       m == MAP_FAILED ? strerror(errno) : "mapped");
+	if (m != MAP_FAILED)
+		munmap(m, 4096);
+
+	/* Close with pd2 still allocated: the context and the PD go. */
+	close((int)gc.async_fd);
+	close(fd);
+	fd = -1;
+	result("ib_device_close_frees_context",
+	       counter("ctx_dealloc") == ctx_dealloc0 + 1 && fw_query(&q2) == 0 &&
+	       q2.n_ctx == q0.n_ctx && q2.n_pd == q0.n_pd,
+	       "ctx_dealloc %ld -> %ld, firmware contexts %u -> %u, PDs %u -> %u", ctx_dealloc0,
+	       counter("ctx_dealloc"), q0.n_ctx, q2.n_ctx, q0.n_pd, q2.n_pd);
+out:
+	if (fd >= 0)
+		close(fd);
+}
+
+static int write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY), ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+/* PCI unbind under a file with a context and a PD: unregistering
+ * disassociates the file (the core destroys its objects through the
+ * driver while the command queue still runs), later commands fail, and
+ * after the rebind the firmware holds no context. */
+static void run_unbind(void)
+{
+	struct ib_uverbs_get_context_resp gc;
+	struct ib_uverbs_query_port_resp port;
+	struct mnic_cmd_query_device_out q0, q1;
+	char link[256], path[300], bdf[256];
+	const char *base;
+	ssize_t n;
+	uint32_t pd;
+	int fd, ret;
+
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/device", ibdev);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0 || fw_query(&q0)) {
+		result("ib_device_unbind_setup", 0, "no %s or QUERY_DEVICE failed", path);
+		return;
+	}
+	link[n] = '\0';
+	base = strrchr(link, '/');
+	snprintf(bdf, sizeof(bdf), "%s", base ? base + 1 : link);
+	fd = open_uverbs();
+	if (fd < 0)
+		return;
+	ret = get_context(fd, &gc);
+	if (!ret)
+		ret = alloc_pd(fd, &pd, NULL, 0);
+	result("ib_device_unbind_setup", ret == 0, "GET_CONTEXT/ALLOC_PD: %s", strerror(-ret));
+	result("ib_device_unbind", write_file("/sys/bus/pci/drivers/mnic/unbind", bdf) == 0,
+	       "unbind %s: %s", bdf, strerror(errno));
+	ret = query_port(fd, 1, &port);
+	result("ib_device_disassociated", ret == -EIO, "QUERY_PORT after unbind: %s",
+	       ret ? strerror(-ret) : "served");
+	close((int)gc.async_fd);
+	close(fd);
+	result("ib_device_rebind", write_file("/sys/bus/pci/drivers/mnic/bind", bdf) == 0,
+	       "bind %s: %s", bdf, strerror(errno));
+	result("ib_device_unbind_left_nothing",
+	       fw_query(&q1) == 0 && q1.n_ctx == q0.n_ctx && q1.n_pd == q0.n_pd,
+	       "firmware contexts %u -> %u, PDs %u -> %u", q0.n_ctx, q1.n_ctx, q0.n_pd, q1.n_pd);
+}
+
+int main(int argc, char **argv)
+{
+	const char *base;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc != 4 || (strcmp(argv[1], "verbs") && strcmp(argv[1], "unbind"))) {
+		fprintf(stderr, "usage: %s verbs|unbind IBDEV /dev/mnicN\n", argv[0]);
+		return 2;
+	}
+	ibdev = argv[2];
+	mnicdev = argv[3];
+	base = strrchr(mnicdev, '/');
+	snprintf(sysdir, sizeof(sysdir), "/sys/class/misc/%s", base ? base + 1 : mnicdev);
+	if (!strcmp(argv[1], "verbs"))
+		run_verbs();
+	else
+		run_unbind();
+	if (failures) {
+		printf("IB-CHECK FAIL %u/%u\n", failures, checks);
+		return 1;
+	}
+	printf("IB-CHECK PASS %u\n", checks);
+	return 0;
+}
