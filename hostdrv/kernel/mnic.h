@@ -81,6 +81,8 @@
 	X(mem_pages_leaked)     /* ... left pinned: the NIC may still use them */ \
 	X(irq_cmd)              /* MSI-X vector 0: the NIC answered a command */ \
 	X(irq_rings)            /* Doorbell register writes to the NIC */ \
+	X(ring_data)            /* MNIC_IOC_RING: an application's data-path ring */ \
+	X(ring_refused)         /* ... refused: no doorbell register (polled) */ \
 	X(ib_ucontext)          /* RDMA ucontexts allocated (mnic_ib.c) */     \
 	X(ib_pd)                /* ... PDs allocated (ALLOC_PD OK) */          \
 	X(ib_pd_failed)         /* ... ALLOC_PD failed */                     \
@@ -246,5 +248,7 @@ int mnic_irq_init(struct mnic_kdev *d);
 void mnic_irq_exit(struct mnic_kdev *d);
 /* Ring the NIC after the stores of a command (no-op when polled). */
 void mnic_irq_ring(struct mnic_kdev *d);
+/* MNIC_IOC_RING: 0, or -EOPNOTSUPP without a doorbell register. */
+int mnic_irq_ring_data(struct mnic_kdev *d);
 
 #endif

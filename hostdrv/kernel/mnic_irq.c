@@ -159,6 +159,22 @@ void mnic_irq_exit(struct mnic_kdev *d)
 	pci_release_region(pdev, MNIC_IRQ_REG_BAR);
 }
 
+int mnic_irq_ring_data(struct mnic_kdev *d)
+{
+	if (!READ_ONCE(d->irq_ok)) {
+		mnic_count(d, MNIC_KCNT_ring_refused);
+		return -EOPNOTSUPP;
+	}
+	/* The application's db_seq store went through its own (write-
+	 * combining) mapping of the doorbell page; its ring comes after it
+	 * in program order, and the wmb in mnic_irq_ring drains this CPU's
+	 * buffers: a store made on another CPU needs that CPU's own fence,
+	 * which the application does before it rings (libmnic). */
+	mnic_irq_ring(d);
+	mnic_count(d, MNIC_KCNT_ring_data);
+	return 0;
+}
+
 void mnic_irq_ring(struct mnic_kdev *d)
 {
 	if (!READ_ONCE(d->irq_ok))

@@ -138,6 +138,7 @@ static long mnic_ioctl_info(struct mnic_kdev *d, struct mnic_ioc_info __user *ua
 	info.user_area_offset = MNIC_USER_AREA_OFFSET;
 	info.user_area_size = d->bar_len - MNIC_DMA_WINDOW_OFFSET - MNIC_USER_AREA_OFFSET;
 	info.minor = d->id;
+	info.flags = READ_ONCE(d->irq_ok) ? MNIC_INFO_F_RING : 0;
 	return copy_to_user(uarg, &info, sizeof(info)) ? -EFAULT : 0;
 }
 
@@ -168,6 +169,11 @@ static long mnic_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 		break;
 	case MNIC_IOC_DEREG_MEM:
 		ret = mnic_ioctl_dereg_mem(mf, uarg);
+		break;
+	case MNIC_IOC_RING:
+		/* no argument; any caller with the file open may ring: a ring
+		 * only makes the firmware look at the BAR */
+		ret = arg ? -EINVAL : mnic_irq_ring_data(d);
 		break;
 	default:
 		ret = -ENOTTY;

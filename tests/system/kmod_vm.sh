@@ -431,6 +431,8 @@ check hostmem_nic_empty mnic-tenancy-check empty \$D
 # Hostile caller: malformed ioctls and mmaps refused and counted, valid
 # commands (mailbox chains, 4 threads) still right (hostdrv/kernel/test/).
 check ioctl_hostile mnic-ioctl-check \$D
+# MNIC_IOC_RING reached the NIC's Doorbell register (an ivshmem-doorbell BAR)
+check doorbell_irq_ring_ioctl test "\$(cat \$C/ring_data)" -ge 1
 check fw_alive_after mnicctl -d \$D info
 check unbind_open_file mnic-ioctl-check --unbind \$D
 check rebound_info mnicctl -d \$D info

@@ -34,6 +34,12 @@
  *   MNIC_IOC_DEREG_MEM  deregister one: DEREG_MR, DESTROY_MTT, unpin.
  *                    Whatever is still registered goes when the file is
  *                    released (after its context, so no DMA is left).
+ *   MNIC_IOC_RING    ring the NIC after data-path stores (db_seq): the
+ *                    module writes the ivshmem-doorbell's Doorbell
+ *                    register, which the doorbell page an application
+ *                    maps does not hold; without one (ivshmem-plain,
+ *                    info.flags lacks MNIC_INFO_F_RING) -EOPNOTSUPP, and
+ *                    the firmware's poll serves db_seq.
  *   mmap             offset MNIC_MMAP_USER maps the file's own user-area
  *                    range (MNIC_IOC_CTX ua_offset/ua_size), never another
  *                    context's: rings, doorbell records and MR memory.
@@ -74,8 +80,9 @@ struct mnic_ioc_info {
 	uint64_t user_area_offset;     /* window address of mmap offset 0 */
 	uint64_t user_area_size;
 	uint32_t minor;                /* N of /dev/mnicN */
-	uint32_t reserved1;
+	uint32_t flags;                /* MNIC_INFO_F_* */
 };
+#define MNIC_INFO_F_RING 1u            /* MNIC_IOC_RING reaches a doorbell register */
 _Static_assert(sizeof(struct mnic_ioc_info) == 104, "ioc info layout");
 
 struct mnic_ioc_cmd {
@@ -142,5 +149,6 @@ _Static_assert(sizeof(struct mnic_ioc_dereg_mem) == 16, "ioc dereg mem layout");
 #define MNIC_IOC_CMD  _IOWR(MNIC_IOC_MAGIC, 2, struct mnic_ioc_cmd)
 #define MNIC_IOC_REG_MEM   _IOWR(MNIC_IOC_MAGIC, 4, struct mnic_ioc_reg_mem)
 #define MNIC_IOC_DEREG_MEM _IOW(MNIC_IOC_MAGIC, 5, struct mnic_ioc_dereg_mem)
+#define MNIC_IOC_RING      _IO(MNIC_IOC_MAGIC, 6)
 
 #endif

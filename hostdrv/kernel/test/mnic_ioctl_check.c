@@ -412,6 +412,22 @@ static void check_unbind(void)
 	result("rebind", write_file("/sys/bus/pci/drivers/mnic/bind", bdf) == 0, strerror(errno));
 }
 
+/* MNIC_IOC_RING: an argument is refused; on a NIC with a doorbell
+ * register (MNIC_INFO_F_RING: the VM test's ivshmem-doorbell) a ring is
+ * a Doorbell write the module counts, without one it is refused. */
+static void check_ring(void)
+{
+	long before = counter("ring_data"), refused = counter("ring_refused");
+	int has = (info.flags & MNIC_INFO_F_RING) != 0;
+
+	expect("ring_with_argument", MNIC_IOC_RING, (void *)1, EINVAL);
+	expect("ring", MNIC_IOC_RING, NULL, has ? 0 : EOPNOTSUPP);
+	result("ring_counted", has ? counter("ring_data") == before + 1 :
+				     counter("ring_refused") == refused + 1,
+	       "ring_data/ring_refused did not count the ring");
+	result("ring_flag_known", (info.flags & ~MNIC_INFO_F_RING) == 0, "unknown info flags");
+}
+
 int main(int argc, char **argv)
 {
 	static char dir[128];
@@ -431,6 +447,7 @@ int main(int argc, char **argv)
 		goto done;
 	}
 	check_info();
+	check_ring();
 	check_cmds();
 	check_cmd_refusals();
 	check_threads();
