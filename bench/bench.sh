@@ -58,6 +58,11 @@
 #                        command round trip; *_posix_nochannel the in-run
 #                        peer (--doorbell off: the BAR polled);
 #                        idle_cpu_pct_posix[_nochannel] an idle NIC's CPU
+# Completion events (issue 15 item 4), bench/cq_event.sh:
+#   send_lat_64_us_posix_event, send_lat_64_us_posix_poll  mnic-pingpong
+#                        between two POSIX NICs, 64 B SENDs, the client's
+#                        median half round trip, event-driven (-e) and
+#                        busy-polled in the same run
 set -euo pipefail
 . "$(dirname "$0")/../qemu-board/lib.sh"
 mnic_init
@@ -138,6 +143,9 @@ bash "$MNIC_ROOT/bench/mr_reg.sh"
 
 # Doorbell channel against the polled BAR (issue 15)
 bash "$MNIC_ROOT/bench/doorbell.sh"
+
+# Completion events: event-driven against busy-polled ping-pong (issue 15)
+bash "$MNIC_ROOT/bench/cq_event.sh"
 
 boot_once() {   # board -> ms to READY
   local board=$1 t0 t1 pid f=$out/boot.log
