@@ -63,6 +63,11 @@
 #                        POSIX peer's capture: doorbell_to_peer_us_posix is
 #                        the POSIX figure at that point), *_a15_plain the
 #                        in-run ivshmem-plain peer; idle_cpu_pct_a15[_plain]
+# Completion events (issue 15 item 4), bench/cq_event.sh:
+#   send_lat_64_us_posix_event, send_lat_64_us_posix_poll  mnic-pingpong
+#                        between two POSIX NICs, 64 B SENDs, the client's
+#                        median half round trip, event-driven (-e) and
+#                        busy-polled in the same run
 set -euo pipefail
 . "$(dirname "$0")/../qemu-board/lib.sh"
 mnic_init
@@ -143,6 +148,9 @@ bash "$MNIC_ROOT/bench/mr_reg.sh"
 
 # Doorbell channel against the polled BAR (issue 15)
 bash "$MNIC_ROOT/bench/doorbell.sh"
+
+# Completion events: event-driven against busy-polled ping-pong (issue 15)
+bash "$MNIC_ROOT/bench/cq_event.sh"
 
 boot_once() {   # board -> ms to READY
   local board=$1 t0 t1 pid f=$out/boot.log

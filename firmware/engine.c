@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "hal/doorbell.h"
 #include "hal/errno.h"
 #include "log.h"
 
@@ -28,6 +29,18 @@ static uint64_t env_now(void *ctx)
 	return fw_loop_now(c->loop);
 }
 
+/* Completion events (rocev2/eq.c): the EQ's vector on the platform's
+ * doorbell channel (hal/doorbell.h).  Without a channel, or for a vector
+ * the channel does not have (-HAL_EINVAL), nothing is raised: the host
+ * finds the EQE by polling its EQ. */
+static void env_raise(void *ctx, unsigned vector)
+{
+	struct fw_ctx *c = ctx;
+
+	if (c->plat->doorbell)
+		(void)hal_doorbell_raise(c->plat->doorbell, vector);
+}
+
 /* The loop's timer source: the engine's own timeouts. */
 static uint64_t engine_next(void *ctx)
 {
@@ -49,6 +62,7 @@ int fw_engine_start(struct fw_ctx *c, struct rocev2 **e)
 	env.tx = env_tx;
 	env.now_ns = env_now;
 	env.dma = c->host_dma;        /* the host-memory aperture (modes.h) */
+	env.raise = env_raise;
 	if (c->plat->n_eth)
 		memcpy(env.mac, c->plat->eth[0]->mac, 6);
 	env.ipv4 = fw_port_ipv4(env.mac);

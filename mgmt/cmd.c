@@ -189,6 +189,27 @@ static const struct cmd_desc cmd_table[CMD_NUM_ROWS] = {
 		.handles = HANDLE_IN(H_CQ),
 		.fn = h_handle, .obj_fn = rocev2_destroy_cq,
 	},
+	[ROW(MNIC_CMD_MODIFY_CQ)] = {
+		.in_len = IN(mnic_cmd_modify_cq_in), .out_len = IN(mnic_cmd_simple_out),
+		.max_op_mod = MNIC_MODIFY_CQ_EQ,
+		.handles = { HANDLE(mnic_cmd_modify_cq_in, cq, H_CQ),
+			     HANDLE(mnic_cmd_modify_cq_in, eq, H_EQ_OPT) },
+		.fn = h_modify_cq,
+	},
+	/* completion events: event queues (cmd_objects.c) */
+	[ROW(MNIC_CMD_CREATE_EQ)] = {
+		.in_len = IN(mnic_cmd_create_eq_in), .out_len = IN(mnic_cmd_handle_out),
+		.rsvd = { RSVD(mnic_cmd_create_eq_in, reserved), RSVD_Q(mnic_cmd_create_eq_in, q) },
+		.handles = { HANDLE_Q(mnic_cmd_create_eq_in, q, ring_mtt),
+			     HANDLE_Q(mnic_cmd_create_eq_in, q, dbrec_mtt) },
+		.fn = h_create_eq,
+	},
+	[ROW(MNIC_CMD_DESTROY_EQ)] = {
+		.in_len = IN(mnic_cmd_handle_in), .out_len = IN(mnic_cmd_simple_out),
+		.rsvd = { RSVD(mnic_cmd_handle_in, reserved) },
+		.handles = HANDLE_IN(H_EQ),
+		.fn = h_handle, .obj_fn = rocev2_destroy_eq,
+	},
 	[ROW(MNIC_CMD_CREATE_QP)] = {
 		.in_len = IN(mnic_cmd_create_qp_in), .out_len = IN(mnic_cmd_handle_out),
 		.rsvd = { RSVD(mnic_cmd_create_qp_in, reserved), RSVD_Q(mnic_cmd_create_qp_in, sq),
@@ -369,13 +390,15 @@ static int handle_is_cursor(uint8_t k, uint32_t h, uint16_t op_mod)
 {
 	return (k == H_QP_BY_QPN && op_mod != MNIC_QUERY_QP_BY_QPN) ||
 	       (k == H_CTX_BY_ID && op_mod != MNIC_QUERY_CTX_BY_ID) ||
-	       (k == H_SRQ_OPT && h == MNIC_NO_SRQ) || (k == H_MTT_OPT && h == MNIC_MTT_NONE);
+	       (k == H_SRQ_OPT && h == MNIC_NO_SRQ) || (k == H_MTT_OPT && h == MNIC_MTT_NONE) ||
+	       (k == H_EQ_OPT && h == MNIC_EQ_NONE);
 }
 
 static const uint8_t handle_type[] = {
 	[H_PD] = ROCEV2_OBJ_PD, [H_CQ] = ROCEV2_OBJ_CQ, [H_SRQ] = ROCEV2_OBJ_SRQ,
 	[H_SRQ_OPT] = ROCEV2_OBJ_SRQ, [H_QP] = ROCEV2_OBJ_QP, [H_MR] = ROCEV2_OBJ_MR,
 	[H_QP_BY_QPN] = ROCEV2_OBJ_QP, [H_MTT] = ROCEV2_OBJ_MTT, [H_MTT_OPT] = ROCEV2_OBJ_MTT,
+	[H_EQ] = ROCEV2_OBJ_EQ, [H_EQ_OPT] = ROCEV2_OBJ_EQ,
 };
 
 /* HC_OK when the handle names a live object of kind k (the engine's own
@@ -402,6 +425,7 @@ static const uint16_t handle_site[] = {
 	[H_SRQ_OPT] = MNIC_SITE_SRQ, [H_QP] = MNIC_SITE_QP, [H_MR] = MNIC_SITE_MR,
 	[H_QP_BY_QPN] = MNIC_SITE_QP, [H_CTX] = MNIC_SITE_CTX_HANDLE,
 	[H_CTX_BY_ID] = MNIC_SITE_CTX_HANDLE, [H_MTT] = MNIC_SITE_MTT, [H_MTT_OPT] = MNIC_SITE_MTT,
+	[H_EQ] = MNIC_SITE_EQ, [H_EQ_OPT] = MNIC_SITE_EQ,
 };
 
 /* 1 when the issuer may issue this command (enum cmd_priv). */

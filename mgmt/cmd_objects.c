@@ -85,6 +85,40 @@ int h_create_cq(struct mnic_mgmt *m, struct cmd_call *c)
 	return 0;
 }
 
+/* Completion events (mnic/queues.h): an EQ is a ring as a CQ's; the
+ * engine checks the vector's range. */
+int h_create_eq(struct mnic_mgmt *m, struct cmd_call *c)
+{
+	struct mnic_cmd_create_eq_in in;
+	struct rocev2_queue_attr q;
+	uint32_t eq;
+	int rc;
+
+	memcpy(&in, c->buf, sizeof(in));
+	if (queue_ok(m, c, &in.q, MNIC_EQE_SIZE))
+		return -1;
+	q = queue_attr(&in.q);
+	rc = rocev2_create_eq(m->cfg.engine, &q, in.vector, &eq);
+	if (rc)
+		return mtt_engine_fail(m, c, rc, queue_uses_mtt(&in.q));
+	put_handle_out(c, eq);
+	return 0;
+}
+
+int h_modify_cq(struct mnic_mgmt *m, struct cmd_call *c)
+{
+	struct mnic_cmd_modify_cq_in in;
+	int rc;
+
+	memcpy(&in, c->buf, sizeof(in));
+	rc = rocev2_cq_set_eq(m->cfg.engine, in.cq,
+			      in.eq == MNIC_EQ_NONE ? ROCEV2_NO_EQ : in.eq);
+	if (rc)
+		return engine_fail(m, c, rc);
+	c->produced = sizeof(struct mnic_cmd_simple_out);
+	return 0;
+}
+
 int h_create_srq(struct mnic_mgmt *m, struct cmd_call *c)
 {
 	struct mnic_cmd_create_srq_in in;

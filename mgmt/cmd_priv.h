@@ -36,9 +36,10 @@ typedef int (*cmd_fn)(struct mnic_mgmt *m, struct cmd_call *c);
  * otherwise (QUERY_QP op_mod NEXT).  H_CTX: a context id or MNIC_CTX_SELF
  * (ctx_target); H_CTX_BY_ID: the same when op_mod is MNIC_QUERY_CTX_BY_ID,
  * a cursor otherwise (QUERY_CONTEXT NEXT).  H_MTT: an MTT; H_MTT_OPT: the
- * same or MNIC_MTT_NONE (physical mode). */
+ * same or MNIC_MTT_NONE (physical mode).  H_EQ: an EQ; H_EQ_OPT: the same
+ * or MNIC_EQ_NONE. */
 enum handle_kind { H_NONE, H_PD, H_CQ, H_SRQ, H_SRQ_OPT, H_QP, H_MR, H_QP_BY_QPN, H_CTX,
-		   H_CTX_BY_ID, H_MTT, H_MTT_OPT };
+		   H_CTX_BY_ID, H_MTT, H_MTT_OPT, H_EQ, H_EQ_OPT };
 
 /* Who may issue a command (docs/host-interface.md "Contexts"):
  *   P_ANY   every allocated context
@@ -121,13 +122,15 @@ int h_get_events(struct mnic_mgmt *m, struct cmd_call *c);
 int h_alloc_pd(struct mnic_mgmt *m, struct cmd_call *c);
 int h_reg_mr(struct mnic_mgmt *m, struct cmd_call *c);
 int h_create_cq(struct mnic_mgmt *m, struct cmd_call *c);
+int h_create_eq(struct mnic_mgmt *m, struct cmd_call *c);
+int h_modify_cq(struct mnic_mgmt *m, struct cmd_call *c);
 int h_create_srq(struct mnic_mgmt *m, struct cmd_call *c);
 int h_modify_srq(struct mnic_mgmt *m, struct cmd_call *c);
 int h_create_qp(struct mnic_mgmt *m, struct cmd_call *c);
 int h_modify_qp(struct mnic_mgmt *m, struct cmd_call *c);
 int h_query_qp(struct mnic_mgmt *m, struct cmd_call *c);
 int h_set_qp_mig_key(struct mnic_mgmt *m, struct cmd_call *c);
-/* DEALLOC_PD, DEREG_MR, DESTROY_CQ/SRQ/QP: the row's obj_fn is the call. */
+/* DEALLOC_PD, DEREG_MR, DESTROY_CQ/EQ/SRQ/QP: the row's obj_fn is the call. */
 int h_handle(struct mnic_mgmt *m, struct cmd_call *c);
 /* cmd_mtt.c: memory translation tables, and mgmt's slot of each */
 #define MNIC_MTT_WRITE_MAX ((MNIC_CMD_MAX_LEN - (uint32_t)sizeof(struct mnic_cmd_write_mtt_in)) / \

@@ -2,7 +2,9 @@
  * writes (abi/include/mnic/queues.h).  The host tells how far it has
  * consumed through the CQ's doorbell record; the firmware never overwrites
  * an unconsumed CQE: a full CQ is an overflow, which IBA 11.6.2 makes an
- * asynchronous CQ error, after which the CQ accepts nothing. */
+ * asynchronous CQ error, after which the CQ accepts nothing.  A CQ bound
+ * to an event queue is armed through its doorbell record and fires
+ * completion events (eq.c). */
 #include <stddef.h>
 
 #include "hal/mmio.h"
@@ -42,6 +44,7 @@ int rocev2_create_cq(struct rocev2 *e, const struct rocev2_queue_attr *q, uint32
 	cq->pi = 0;                 /* the host hands over a zeroed ring */
 	cq->refcnt = 0;
 	cq->owner = e->creator;
+	rocev2_cq_events_reset(cq);
 	cq->in_use = 1;
 	rocev2_queue_mtt_ref(e, q, 1);
 	e->n_cq++;
@@ -57,6 +60,7 @@ int rocev2_destroy_cq(struct rocev2 *e, uint32_t handle)
 		return -HAL_EINVAL;
 	if (cq->refcnt)
 		return -HAL_EBUSY;      /* IBA 11.2.8.4: QPs still associated */
+	rocev2_cq_unbind(e, cq);
 	rocev2_queue_mtt_ref(e, &cq->q, -1);
 	cq->in_use = 0;
 	e->n_cq--;
@@ -90,6 +94,9 @@ int rocev2_cq_post(struct rocev2 *e, uint16_t cq_index, struct mnic_cqe *cqe)
 		e->cnt.dma_errors++;
 		return -HAL_EFAULT;
 	}
+	/* The arm word rides in the record just read: an arm is taken before
+	 * this CQE is written, so the CQE can fire it (eq.c). */
+	rocev2_cq_arm_take(e, cq, idx, &rec);
 	/* Free-running indices: pi - ci is the number of unconsumed CQEs.  A
 	 * consumer index ahead of pi (hostile or corrupt) makes the difference
 	 * wrap to a huge value and counts as an overflow as well. */
@@ -115,5 +122,9 @@ int rocev2_cq_post(struct rocev2 *e, uint16_t cq_index, struct mnic_cqe *cqe)
 		return -HAL_EFAULT;
 	}
 	cq->pi++;
+	/* IBA 11.4.2.2: a solicited event is a receive completion of a
+	 * message with SE, or any completion in error. */
+	rocev2_cq_completed(e, cq, idx, (cqe->flags & MNIC_CQE_SOLICITED) ||
+				       cqe->status != MNIC_WC_SUCCESS);
 	return 0;
 }

@@ -64,7 +64,16 @@
 	M(S, error, uint8_t, CODE)                                                         \
 	A(S, q, struct rocev2_queue_attr, , CODE)                                          \
 	M(S, pi, uint32_t, CODE)                                                           \
-	M(S, refcnt, uint32_t, DERIVE)          /* QPs restored on it */
+	M(S, refcnt, uint32_t, DERIVE)          /* QPs restored on it */                 \
+	/* completion events: not in the image; the restore leaves the CQ bound \
+	 * to no EQ, disarmed (rocev2_cq_events_reset) */                          \
+	M(S, eq, uint32_t, SKIP)                                                           \
+	M(S, arm_seen, uint32_t, SKIP)                                                     \
+	M(S, armed, uint8_t, SKIP)                                                         \
+	M(S, arm_sn, uint8_t, SKIP)                                                        \
+	M(S, fired, uint8_t, SKIP)                                                         \
+	M(S, has_solicited, uint8_t, SKIP)                                                 \
+	M(S, sol_end, uint32_t, SKIP)
 
 #define WQ_MEMBERS(M, A, S)                                                                \
 	A(S, q, struct rocev2_queue_attr, , CODE)                                          \

@@ -80,6 +80,25 @@ struct rocev2_cq {
 	struct rocev2_queue_attr q;
 	uint32_t pi;                    /* next CQE index the firmware writes */
 	uint32_t refcnt;
+	/* completion events (eq.c; mnic/queues.h "Completion events") */
+	uint32_t eq;                    /* EQ index, or ROCEV2_NO_EQ */
+	uint32_t arm_seen;              /* the doorbell record's arm word last acted on */
+	uint8_t armed;                  /* enum mnic_cq_arm_cmd in force (NONE: disarmed) */
+	uint8_t arm_sn;                 /* sn of the arm in force, or of the one that fired */
+	uint8_t fired;                  /* the arm of arm_sn fired: its sn is spent */
+	uint8_t has_solicited;          /* sol_end is valid */
+	uint32_t sol_end;               /* index + 1 of the newest solicited CQE */
+};
+
+/* An event queue in host memory (eq.c): the firmware produces EQEs. */
+struct rocev2_eq {
+	uint16_t gen;
+	uint8_t in_use;
+	uint16_t owner;
+	uint16_t vector;                /* host vector raised after an EQE */
+	struct rocev2_queue_attr q;
+	uint32_t pi;                    /* next EQE index the firmware writes */
+	uint32_t refcnt;                /* CQs bound to it */
 };
 
 /* A receive or send work queue in host memory. */
@@ -155,6 +174,8 @@ struct rocev2 {
 	struct rocev2_srq srqs[ROCEV2_MAX_SRQ];
 	struct rocev2_qp qps[ROCEV2_MAX_QP];
 	struct rocev2_mtt mtts[ROCEV2_MAX_MTT];
+	struct rocev2_eq eqs[ROCEV2_MAX_EQ];
+	uint32_t n_eq;
 	uint32_t mtt_pages[ROCEV2_MTT_PAGES];     /* every MTT's entries: PFNs */
 	uint32_t n_pd, n_mr, n_cq, n_srq, n_qp, n_mtt;   /* objects in use (tests: leaks) */
 	uint64_t pause_timeout_ns;      /* Paused -> ERR after this (0 = never) */
@@ -312,6 +333,23 @@ int rocev2_rq_take(struct rocev2 *e, struct rocev2_qp *qp, struct mnic_recv_wqe 
 /* Write one CQE (owner byte last).  -HAL_ENOSPC on overflow: the CQ goes
  * to error and ROCEV2_EVENT_CQ_ERR is posted. */
 int rocev2_cq_post(struct rocev2 *e, uint16_t cq, struct mnic_cqe *cqe);
+
+/* ---- completion events (eq.c) --------------------------------------------- */
+/* The CQ's doorbell record was read (rec): act on a changed arm word, and
+ * fire at once when CQEs past rec->index qualify (the re-arm race). */
+void rocev2_cq_arm_take(struct rocev2 *e, struct rocev2_cq *cq, uint32_t idx,
+			const struct mnic_dbrec *rec);
+/* A CQE was written at cq->pi - 1 (solicited: MNIC_CQE_SOLICITED or an
+ * error): fire the arm if it qualifies. */
+void rocev2_cq_completed(struct rocev2 *e, struct rocev2_cq *cq, uint32_t idx, int solicited);
+/* db_seq moved: re-read the arm word of every CQ bound to an EQ. */
+unsigned rocev2_cq_arms_changed(struct rocev2 *e);
+/* 0 and *owner for a live EQ handle, else -HAL_EINVAL (query.c). */
+int rocev2_eq_owner(struct rocev2 *e, uint32_t handle, uint32_t *owner);
+/* Reset a CQ's event state (create, restore): no EQ, disarmed, sn 0. */
+void rocev2_cq_events_reset(struct rocev2_cq *cq);
+/* The CQ goes: unbind it from its EQ. */
+void rocev2_cq_unbind(struct rocev2 *e, struct rocev2_cq *cq);
 /* Gather len bytes at message offset off from a scatter/gather list into
  * dst (transmit payload); scatter src into it (receive).  Every SGE is
  * checked against its MR (lkey, PD, bounds, LOCAL_WRITE for scatter).

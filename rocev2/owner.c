@@ -15,7 +15,7 @@ int rocev2_create_as(struct rocev2 *e, uint32_t owner)
 }
 
 /* Dependents first, so that no destroy finds its object still referenced
- * (IBA 11.2.1.5): QPs, then SRQs, CQs, MRs, MTTs and PDs.  References never
+ * (IBA 11.2.1.5): QPs, then SRQs, CQs, EQs, MRs, MTTs and PDs.  References never
  * cross contexts (every create checks), so each one succeeds. */
 int rocev2_destroy_owned(struct rocev2 *e, uint32_t owner)
 {
@@ -33,6 +33,9 @@ int rocev2_destroy_owned(struct rocev2 *e, uint32_t owner)
 	for (i = 0; i < ROCEV2_MAX_CQ; i++)
 		if (e->cqs[i].in_use && e->cqs[i].owner == owner)
 			rc |= rocev2_destroy_cq(e, rocev2_handle(e->cqs[i].gen, i));
+	for (i = 0; i < ROCEV2_MAX_EQ; i++)
+		if (e->eqs[i].in_use && e->eqs[i].owner == owner)
+			rc |= rocev2_destroy_eq(e, rocev2_handle(e->eqs[i].gen, i));
 	for (i = 0; i < ROCEV2_MAX_MR; i++)
 		if (e->mrs[i].in_use && e->mrs[i].owner == owner)
 			rc |= rocev2_dereg_mr(e, e->mrs[i].lkey);

@@ -85,6 +85,11 @@ int rocev2_obj_live(struct rocev2 *e, enum rocev2_obj_type type, uint32_t handle
 		return rocev2_qp_lookup(e, handle) != NULL;
 	case ROCEV2_OBJ_MTT:
 		return rocev2_mtt_get(e, handle) != NULL;
+	case ROCEV2_OBJ_EQ: {
+		uint32_t owner;
+
+		return rocev2_eq_owner(e, handle, &owner) == 0;
+	}
 	default:
 		return 0;
 	}
@@ -131,6 +136,8 @@ int rocev2_obj_owner(struct rocev2 *e, enum rocev2_obj_type type, uint32_t handl
 			return -HAL_EINVAL;
 		*owner = mtt->owner;
 		return 0;
+	case ROCEV2_OBJ_EQ:
+		return rocev2_eq_owner(e, handle, owner);
 	default:
 		return -HAL_EINVAL;
 	}

@@ -844,6 +844,10 @@ static enum rocev2_resp_state resp_complete(struct resp_ctx *c, enum rocev2_resp
 		flags |= MNIC_CQE_WITH_INV;
 		imm = ieth_rkey(pkt_ieth(c->pkt));
 	}
+	/* IBA 9.2.3: SE in the last packet of a SEND or RDMA WRITE with
+	 * immediate makes the completion solicited (completion events). */
+	if (bth_se(c->pkt->bth))
+		flags |= MNIC_CQE_SOLICITED;
 	if (resp_complete_rwqe(c->e, c->qp, MNIC_WC_SUCCESS, opcode, flags, byte_len, imm, 0) < 0)
 		return RESPST_ERR_CQ_OVERFLOW;
 	return RESPST_ACKNOWLEDGE;

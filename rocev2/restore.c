@@ -154,6 +154,8 @@ static int cq_apply(struct rocev2 *e, const struct cq_rec *r)
 	cq->pi = r->pi;
 	cq->refcnt = 0;
 	cq->owner = e->creator;
+	/* not in the image: bound to no EQ until the host binds it again */
+	rocev2_cq_events_reset(cq);
 	cq->in_use = 1;
 	rocev2_queue_mtt_ref(e, &r->q, 1);
 	e->n_cq++;

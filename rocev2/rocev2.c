@@ -177,6 +177,8 @@ unsigned rocev2_doorbells_changed(struct rocev2 *e)
 		(void)rocev2_srq_doorbell(e, rocev2_handle(srq->gen, i));
 		refreshed++;
 	}
+	/* CQ arms (eq.c): a host that armed after its last poll rang */
+	refreshed += rocev2_cq_arms_changed(e);
 	return refreshed;
 }
 

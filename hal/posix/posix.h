@@ -107,7 +107,7 @@ int hostmem_shm_check(const struct hal_hostmem *hm);
 /* Hosts connected at once (more are refused, dbch_hosts_refused), and the
  * vectors each may give (0: the command queue). */
 #define POSIX_DB_MAX_HOSTS 16u
-#define POSIX_DB_VECTORS 1u
+#define POSIX_DB_VECTORS 8u       /* 0: command queue; 1..7: event queues */
 
 struct pollfd;
 

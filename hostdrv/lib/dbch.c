@@ -83,6 +83,7 @@ int mnic_dbch_connect(struct mnic_dev *dev, const char *bar, size_t bar_len)
 			      .tv_usec = (DBCH_REPLY_TIMEOUT_MS % 1000) * 1000 };
 	struct mnic_dbch_msg m;
 	int sock, ring = -1, fd, err;
+	uint16_t n_vectors;
 
 	close_fd(&dev->db_sock);
 	close_fd(&dev->db_ring_fd);
@@ -120,6 +121,7 @@ int mnic_dbch_connect(struct mnic_dev *dev, const char *bar, size_t bar_len)
 	err = recv_msg(sock, MNIC_DBCH_WELCOME, &m, &ring);
 	if (err == 0 && (ring < 0 || m.n_vectors <= MNIC_DBCH_VEC_CMD))
 		err = -EPROTO;
+	n_vectors = err == 0 ? m.n_vectors : 0;
 	if (err == 0)
 		err = send_vector(sock, MNIC_DBCH_VEC_CMD, dev->db_irq_fd);
 	if (err == 0)
@@ -133,6 +135,7 @@ int mnic_dbch_connect(struct mnic_dev *dev, const char *bar, size_t bar_len)
 		goto fail;
 	dev->db_sock = sock;
 	dev->db_ring_fd = ring;
+	dev->db_n_vectors = n_vectors > MNIC_DBCH_MAX_VECTORS ? MNIC_DBCH_MAX_VECTORS : n_vectors;
 	return 0;
 fail:
 	close_fd(&ring);
@@ -156,6 +159,24 @@ int mnic_dbch_open(struct mnic_dev *dev, const char *bar)
 	if (err == -ENOENT || err == -ECONNREFUSED || err == -ENAMETOOLONG)
 		return 0;   /* the NIC offers none */
 	return err;
+}
+
+int mnic_dbch_add_vector(struct mnic_dev *dev, uint16_t vector, int fd)
+{
+	struct mnic_dbch_msg m;
+	int rfd, err;
+
+	if (dev->db_sock < 0)
+		return -ENOTCONN;
+	if (vector >= dev->db_n_vectors)
+		return -ENOSPC;
+	err = send_vector(dev->db_sock, vector, fd);
+	if (err == 0)
+		err = recv_msg(dev->db_sock, MNIC_DBCH_REPLY, &m, &rfd);
+	if (err < 0)
+		return err;
+	close_fd(&rfd);
+	return m.vector == vector && m.status == MNIC_DBCH_OK ? 0 : -EPROTO;
 }
 
 void mnic_dbch_close(struct mnic_dev *dev)

@@ -31,6 +31,8 @@ struct mnic_dev {
 	int db_sock, db_ring_fd, db_irq_fd;
 	int ivsh_id, ivsh_slot;       /* our ID on a QEMU NIC's ivshmem server and
 	                               * our irq_host_ids slot, or -1 */
+	uint16_t db_n_vectors;            /* the NIC's WELCOME: vectors it raises */
+	uint64_t eq_vectors;              /* vectors (bit v) a completion channel holds */
 	/* the user area this handle works in: host pointer of window address
 	 * user_off.  A tenant handle: its context's range; a management
 	 * handle: the whole user area (area_*), or an adopted context's. */
@@ -115,6 +117,9 @@ int mnic_dbch_open(struct mnic_dev *dev, const char *bar);
  * eventfd we have: async-signal-safe (mnic_reopen_inplace). */
 int mnic_dbch_connect(struct mnic_dev *dev, const char *bar, size_t bar_len);
 void mnic_dbch_close(struct mnic_dev *dev);
+/* Give the NIC fd (an eventfd) for vector (>= 1): a completion channel's.
+ * -ENOTCONN without a channel, -EPROTO when the NIC refused it. */
+int mnic_dbch_add_vector(struct mnic_dev *dev, uint16_t vector, int fd);
 /* Tell the NIC to look at the BAR (after the stores it must see). */
 void mnic_dbch_ring(struct mnic_dev *dev);
 /* Sleep until the NIC raises vector 0 for us or timeout_ms: 1 woken (the
@@ -275,6 +280,19 @@ int mnic_kmem_dereg(struct mnic_dev *dev, uint32_t mtt);
 /* ---- datapath.c ------------------------------------------------------------ */
 /* Poll a CQ ring directly (pure core of mnic_poll_cq, used by unit tests):
  * ring of `size` CQEs, consumer index *ci.  Returns CQEs copied. */
+/* verbs.c: a ring and its doorbell record in the handle's memory, freed
+ * (a refused create) or bound to its object; the create and destroy
+ * commands.  event.c builds its EQs with them. */
+int mnic_queue_alloc(struct mnic_dev *dev, uint32_t entries, uint32_t esize,
+		     struct mnic_queue_desc *q);
+void mnic_queue_free(struct mnic_dev *dev, struct mnic_queue_desc *q);
+void mnic_queue_bind(struct mnic_dev *dev, const struct mnic_queue_desc *q,
+		     enum mnic_obj_kind kind, uint32_t handle);
+int mnic_create_cmd(struct mnic_dev *dev, const void *in, uint32_t in_len, uint32_t *handle);
+int mnic_handle_cmd(struct mnic_dev *dev, uint16_t opcode, uint32_t handle);
+/* event.c: the CQ goes (destroyed): off its channel's list. */
+void mnic_comp_channel_unlink(struct mnic_cq *cq);
+
 int mnic_cq_ring_poll(const volatile struct mnic_cqe *ring, uint32_t size, uint32_t *ci, int n,
 		      struct mnic_cqe *out);
 

@@ -470,7 +470,7 @@ int mnic_mem_bind(struct mnic_dev *dev, uint64_t addr, enum mnic_obj_kind kind, 
 {
 	int err;
 
-	if (!dev || kind == MNIC_OBJ_NONE || kind > MNIC_OBJ_QP)
+	if (!dev || kind == MNIC_OBJ_NONE || kind > MNIC_OBJ_EQ)
 		return -EINVAL;
 	err = mnic_mem_ensure(dev);
 	if (err == 0)
@@ -503,6 +503,7 @@ static const uint16_t destroy_opcode[] = {
 	[MNIC_OBJ_CQ] = MNIC_CMD_DESTROY_CQ,
 	[MNIC_OBJ_SRQ] = MNIC_CMD_DESTROY_SRQ,
 	[MNIC_OBJ_QP] = MNIC_CMD_DESTROY_QP,
+	[MNIC_OBJ_EQ] = MNIC_CMD_DESTROY_EQ,
 };
 
 int mnic_destroy_object(struct mnic_dev *dev, enum mnic_obj_kind kind, uint32_t handle)
@@ -511,7 +512,7 @@ int mnic_destroy_object(struct mnic_dev *dev, enum mnic_obj_kind kind, uint32_t 
 	struct mnic_cmd_simple_out out;
 	int err;
 
-	if (!dev || kind == MNIC_OBJ_NONE || kind > MNIC_OBJ_QP)
+	if (!dev || kind == MNIC_OBJ_NONE || kind > MNIC_OBJ_EQ)
 		return -EINVAL;
 	memset(&in, 0, sizeof(in));
 	in.hdr.opcode = destroy_opcode[kind];

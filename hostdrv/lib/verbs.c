@@ -294,8 +294,12 @@ int mnic_destroy_cq(struct mnic_cq *cq)
 
 	if (!cq)
 		return -EINVAL;
+	/* ibv_destroy_cq waits for every event to be acknowledged */
+	if (cq->channel && cq->events_got != cq->events_acked)
+		return mnic_set_err(cq->dev, MNIC_ERR_ARG, -EBUSY);
 	err = handle_cmd(cq->dev, MNIC_CMD_DESTROY_CQ, cq->handle);
 	if (err == 0) {
+		mnic_comp_channel_unlink(cq);
 		mnic_mem_release(cq->dev, MNIC_OBJ_CQ, cq->handle);
 		free(cq);
 	}
@@ -561,4 +565,32 @@ int mnic_connect_rc(struct mnic_qp *qp, const struct mnic_rc_connect *c)
 	return mnic_modify_qp(qp, &a, MNIC_QP_STATE | MNIC_QP_TIMEOUT | MNIC_QP_RETRY_CNT |
 					      MNIC_QP_RNR_RETRY | MNIC_QP_SQ_PSN |
 					      MNIC_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* For event.c (completion channels), which builds its EQ as a CQ. */
+int mnic_queue_alloc(struct mnic_dev *dev, uint32_t entries, uint32_t esize,
+		     struct mnic_queue_desc *q)
+{
+	return alloc_queue(dev, entries, esize, q);
+}
+
+void mnic_queue_free(struct mnic_dev *dev, struct mnic_queue_desc *q)
+{
+	free_queue(dev, q);
+}
+
+void mnic_queue_bind(struct mnic_dev *dev, const struct mnic_queue_desc *q,
+		     enum mnic_obj_kind kind, uint32_t handle)
+{
+	bind_queue(dev, q, kind, handle);
+}
+
+int mnic_create_cmd(struct mnic_dev *dev, const void *in, uint32_t in_len, uint32_t *handle)
+{
+	return create_cmd(dev, in, in_len, handle);
+}
+
+int mnic_handle_cmd(struct mnic_dev *dev, uint16_t opcode, uint32_t handle)
+{
+	return handle_cmd(dev, opcode, handle);
 }

@@ -17,6 +17,10 @@
  * Memory: the message buffer is mnic_alloc'd (default), or with --mr-mem
  * heap|stack|file=PATH a buffer libmnic did not allocate, registered as it
  * is (/dev/mnicN on a NIC with host memory; docs/libmnic.md "Host memory").
+ * Events: -e waits for completions as ibv_rc_pingpong -e does (a
+ * completion channel: arm the CQ, sleep in mnic_get_cq_event, poll, re-arm)
+ * and prints what the wait did ("events: ..."); without it the CQ is
+ * busy-polled.  -L prints the median half round trip ("latency: ...").
  * Exit: 0 ok, 1 failure (completion error, data mismatch, timeout),
  * 2 usage, 3 device or socket error. */
 #ifndef _GNU_SOURCE
@@ -61,6 +65,7 @@ struct ctx {
 	struct mnic_pd *pd;
 	struct mnic_mr *mr;
 	struct mnic_cq *cq;
+	struct mnic_comp_channel *ch;   /* -e */
 	struct mnic_qp *qp;
 	struct mnic_buf buf;       /* [0, size) receive, [size, 2 size) send */
 	int file_fd;               /* --mr-mem file: the mapped file */
@@ -74,7 +79,7 @@ static struct {
 	const char *server;
 	int port;
 	uint32_t size, iters, rx_depth, mtu;
-	int chk, verify, timeout_s, have_dmac, ack_timeout;
+	int chk, verify, timeout_s, have_dmac, ack_timeout, events, latency;
 	uint8_t dmac[6];
 	enum mr_mem mr_mem;
 	const char *mr_file;
@@ -373,7 +378,9 @@ static void usage(const char *argv0)
 	       "                         truncated to twice the size, mmap'ed MAP_SHARED);\n"
 	       "                         default mnic_alloc.  Any buffer registers only over\n"
 	       "                         /dev/mnicN on a NIC with host memory\n"
-	       "  -i, -g, -l, -e, -o, -P, -t  accepted for compatibility, ignored\n",
+	       "  -e, --events           sleep for completion events (as ibv_rc_pingpong -e)\n"
+	       "  -L, --latency          print the median half round trip\n"
+	       "  -i, -g, -l, -o, -P, -t  accepted for compatibility, ignored\n",
 	       argv0, argv0, STACK_BUF_LEN / 2);
 }
 
@@ -400,6 +407,7 @@ static int parse_args(int argc, char **argv)
 		{"port", 1, NULL, 'p'},  {"ib-dev", 1, NULL, 'd'},  {"ib-port", 1, NULL, 'i'},
 		{"size", 1, NULL, 's'},  {"mtu", 1, NULL, 'm'},     {"rx-depth", 1, NULL, 'r'},
 		{"iters", 1, NULL, 'n'}, {"sl", 1, NULL, 'l'},      {"events", 0, NULL, 'e'},
+		{"latency", 0, NULL, 'L'},
 		{"gid-idx", 1, NULL, 'g'}, {"odp", 0, NULL, 'o'},   {"chk", 0, NULL, 'c'},
 		{"verify", 0, NULL, 'V'}, {"dmac", 1, NULL, 'M'},   {"timeout", 1, NULL, 'T'},
 		{"ack-timeout", 1, NULL, 'A'}, {"mr-mem", 1, NULL, 'R'},
@@ -408,7 +416,7 @@ static int parse_args(int argc, char **argv)
 	char *end;
 	int ch;
 
-	while ((ch = getopt_long(argc, argv, "p:d:i:s:m:r:n:l:eg:ocVM:T:A:h", lo, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "p:d:i:s:m:r:n:l:eLg:ocVM:T:A:h", lo, NULL)) != -1) {
 		unsigned long v = 0;
 
 		if (optarg && strchr("psmrnTA", ch)) {
@@ -453,7 +461,9 @@ static int parse_args(int argc, char **argv)
 			cfg.have_dmac = 1;
 			break;
 		}
-		case 'i': case 'l': case 'e': case 'g': case 'o':
+		case 'e': cfg.events = 1; break;
+		case 'L': cfg.latency = 1; break;
+		case 'i': case 'l': case 'g': case 'o':
 			break;
 		case 'h': usage(argv[0]); exit(0);
 		default: return -1;
@@ -547,7 +557,8 @@ static int setup(struct ctx *c, uint8_t *stack_buf)
 	    (err = mnic_alloc_pd(c->dev, &c->pd)) < 0 ||
 	    (err = mnic_reg_mr(c->pd, c->buf.addr, 2ull * c->size, MNIC_ACCESS_LOCAL_WRITE,
 			       &c->mr)) < 0 ||
-	    (err = mnic_create_cq(c->dev, c->rx_depth + 1, &c->cq)) < 0)
+	    (cfg.events && (err = mnic_create_comp_channel(c->dev, &c->ch)) < 0) ||
+	    (err = mnic_create_cq_ch(c->dev, c->rx_depth + 1, c->ch, NULL, &c->cq)) < 0)
 		return err;
 	memset(&qa, 0, sizeof(qa));
 	qa.pd = c->pd;
@@ -558,6 +569,21 @@ static int setup(struct ctx *c, uint8_t *stack_buf)
 	return mnic_create_qp(&qa, &c->qp);
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static void teardown(struct ctx *c)
 {
 	if (c->qp && mnic_destroy_qp(c->qp))
@@ -566,6 +592,8 @@ static void teardown(struct ctx *c)
 		fprintf(stderr, "mnic-pingpong: dereg MR: %s\n", mnic_strerror_last(c->dev));
 	if (c->cq && mnic_destroy_cq(c->cq))
 		fprintf(stderr, "mnic-pingpong: destroy CQ: %s\n", mnic_strerror_last(c->dev));
+	if (c->ch && mnic_destroy_comp_channel(c->ch))
+		fprintf(stderr, "mnic-pingpong: destroy channel: %s\n", mnic_strerror_last(c->dev));
 	if (c->pd && mnic_dealloc_pd(c->pd))
 		fprintf(stderr, "mnic-pingpong: dealloc PD: %s\n", mnic_strerror_last(c->dev));
 	mnic_close(c->dev);   /* every pin of the buffer gone: it may go */
@@ -579,7 +607,8 @@ int main(int argc, char **argv)
 	struct mnic_cmd_query_device_out q;
 	struct timeval start, end, last_progress;
 	uint8_t stack_buf[STACK_BUF_LEN];   /* --mr-mem stack */
-	uint32_t rcnt = 0, scnt = 0, routs;
+	uint32_t rcnt = 0, scnt = 0, routs, n_lat = 0;
+	uint64_t cq_polls = 0, send_ns, *lat = NULL;
 	int side, rc = 1, err;
 
 	if (parse_args(argc, argv)) {
@@ -629,12 +658,45 @@ int main(int argc, char **argv)
 		}
 		c.pending |= SEND_WRID;
 	}
+	if (cfg.events && mnic_req_notify_cq(c.cq, 0)) {
+		fprintf(stderr, "mnic-pingpong: couldn't request CQ notification: %s\n",
+			mnic_strerror_last(c.dev));
+		goto out;
+	}
+	if (cfg.latency && !(lat = calloc(cfg.iters, sizeof(*lat)))) {
+		fprintf(stderr, "mnic-pingpong: out of memory\n");
+		goto out;
+	}
 	gettimeofday(&start, NULL);
 	last_progress = start;
+	send_ns = now_ns();
 	while (rcnt < cfg.iters || scnt < cfg.iters) {
 		struct mnic_wc wc[2];
-		int ne = mnic_poll_cq(c.cq, 2, wc);
+		int ne;
 
+		if (cfg.events) {
+			/* as ibv_rc_pingpong -e: wait, acknowledge, re-arm, then poll,
+			 * so a completion after the poll fires the next event */
+			struct mnic_cq *ev_cq;
+
+			err = mnic_get_cq_event(c.ch, &ev_cq, NULL, cfg.timeout_s * 1000);
+			if (err == -ETIMEDOUT) {
+				fprintf(stderr, "mnic-pingpong: no completion event for %d s (sent %u, "
+						"received %u)\n", cfg.timeout_s, scnt, rcnt);
+				goto out;
+			}
+			if (err < 0 || ev_cq != c.cq) {
+				fprintf(stderr, "mnic-pingpong: failed to get cq_event (%d)\n", err);
+				goto out;
+			}
+			mnic_ack_cq_events(ev_cq, 1);
+			if (mnic_req_notify_cq(c.cq, 0)) {
+				fprintf(stderr, "mnic-pingpong: couldn't request CQ notification\n");
+				goto out;
+			}
+		}
+		ne = mnic_poll_cq(c.cq, 2, wc);
+		cq_polls++;
 		if (ne < 0) {
 			fprintf(stderr, "mnic-pingpong: poll CQ failed %d\n", ne);
 			goto out;
@@ -642,6 +704,8 @@ int main(int argc, char **argv)
 		if (ne == 0) {
 			struct timeval now;
 
+			if (cfg.events)
+				continue;   /* an event for a CQE an earlier poll took */
 			gettimeofday(&now, NULL);
 			if (now.tv_sec - last_progress.tv_sec > cfg.timeout_s) {
 				fprintf(stderr, "mnic-pingpong: no completion for %d s (sent %u, "
@@ -665,6 +729,8 @@ int main(int argc, char **argv)
 			case RECV_WRID:
 				if (check_recv(&c, !side, rcnt, wc[i].byte_len))
 					goto out;
+				if (lat && rcnt < cfg.iters)
+					lat[n_lat++] = now_ns() - send_ns;
 				if (--routs <= 1) {
 					routs += (uint32_t)post_recv(&c, c.rx_depth - routs);
 					if (routs < c.rx_depth) {
@@ -682,6 +748,7 @@ int main(int argc, char **argv)
 			}
 			c.pending &= ~(int)wc[i].wr_id;
 			if (scnt < cfg.iters && !c.pending) {
+				send_ns = now_ns();
 				if (post_send(&c, side, scnt)) {
 					fprintf(stderr, "mnic-pingpong: couldn't post send\n");
 					goto out;
@@ -703,9 +770,23 @@ int main(int argc, char **argv)
 		if (cfg.verify || cfg.chk)
 			printf("data verified: %u messages received, %s\n", rcnt,
 			       cfg.verify ? "every byte" : "first byte of every page");
+		if (cfg.events)
+			printf("events: %llu events, %llu sleeps, %llu wakeups, %llu EQ checks, "
+			       "%llu CQ polls, %u completions\n", (unsigned long long)c.ch->events,
+			       (unsigned long long)c.ch->sleeps, (unsigned long long)c.ch->wakeups,
+			       (unsigned long long)c.ch->eq_checks, (unsigned long long)cq_polls,
+			       rcnt + scnt);
+		if (lat && n_lat) {
+			/* per exchange: our send posted -> the peer's answer received,
+			 * a round trip; half of its median */
+			qsort(lat, n_lat, sizeof(*lat), cmp_u64);
+			printf("latency: median half round trip %.2f usec over %u exchanges\n",
+			       (double)lat[n_lat / 2] / 2000., n_lat);
+		}
 	}
 	rc = 0;
 out:
+	free(lat);
 	teardown(&c);
 	return rc;
 }

@@ -133,8 +133,11 @@ _Static_assert(sizeof(struct mnic_cmd_mailbox) == MNIC_CMD_MBOX_SIZE, "mailbox l
 	X(MNIC_CMD_DEALLOC_CONTEXT, 0x105)        \
 	X(MNIC_CMD_QUERY_CONTEXT, 0x106)          \
 	X(MNIC_CMD_NOP, 0x10d)                    \
+	X(MNIC_CMD_CREATE_EQ, 0x301)              \
+	X(MNIC_CMD_DESTROY_EQ, 0x302)             \
 	X(MNIC_CMD_CREATE_CQ, 0x400)              \
 	X(MNIC_CMD_DESTROY_CQ, 0x401)             \
+	X(MNIC_CMD_MODIFY_CQ, 0x403)              \
 	X(MNIC_CMD_CREATE_QP, 0x500)              \
 	X(MNIC_CMD_MODIFY_QP, 0x501)              \
 	X(MNIC_CMD_QUERY_QP, 0x502)               \
@@ -381,6 +384,29 @@ struct mnic_cmd_create_cq_in {
 	struct mnic_queue_desc q;
 };
 _Static_assert(sizeof(struct mnic_cmd_create_cq_in) == 40, "create cq in");
+
+/* Completion events (mnic/queues.h "Completion events").  CREATE_EQ: an
+ * event queue of q.size MNIC_EQE_SIZE entries (ring and doorbell record
+ * checked as a CQ's), raising vector (MNIC_EQ_VECTOR_MIN..MAX) after each
+ * EQE; out: handle_out.  DESTROY_EQ: handle_in (RES_BUSY while a CQ is
+ * bound to it).  MODIFY_CQ op_mod MNIC_MODIFY_CQ_EQ: bind cq to eq
+ * (MNIC_EQ_NONE unbinds); both the issuer's. */
+struct mnic_cmd_create_eq_in {
+	struct mnic_cmd_in_hdr hdr;
+	struct mnic_queue_desc q;
+	uint32_t vector;
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct mnic_cmd_create_eq_in) == 48, "create eq in");
+
+#define MNIC_EQ_NONE 0xffffffffu
+#define MNIC_MODIFY_CQ_EQ 0u            /* op_mod: the CQ's event queue */
+struct mnic_cmd_modify_cq_in {
+	struct mnic_cmd_in_hdr hdr;
+	uint32_t cq;
+	uint32_t eq;                    /* MNIC_EQ_NONE: no EQ (events off) */
+};
+_Static_assert(sizeof(struct mnic_cmd_modify_cq_in) == 16, "modify cq in");
 
 struct mnic_cmd_create_srq_in {
 	struct mnic_cmd_in_hdr hdr;

@@ -28,6 +28,7 @@
 	X(MNIC_SITE_MR, 0x14)            /* lkey names no MR */                  \
 	X(MNIC_SITE_CTX_HANDLE, 0x15)    /* names no allocated context */        \
 	X(MNIC_SITE_MTT, 0x16)           /* MTT handle names no MTT */           \
+	X(MNIC_SITE_EQ, 0x17)            /* EQ handle names no EQ */             \
 	/* addresses: rings, doorbell records, MRs must lie in the user area */   \
 	X(MNIC_SITE_RING_ADDR, 0x20)                                             \
 	X(MNIC_SITE_DBREC_ADDR, 0x21)                                            \

@@ -17,6 +17,47 @@
  * owner equals MNIC_CQE_OWNER(consumer_index, size).  The firmware never
  * overwrites a CQE the host has not consumed (it reads the consumer index
  * from the CQ's doorbell record); a full CQ is an overflow error event.
+ *
+ * Completion events (IBA 11.4.2.2 Request Completion Notification, as
+ * ibv_req_notify_cq; docs/host-interface.md "Completion events").  A CQ
+ * bound to an event queue (EQ: MODIFY_CQ) is armed through the `arm` word
+ * of its doorbell record, mlx5-style (arm_sn + cmd):
+ *
+ *   arm = MNIC_CQ_ARM(sn, cmd)   bits 7:0 cmd (enum mnic_cq_arm_cmd),
+ *                                15:8 the arm sequence number, 31:16 zero
+ *
+ * The host writes the consumer index first, then the arm word, then rings
+ * the data-path doorbell (db_seq, mnic/abi.h); the firmware also reads the
+ * word every time it writes a CQE.  The firmware acts on a change of the
+ * word:
+ *   - NEXT: the next CQE fires an event; SOLICITED: the next solicited CQE
+ *     does (a receive completion whose message carried the BTH SE bit,
+ *     IBA 9.2.3, flagged MNIC_CQE_SOLICITED, or any error completion).  A
+ *     NEXT arm upgrades a SOLICITED one of the same sn; never the reverse.
+ *   - CQEs past the consumer index at arm time (they landed between the
+ *     host's last poll and its arm) qualify too: the event fires at once,
+ *     so "poll empty, arm, sleep" loses no wakeup.
+ *   - One event per arm: firing writes one EQE and disarms the CQ.  The
+ *     sn that fired is spent: the host increments sn once per event it
+ *     takes (mnic_get_cq_event) and arms with the new one.  After a fire
+ *     only sn + 1 arms again; before one only the same sn (a repeat, or an
+ *     upgrade).  Any other sn is stale (counted cq_arm_stale, ignored),
+ *     so a late or repeated write never fires twice.
+ *   - a word with bits 31:16 set or an unknown cmd is refused
+ *     (cq_arm_refused); an arm of a CQ without an EQ is counted
+ *     (cq_arm_no_eq).  cmd NONE (0) asks nothing.
+ * SQ, RQ, SRQ and EQ doorbell records keep the word 0.
+ *
+ * Event queue (EQ): `size` (power of two) entries of MNIC_EQE_SIZE bytes
+ * in host memory, laid out and checked as a CQ ring, with a doorbell record
+ * whose index is the host's consumer index.  The firmware writes each EQE
+ * body, a write barrier, then its owner byte, MNIC_CQE_OWNER(producer,
+ * size) as for CQEs, and then raises the EQ's vector (>= 1; 0 is the
+ * command queue's) on the doorbell channel (mnic/dbch.h).  A full EQ
+ * writes nothing (eq_overflows) and leaves the CQ armed, so its next
+ * qualifying CQE tries again; a host sizes its EQ to at least the number
+ * of CQs bound to it.  Without a doorbell channel the host finds the
+ * events by polling the EQ's owner bytes.
  */
 #ifndef MNIC_QUEUES_H
 #define MNIC_QUEUES_H
@@ -84,6 +125,7 @@ enum mnic_wc_opcode {
 enum mnic_cqe_flags {
 	MNIC_CQE_WITH_IMM = 1u << 1,    /* as IBV_WC_WITH_IMM */
 	MNIC_CQE_WITH_INV = 1u << 3,    /* as IBV_WC_WITH_INV */
+	MNIC_CQE_SOLICITED = 1u << 4,   /* the message carried the BTH SE bit */
 };
 
 struct mnic_sge {
@@ -135,9 +177,42 @@ _Static_assert(sizeof(struct mnic_cqe) == MNIC_CQE_SIZE, "mnic_cqe layout");
 #define MNIC_CQE_OWNER(index, size) ((uint8_t)((((index) / (size)) & 1u) ^ 1u))
 
 struct mnic_dbrec {
-	uint32_t index;          /* SQ/RQ/SRQ: producer; CQ: consumer */
-	uint32_t reserved;
+	uint32_t index;          /* SQ/RQ/SRQ: producer; CQ, EQ: consumer */
+	uint32_t arm;            /* CQ: MNIC_CQ_ARM(sn, cmd); others 0 */
 };
 _Static_assert(sizeof(struct mnic_dbrec) == 8, "mnic_dbrec layout");
+
+/* The arm word of a CQ's doorbell record (completion events, above). */
+enum mnic_cq_arm_cmd {
+	MNIC_CQ_ARM_NONE = 0,
+	MNIC_CQ_ARM_NEXT = 1,           /* ibv_req_notify_cq(cq, 0) */
+	MNIC_CQ_ARM_SOLICITED = 2,      /* ibv_req_notify_cq(cq, 1) */
+};
+#define MNIC_CQ_ARM_CMD_MASK  0xffu
+#define MNIC_CQ_ARM_SN_SHIFT  8u
+#define MNIC_CQ_ARM_SN_MASK   0xffu
+#define MNIC_CQ_ARM_RSVD_MASK 0xffff0000u
+#define MNIC_CQ_ARM(sn, cmd) \
+	((((uint32_t)(sn) & MNIC_CQ_ARM_SN_MASK) << MNIC_CQ_ARM_SN_SHIFT) | \
+	 ((uint32_t)(cmd) & MNIC_CQ_ARM_CMD_MASK))
+#define MNIC_CQ_ARM_GET_CMD(arm) ((arm) & MNIC_CQ_ARM_CMD_MASK)
+#define MNIC_CQ_ARM_GET_SN(arm)  (((arm) >> MNIC_CQ_ARM_SN_SHIFT) & MNIC_CQ_ARM_SN_MASK)
+
+/* Event queue entries. */
+#define MNIC_EQE_SIZE 16u
+#define MNIC_EQ_VECTOR_MIN 1u           /* 0: the command queue's vector */
+#define MNIC_EQ_VECTOR_MAX 63u          /* what a doorbell channel can name */
+enum mnic_eqe_type {
+	MNIC_EQE_COMPLETION = 0,        /* an armed CQ got a qualifying CQE */
+};
+struct mnic_eqe {
+	uint32_t cq;             /* the CQ's handle */
+	uint8_t type;            /* enum mnic_eqe_type */
+	uint8_t arm_sn;          /* the sn of the arm that fired */
+	uint8_t reserved0;
+	uint8_t owner;           /* phase bit, written last (MNIC_CQE_OWNER) */
+	uint32_t reserved1[2];
+};
+_Static_assert(sizeof(struct mnic_eqe) == MNIC_EQE_SIZE, "mnic_eqe layout");
 
 #endif

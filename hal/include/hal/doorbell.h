@@ -20,7 +20,8 @@
 #include <stdint.h>
 
 /* Host vectors.  0: the command queue (an entry completed, or its status
- * changed); the event queues of completion events will take 1.. */
+ * changed); 1..: the event queues of completion events (an EQE written,
+ * rocev2/eq.c through the engine's env.raise, firmware/engine.c). */
 #define HAL_DOORBELL_VEC_CMD 0u
 
 /* Channel counters, an X-macro list as HAL_ETH_STATS (QUERY_COUNTERS

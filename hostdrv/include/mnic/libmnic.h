@@ -237,6 +237,7 @@ enum mnic_obj_kind {
 	MNIC_OBJ_CQ = 2,
 	MNIC_OBJ_SRQ = 3,
 	MNIC_OBJ_QP = 4,             /* handle: the QPN */
+	MNIC_OBJ_EQ = 5,             /* a completion channel's event queue */
 };
 
 struct mnic_buf {
@@ -382,11 +383,20 @@ struct mnic_mr {
 	uint32_t mtt;                /* its translation (host-memory mode), 0 none */
 };
 
+struct mnic_comp_channel;
+
 struct mnic_cq {
 	struct mnic_dev *dev;
 	uint32_t handle;
 	struct mnic_queue_desc q;    /* ring + doorbell record in the user area */
 	uint32_t ci;                 /* consumer index (also in the dbrec) */
+	/* completion events (mnic_create_cq_ch, mnic_req_notify_cq) */
+	struct mnic_comp_channel *channel;   /* NULL: none */
+	void *cq_context;            /* the application's, returned with its events */
+	uint8_t arm_sn;              /* events taken, mod 256 (mnic/queues.h) */
+	uint32_t events_got;         /* mnic_get_cq_event returned this CQ */
+	uint32_t events_acked;       /* mnic_ack_cq_events */
+	struct mnic_cq *ch_next;     /* the channel's list of CQs */
 };
 
 struct mnic_srq {
@@ -451,6 +461,66 @@ int mnic_dereg_mr(struct mnic_mr *mr);
  * the user area with mnic_alloc. */
 int mnic_create_cq(struct mnic_dev *dev, uint32_t cqe, struct mnic_cq **cq);
 int mnic_destroy_cq(struct mnic_cq *cq);
+
+/* ---- completion events (docs/libmnic.md "Completion events") -------------
+ * As ibv_create_comp_channel / ibv_req_notify_cq / ibv_get_cq_event /
+ * ibv_ack_cq_events (IBA 11.4.2.2 Request Completion Notification).
+ *
+ * A channel is an event queue in the handle's memory (MNIC_COMP_CHANNEL_EQES
+ * entries, CREATE_EQ) on a host vector of its own (1.., one per channel of
+ * a handle) and, where the NIC has a doorbell channel (BAR backend on a
+ * POSIX NIC), `fd`: the eventfd the NIC raises that vector on, readable
+ * when an event may be waiting, for poll()/epoll (never read it: use
+ * mnic_get_cq_event).  Without a doorbell channel (MNIC_DOORBELL_CHANNEL=
+ * off, a NIC without one, /dev/mnicN today) fd is -1 and mnic_get_cq_event
+ * polls the EQ every MNIC_COMP_POLL_US instead.  At most
+ * MNIC_COMP_CHANNEL_CQS CQs per channel (the EQ never overflows then).
+ *
+ * The cycle (as ibv_rc_pingpong -e): mnic_req_notify_cq, then poll the CQ
+ * empty, then mnic_get_cq_event (sleeps), mnic_ack_cq_events,
+ * mnic_req_notify_cq again, poll.  A CQE that lands between the last poll
+ * and the arm fires the event at once, so the sleep never misses one; an
+ * event may find the CQ already drained (spurious, harmless).  One event
+ * per arm.  Events do not survive a migration (mnic_reopen): the CQ is
+ * restored bound to no EQ. */
+#define MNIC_COMP_CHANNEL_EQES 256u
+#define MNIC_COMP_CHANNEL_CQS MNIC_COMP_CHANNEL_EQES
+#define MNIC_COMP_POLL_US 1000u
+struct mnic_comp_channel {
+	struct mnic_dev *dev;
+	int fd;                      /* the vector's eventfd; -1: no doorbell channel */
+	uint32_t eq;                 /* EQ handle */
+	uint16_t vector;
+	struct mnic_queue_desc q;    /* EQ ring + doorbell record */
+	uint32_t ci;                 /* EQ consumer index (also in the dbrec) */
+	struct mnic_cq *cqs;         /* bound CQs (cq->ch_next) */
+	uint32_t n_cqs;
+	/* what mnic_get_cq_event did (tests, mnic-pingpong -e) */
+	uint64_t events;             /* EQEs taken */
+	uint64_t sleeps;             /* waits on fd (or EQ poll intervals) */
+	uint64_t wakeups;            /* ... that ended with fd readable */
+	uint64_t eq_checks;          /* looks at the EQ */
+	uint64_t bad_events;         /* EQEs naming no CQ of this channel: skipped */
+};
+int mnic_create_comp_channel(struct mnic_dev *dev, struct mnic_comp_channel **ch);
+/* -EBUSY while CQs are bound to it. */
+int mnic_destroy_comp_channel(struct mnic_comp_channel *ch);
+/* mnic_create_cq with its events on ch (NULL: as mnic_create_cq) and
+ * cq_context returned with them (ibv_create_cq's channel and cq_context).
+ * mnic_destroy_cq of such a CQ: -EBUSY while events are unacknowledged. */
+int mnic_create_cq_ch(struct mnic_dev *dev, uint32_t cqe, struct mnic_comp_channel *ch,
+		      void *cq_context, struct mnic_cq **cq);
+/* Arm cq for its next completion (solicited_only 0) or its next solicited
+ * one (a receive of a message sent with MNIC_SEND_SOLICITED, or any error
+ * completion): the doorbell record's arm word, then the doorbell.
+ * -EINVAL for a CQ without a channel. */
+int mnic_req_notify_cq(struct mnic_cq *cq, int solicited_only);
+/* Wait up to timeout_ms (< 0: forever) for the next event of ch: 0 and
+ * *cq, *cq_context (if not NULL); -ETIMEDOUT; -EIO for a broken EQ. */
+int mnic_get_cq_event(struct mnic_comp_channel *ch, struct mnic_cq **cq, void **cq_context,
+		      int timeout_ms);
+/* Acknowledge nevents events of cq taken with mnic_get_cq_event. */
+void mnic_ack_cq_events(struct mnic_cq *cq, unsigned int nevents);
 
 int mnic_create_srq(struct mnic_pd *pd, uint32_t max_wr, uint32_t max_sge, uint32_t srq_limit,
 		    struct mnic_srq **srq);

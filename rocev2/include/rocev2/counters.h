@@ -132,7 +132,17 @@
 	X(comp_gap_retries)     /* ... by a response past a lost read/atomic response */ \
 	X(comp_retry_dup_ignored) /* NAK or gap the round under way answers already */ \
 	X(comp_fast_retry_spent) /* news of a loss after ROCEV2_FAST_RETRIES: the timer's */ \
-	X(req_head_repeats)     /* a retry round's first packet sent twice (req.c) */
+	X(req_head_repeats)     /* a retry round's first packet sent twice (req.c) */ \
+	/* eq.c: completion events (issue 15), appended */                   \
+	X(cq_arms)              /* an arm (or an upgrade to NEXT) taken */     \
+	X(cq_arm_refused)       /* arm word: unknown cmd or reserved bits set */ \
+	X(cq_arm_stale)         /* arm with a spent or out-of-sequence sn */   \
+	X(cq_arm_no_eq)         /* arm of a CQ bound to no EQ */              \
+	X(cq_events)            /* EQEs written (one per arm) */              \
+	X(cq_events_at_arm)     /* ... of them fired by the arm itself: CQEs   \
+				   had landed past the consumer index */       \
+	X(eq_overflows)         /* EQ full: no EQE, the CQ stays armed */      \
+	X(eq_raises)            /* host vector raised after an EQE */
 
 struct rocev2_counters {
 #define ROCEV2_COUNTER_FIELD(name) uint64_t name;

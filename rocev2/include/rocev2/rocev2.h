@@ -49,6 +49,10 @@
 #ifndef ROCEV2_MAX_SRQ
 #define ROCEV2_MAX_SRQ 256u
 #endif
+/* Event queues of completion events (rocev2/eq.c): one or more per context. */
+#ifndef ROCEV2_MAX_EQ
+#define ROCEV2_MAX_EQ 128u
+#endif
 /* Memory translation tables (rocev2/mtt.c): MTT objects, and the entries
  * of all of them together, each a 4-byte page frame number (HPA >> 12) in
  * firmware RAM: 2^20 entries are 4 MiB and map 4 GiB of 4 KiB pages. */
@@ -178,6 +182,7 @@ struct rocev2_qp_init_attr {
 	int sq_sig_all;
 };
 #define ROCEV2_NO_SRQ UINT32_MAX
+#define ROCEV2_NO_EQ UINT32_MAX         /* rocev2_cq_set_eq: unbind */
 
 struct rocev2_srq_attr {
 	struct rocev2_queue_attr q;
@@ -208,6 +213,9 @@ struct rocev2_env {
 	struct hal_dma *dma;           /* host memory */
 	uint8_t mac[6];
 	uint32_t ipv4;                 /* host order */
+	/* Optional (NULL: the host polls its EQs): interrupt the host on
+	 * vector (an EQ's, >= 1) after an EQE is written; never blocks. */
+	void (*raise)(void *ctx, unsigned vector);
 };
 
 struct rocev2;    /* opaque: defined in rocev2/internal.h */
@@ -248,6 +256,8 @@ enum rocev2_obj_type {
 	ROCEV2_OBJ_MTT = 6,             /* memory translation table (rocev2_create_mtt) */
 	ROCEV2_OBJ_LIVE_NUM = 7,        /* arrays of live objects and image records by
 					 * type (QP_SRQ's entry always 0) */
+	ROCEV2_OBJ_EQ = 7,              /* event queue: rocev2_obj_live/owner only (not in
+					 * images or the per-type arrays) */
 };
 
 /* ---- queries (mgmt/ and firmware/ read the engine only through these) -- */
@@ -328,6 +338,16 @@ int rocev2_destroy_mtt(struct rocev2 *e, uint32_t mtt);
 int rocev2_dereg_mr(struct rocev2 *e, uint32_t lkey);
 int rocev2_create_cq(struct rocev2 *e, const struct rocev2_queue_attr *q, uint32_t *cq);
 int rocev2_destroy_cq(struct rocev2 *e, uint32_t cq);
+/* Completion events (rocev2/eq.c, mnic/queues.h "Completion events").  An
+ * EQ: a ring of MNIC_EQE_SIZE entries checked as a CQ's, and the host
+ * vector raised after each EQE (MNIC_EQ_VECTOR_MIN..MAX, else
+ * -HAL_EINVAL).  destroy: -HAL_EBUSY while CQs are bound to it.
+ * rocev2_cq_set_eq binds cq to eq (ROCEV2_NO_EQ: unbinds; both the
+ * creating owner's, else -HAL_EINVAL); the CQ keeps its arm state. */
+int rocev2_create_eq(struct rocev2 *e, const struct rocev2_queue_attr *q, uint32_t vector,
+		     uint32_t *eq);
+int rocev2_destroy_eq(struct rocev2 *e, uint32_t eq);
+int rocev2_cq_set_eq(struct rocev2 *e, uint32_t cq, uint32_t eq);
 int rocev2_create_srq(struct rocev2 *e, uint32_t pd, const struct rocev2_srq_attr *a,
 		      uint32_t *srq);
 int rocev2_modify_srq_limit(struct rocev2 *e, uint32_t srq, uint32_t limit);

@@ -254,6 +254,9 @@ static const struct op_case ops[] = {
 	{ MNIC_CMD_QUERY_CONTEXT, 16, 56, 1, 12 },
 	{ MNIC_CMD_CREATE_CQ, 40, 16, 0, 36 },
 	{ MNIC_CMD_DESTROY_CQ, 16, 8, 0, 12 },
+	{ MNIC_CMD_MODIFY_CQ, 16, 8, 0, 0 },
+	{ MNIC_CMD_CREATE_EQ, 48, 16, 0, 44 },
+	{ MNIC_CMD_DESTROY_EQ, 16, 8, 0, 12 },
 	{ MNIC_CMD_CREATE_QP, 104, 16, 0, 36 },
 	{ MNIC_CMD_MODIFY_QP, 64, 8, 0, 0 },
 	{ MNIC_CMD_QUERY_QP, 16, 64, 1, 15 },
@@ -1017,6 +1020,57 @@ static void test_port_counter_names_and_values(void **state)
 	}
 }
 
+/* Completion events through the dispatcher: CREATE_EQ (vector and ring
+ * checked), MODIFY_CQ (both handles checked), DESTROY_EQ while bound. */
+static void test_cq_event_commands(void **state)
+{
+	struct mnic_cmd_create_eq_in eq_in;
+	struct mnic_cmd_modify_cq_in mc;
+	struct reply r;
+	uint32_t cq, eq;
+
+	(void)state;
+	r = create_cq(&H, HOST_USER, HOST_USER + 0x4000, 64);
+	expect_status(&r, MNIC_CMD_STAT_OK, 0);
+	cq = handle_of(&r);
+	memset(&eq_in, 0, sizeof(eq_in));
+	eq_in.hdr = in_hdr(MNIC_CMD_CREATE_EQ, 0);
+	eq_in.q = (struct mnic_queue_desc){ HOST_USER + 0x8000, HOST_USER + 0x4008, 16, 0, 0, 0 };
+	eq_in.vector = 0;                               /* the command queue's */
+	r = issue(&H, &eq_in, sizeof(eq_in), 16);
+	expect_status(&r, MNIC_CMD_STAT_BAD_PARAM, MNIC_SITE_ENGINE);
+	eq_in.vector = MNIC_EQ_VECTOR_MAX + 1u;
+	r = issue(&H, &eq_in, sizeof(eq_in), 16);
+	expect_status(&r, MNIC_CMD_STAT_BAD_PARAM, MNIC_SITE_ENGINE);
+	eq_in.vector = 1;
+	eq_in.q.ring_addr = 0x1000;                     /* the driver area */
+	r = issue(&H, &eq_in, sizeof(eq_in), 16);
+	expect_status(&r, MNIC_CMD_STAT_BAD_PARAM, MNIC_SITE_RING_ADDR);
+	eq_in.q.ring_addr = HOST_USER + 0x8000;
+	r = issue(&H, &eq_in, sizeof(eq_in), 16);
+	expect_status(&r, MNIC_CMD_STAT_OK, 0);
+	eq = handle_of(&r);
+	mc = (struct mnic_cmd_modify_cq_in){ in_hdr(MNIC_CMD_MODIFY_CQ, 0), cq, eq + 0x10000u };
+	r = issue(&H, &mc, sizeof(mc), 8);
+	expect_status(&r, MNIC_CMD_STAT_BAD_RES, MNIC_SITE_EQ);
+	mc.eq = eq;
+	mc.hdr.op_mod = 1;
+	r = issue(&H, &mc, sizeof(mc), 8);
+	expect_status(&r, MNIC_CMD_STAT_BAD_PARAM, MNIC_SITE_OP_MOD);
+	mc.hdr.op_mod = MNIC_MODIFY_CQ_EQ;
+	r = issue(&H, &mc, sizeof(mc), 8);
+	expect_status(&r, MNIC_CMD_STAT_OK, 0);
+	r = by_handle(&H, MNIC_CMD_DESTROY_EQ, eq);
+	expect_status(&r, MNIC_CMD_STAT_RES_BUSY, 0);
+	mc.eq = MNIC_EQ_NONE;
+	r = issue(&H, &mc, sizeof(mc), 8);
+	expect_status(&r, MNIC_CMD_STAT_OK, 0);
+	r = by_handle(&H, MNIC_CMD_DESTROY_EQ, eq);
+	expect_status(&r, MNIC_CMD_STAT_OK, 0);
+	r = by_handle(&H, MNIC_CMD_DESTROY_EQ, eq);
+	expect_status(&r, MNIC_CMD_STAT_BAD_RES, MNIC_SITE_EQ);
+}
+
 static void test_data_path_doorbell(void **state)
 {
 	uint32_t o[6];
@@ -1040,6 +1094,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_every_opcode_validation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_port_counter_names_and_values, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_handles, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cq_event_commands, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_addresses_outside_user_area, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_object_lifecycle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pool_exhaustion, setup, teardown),

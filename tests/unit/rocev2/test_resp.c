@@ -158,6 +158,7 @@ struct req {
 	uint32_t src_ip;                /* 0: PEER_IP */
 	const uint8_t *src_mac;         /* NULL: peer_mac */
 	uint32_t qpn;                   /* 0: the QP under test */
+	int se;                         /* BTH Solicited Event */
 };
 
 static uint8_t rxf[FRAME_MAX];
@@ -191,7 +192,7 @@ static size_t build(const struct req *r)
 	put_be16(udp, 0xc123);
 	put_be16(udp + 2, ROCEV2_UDP_DPORT);
 	put_be16(udp + 4, (uint16_t)(ip_len - IPV4_HLEN));
-	bth_init((struct bth *)bth, r->opcode, 0, pad, BTH_DEF_PKEY, r->qpn ? r->qpn : qpn,
+	bth_init((struct bth *)bth, r->opcode, r->se, pad, BTH_DEF_PKEY, r->qpn ? r->qpn : qpn,
 		 r->ackreq, r->psn);
 	if (info->mask & OPM_RETH)
 		reth_init((struct reth *)(bth + info->reth), r->va, r->rkey, r->len);
@@ -405,6 +406,30 @@ static int setup(void **state)
 
 /* One packet into three SGEs with gaps between them: the bytes land at
  * each SGE's address in order, nothing outside them is written. */
+/* IBA 9.2.3 / 11.4.2.2: a message with SE completes solicited
+ * (MNIC_CQE_SOLICITED, what a solicited-only CQ arm fires on); without SE
+ * it does not (completion events, rocev2/eq.c). */
+static void test_resp_cq_event_solicited_flag(void **state)
+{
+	const struct mnic_sge sge = { RECV_BUF, 64, lkey_recv };
+	struct mnic_cqe c;
+
+	(void)state;
+	post_recv(1, &sge, 1);
+	post_recv(2, &sge, 1);
+	post_recv(3, &sge, 1);
+	REQ(.opcode = OP_SEND_ONLY, .psn = RQ_PSN, .ackreq = 1, .payload = "x", .paylen = 1,
+	    .se = 1);
+	c = expect_cqe(1, MNIC_WC_SUCCESS, MNIC_WC_RECV, 1);
+	assert_true(c.flags & MNIC_CQE_SOLICITED);
+	REQ(.opcode = OP_SEND_ONLY, .psn = RQ_PSN + 1, .ackreq = 1, .payload = "y", .paylen = 1);
+	c = expect_cqe(2, MNIC_WC_SUCCESS, MNIC_WC_RECV, 1);
+	assert_false(c.flags & MNIC_CQE_SOLICITED);
+	REQ(.opcode = OP_SEND_ONLY_IMM, .psn = RQ_PSN + 2, .ackreq = 1, .imm = 7, .se = 1);
+	c = expect_cqe(3, MNIC_WC_SUCCESS, MNIC_WC_RECV, 0);
+	assert_int_equal(c.flags, MNIC_CQE_SOLICITED | MNIC_CQE_WITH_IMM);
+}
+
 static void test_send_only_scatter(void **state)
 {
 	const struct mnic_sge sge[3] = {
@@ -1739,6 +1764,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_send_only_scatter, setup),
+		cmocka_unit_test_setup(test_resp_cq_event_solicited_flag, setup),
 		cmocka_unit_test_setup(test_send_multi_packet, setup),
 		cmocka_unit_test_setup(test_send_imm_and_inv, setup),
 		cmocka_unit_test_setup(test_write_multi_packet, setup),
