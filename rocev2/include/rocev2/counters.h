@@ -132,7 +132,17 @@
 	X(comp_gap_retries)     /* ... by a response past a lost read/atomic response */ \
 	X(comp_retry_dup_ignored) /* NAK or gap the round under way answers already */ \
 	X(comp_fast_retry_spent) /* news of a loss after ROCEV2_FAST_RETRIES: the timer's */ \
-	X(req_head_repeats)     /* a retry round's first packet sent twice (req.c) */
+	X(req_head_repeats)     /* a retry round's first packet sent twice (req.c) */ \
+	/* cc.c: DCQCN congestion control (issue 18), appended */               \
+	X(ecn_ce_received)      /* packet for a QP arrived marked CE (RFC 3168) */ \
+	X(cnp_sent)             /* notification point: CNP to the marked packet's sender */ \
+	X(cnp_suppressed)       /* CE within cnp_interval_us of the QP's last CNP */ \
+	X(cnp_received)         /* CNP delivered to a QP (reaction point) */    \
+	X(cnp_malformed)        /* CNP with a bad length, pad or no BECN: dropped */ \
+	X(cnp_no_qp)            /* CNP for an unknown or stale QPN: dropped */  \
+	X(rate_cuts)            /* CNP cut a QP's rate: Rc *= 1 - alpha/2 */    \
+	X(rate_increases)       /* T or B event raised a QP's rate */           \
+	X(pacer_waits)          /* requester waited for the pacer's tokens */
 
 struct rocev2_counters {
 #define ROCEV2_COUNTER_FIELD(name) uint64_t name;
