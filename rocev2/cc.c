@@ -11,7 +11,7 @@
  *     alpha timer K without a CNP: alpha = (1 - g) alpha
  *     rate timer T, byte counter B: an increase event each; with
  *       i = events since the cut of that kind, F stages:
- *       max(iT, iB) <  F          fast recovery    Rc = (Rt + Rc) / 2
+ *       max(iT, iB) <= F          fast recovery    Rc = (Rt + Rc) / 2
  *       min(iT, iB) >  F          hyper increase   Rt += Rhai; Rc = (Rt + Rc) / 2
  *       otherwise                 additive         Rt += Rai;  Rc = (Rt + Rc) / 2
  *
@@ -189,7 +189,7 @@ static void cc_increase(struct rocev2 *e, struct rocev2_qp *qp)
 
 	if (lo > p->fast_recovery)
 		rt += (uint64_t)p->rhai_mbps * KBPS_PER_MBPS;
-	else if (hi >= p->fast_recovery)
+	else if (hi > p->fast_recovery)
 		rt += (uint64_t)p->rai_mbps * KBPS_PER_MBPS;
 	cc->rt = rt < line ? (uint32_t)rt : line;
 	/* (Rt + Rc) / 2 rounded up, so that Rc reaches Rt. */

@@ -79,6 +79,9 @@ $(1)_CFLAGS := $(ROCEV2_TEST_CFLAGS)
 endef
 $(foreach t,test_objects test_qp test_queue test_resp test_req test_comp,$(eval $(call rocev2_test,$(t))))
 
+# DCQCN congestion control (issue 18): CNPs, rate cuts, recovery, pacer.
+$(eval $(call rocev2_test,test_dcqcn))
+
 # Memory translation (issue 14): MTTs, page lists, traffic and migration on
 # non-contiguous host pages.
 $(eval $(call rocev2_test,test_translation))
