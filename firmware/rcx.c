@@ -735,9 +735,9 @@ static void report(struct rcx *x, int ok)
 int fw_mode_rcx(struct fw_ctx *c, const struct fw_args *a)
 {
 	static const char *const keys[] = { "log", "peer", "qps", "msgs", "max_size", "size", "seed",
-					    "mtu", "ops", "timeout_ms", NULL };
+					    "mtu", "ops", "timeout_ms", "dcqcn", "line_mbps", NULL };
 	struct rcx *x = &rcx;
-	uint64_t qps, msgs, max_size, size, seed, mtu, timeout_ms;
+	uint64_t qps, msgs, max_size, size, seed, mtu, timeout_ms, dcqcn, line_mbps;
 	const char *peer = fw_args_get(a, "peer"), *ops = fw_args_get(a, "ops");
 	int rc;
 
@@ -748,7 +748,9 @@ int fw_mode_rcx(struct fw_ctx *c, const struct fw_args *a)
 	    fw_args_u64(a, "size", 0, ROCEV2_MAX_MSG, &size) != 0 ||
 	    fw_args_u64(a, "seed", 1, UINT64_MAX, &seed) != 0 ||
 	    fw_args_u64(a, "mtu", ROCEV2_MTU_1024, ROCEV2_MTU_4096, &mtu) != 0 ||
-	    fw_args_u64(a, "timeout_ms", 300000, 86400000u, &timeout_ms) != 0)
+	    fw_args_u64(a, "timeout_ms", 300000, 86400000u, &timeout_ms) != 0 ||
+	    fw_args_u64(a, "dcqcn", 1, 1, &dcqcn) != 0 ||
+	    fw_args_u64(a, "line_mbps", 10000, 400000, &line_mbps) != 0)
 		return FW_EXIT_USAGE;
 	if (!peer || fw_parse_mac(peer, x->peer_mac) != 0) {
 		LOG_ERR("rcx needs peer=MAC (xx:xx:xx:xx:xx:xx)");
@@ -780,6 +782,24 @@ int fw_mode_rcx(struct fw_ctx *c, const struct fw_args *a)
 	x->mtu = (unsigned)mtu;
 	if (fw_engine_start(c, &x->e) != 0)
 		return FW_EXIT_FAIL;
+	{
+		/* dcqcn=0|1 (DCQCN and ECT), line_mbps=N: the rest at defaults. */
+		struct rocev2_dcqcn_params p;
+
+		rocev2_get_dcqcn(x->e, &p);
+		p.flags = dcqcn ? ROCEV2_DCQCN_F_ENABLE | ROCEV2_DCQCN_F_ECT : 0u;
+		p.line_rate_mbps = (uint32_t)line_mbps;
+		if (p.rai_mbps > p.line_rate_mbps)
+			p.rai_mbps = p.line_rate_mbps;
+		if (p.rhai_mbps > p.line_rate_mbps)
+			p.rhai_mbps = p.line_rate_mbps;
+		if (p.min_rate_mbps > p.line_rate_mbps)
+			p.min_rate_mbps = p.line_rate_mbps;
+		if (rocev2_set_dcqcn(x->e, &p, NULL) != 0) {
+			LOG_ERR("rcx: line_mbps=%u refused", (unsigned)line_mbps);
+			return FW_EXIT_USAGE;
+		}
+	}
 	rc = setup(x);
 	if (rc != FW_EXIT_OK)
 		return rc;

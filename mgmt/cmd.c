@@ -175,6 +175,17 @@ static const struct cmd_desc cmd_table[CMD_NUM_ROWS] = {
 		.handles = HANDLE_IN(H_CTX_BY_ID),
 		.fn = h_query_context,
 	},
+	/* DCQCN congestion control (cmd_device.c) */
+	[ROW(MNIC_CMD_QUERY_DCQCN)] = {
+		.in_len = IN(mnic_cmd_simple_in), .out_len = IN(mnic_cmd_dcqcn_out),
+		.fn = h_query_dcqcn,
+	},
+	[ROW(MNIC_CMD_SET_DCQCN)] = {
+		.in_len = IN(mnic_cmd_dcqcn_in), .out_len = IN(mnic_cmd_simple_out),
+		.priv = P_MGMT,
+		.rsvd = { RSVD(mnic_cmd_dcqcn_in, p.reserved) },
+		.fn = h_set_dcqcn,
+	},
 	/* objects (cmd_objects.c) */
 	[ROW(MNIC_CMD_CREATE_CQ)] = {
 		.in_len = IN(mnic_cmd_create_cq_in), .out_len = IN(mnic_cmd_handle_out),

@@ -228,3 +228,45 @@ int h_get_events(struct mnic_mgmt *m, struct cmd_call *c)
 	c->produced = (uint32_t)(sizeof(o) + (size_t)o.count * sizeof(struct mnic_event));
 	return 0;
 }
+
+/* DCQCN parameters: the ABI's layout field by field into the engine's
+ * (mnic/cmd.h and rocev2.h list them in the same order; the engine
+ * validates, its field index names the syndrome's site). */
+#define DCQCN_FIELDS(X)                                                         \
+	X(flags) X(g) X(alpha_us) X(rate_timer_us) X(byte_counter) X(fast_recovery) \
+	X(rai_mbps) X(rhai_mbps) X(min_rate_mbps) X(line_rate_mbps) X(cnp_interval_us)
+_Static_assert(MNIC_DCQCN_F_ENABLE == ROCEV2_DCQCN_F_ENABLE &&
+		       MNIC_DCQCN_F_ECT == ROCEV2_DCQCN_F_ECT, "DCQCN flags");
+
+int h_query_dcqcn(struct mnic_mgmt *m, struct cmd_call *c)
+{
+	struct mnic_cmd_dcqcn_out out;
+	struct rocev2_dcqcn_params p;
+
+	rocev2_get_dcqcn(m->cfg.engine, &p);
+	memset(&out, 0, sizeof(out));
+#define DCQCN_OUT(f) out.p.f = p.f;
+	DCQCN_FIELDS(DCQCN_OUT)
+#undef DCQCN_OUT
+	memcpy(c->buf, &out, sizeof(out));
+	c->produced = sizeof(out);
+	return 0;
+}
+
+int h_set_dcqcn(struct mnic_mgmt *m, struct cmd_call *c)
+{
+	struct mnic_cmd_dcqcn_in in;
+	struct rocev2_dcqcn_params p;
+	unsigned field = 0;
+
+	memcpy(&in, c->buf, sizeof(in));
+#define DCQCN_IN(f) p.f = in.p.f;
+	DCQCN_FIELDS(DCQCN_IN)
+#undef DCQCN_IN
+	if (rocev2_set_dcqcn(m->cfg.engine, &p, &field) < 0) {
+		m->cnt.refused_dcqcn++;
+		return fail(c, MNIC_CMD_STAT_BAD_PARAM, HAL_EINVAL, MNIC_SITE_DCQCN_FLAGS + field);
+	}
+	c->produced = sizeof(struct mnic_cmd_simple_out);
+	return 0;
+}

@@ -118,6 +118,8 @@ int h_fw(struct mnic_mgmt *m, struct cmd_call *c);   /* firmware update: to mgmt
 int h_fw_query(struct mnic_mgmt *m, struct cmd_call *c);
 int h_query_counters(struct mnic_mgmt *m, struct cmd_call *c);
 int h_get_events(struct mnic_mgmt *m, struct cmd_call *c);
+int h_query_dcqcn(struct mnic_mgmt *m, struct cmd_call *c);
+int h_set_dcqcn(struct mnic_mgmt *m, struct cmd_call *c);
 /* cmd_objects.c: PD, MR, CQ, SRQ, QP */
 int h_alloc_pd(struct mnic_mgmt *m, struct cmd_call *c);
 int h_reg_mr(struct mnic_mgmt *m, struct cmd_call *c);

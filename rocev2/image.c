@@ -139,7 +139,8 @@
 	A(S, req, struct rocev2_req, , CODE)                                               \
 	A(S, comp, struct rocev2_comp, , CODE)                                             \
 	A(S, resp, struct rocev2_resp, , CODE)                                             \
-	A(S, mig, struct rocev2_mig, , CODE)
+	A(S, mig, struct rocev2_mig, , CODE)                                               \
+	A(S, cc, struct rocev2_cc, , SKIP)      /* DCQCN restarts at line rate: a new path */
 
 /* Requester.  Of track[], the entries of the WQEs between the completer
  * and the first WQE never sent, [comp.wqe_index, next_new): those the

@@ -32,8 +32,9 @@ struct rocev2_owned_event {
 	struct rocev2_event ev;
 	uint16_t owner;
 };
-/* Timers a QP owns: retransmit and RNR (comp), pause and RESUME (mig). */
-#define ROCEV2_TIMERS_PER_QP 4u
+/* Timers a QP owns: retransmit and RNR (comp), pause and RESUME (mig),
+ * DCQCN's rate/alpha timer and the pacer (cc). */
+#define ROCEV2_TIMERS_PER_QP 6u
 #define ROCEV2_MAX_TIMERS (ROCEV2_TIMERS_PER_QP * ROCEV2_MAX_QP)
 #define ROCEV2_TX_MAX (ROCEV2_HDR_OFFSET + ROCEV2_MAX_HDR + 4096u + 3u + ICRC_LEN)
 
@@ -140,6 +141,24 @@ struct rocev2_mig {
 	uint32_t resume_retries;
 };
 
+/* Per-QP DCQCN state (cc.c).  Idle (active 0) until a CNP cuts the rate:
+ * then the requester paces at rc and the timer runs, until recovery
+ * brings rc back to line rate.  Rates in kbit/s, alpha in 1/65536. */
+struct rocev2_cc {
+	uint8_t active;                 /* reaction point: the rate is cut */
+	uint8_t cnp_sent;               /* notification point: last_cnp_ns is valid */
+	uint8_t t_events, b_events;     /* rate timer / byte counter events since the cut */
+	uint32_t rc, rt;                /* current and target rate, kbit/s */
+	uint32_t alpha;                 /* 1/65536 */
+	uint32_t bytes;                 /* sent since the last byte counter event */
+	int32_t tokens;                 /* pacer bucket, bytes (negative: in debt) */
+	uint64_t tokens_ns;             /* last refill */
+	uint64_t alpha_due, rate_due;   /* next alpha decay / rate timer event */
+	uint64_t last_cnp_ns;           /* notification point: last CNP sent */
+	struct timer timer;             /* alpha decay and rate timer (both due times) */
+	struct timer pacer;             /* the requester waits for tokens */
+};
+
 struct rocev2_qp {
 	uint16_t gen;
 	uint8_t in_use;
@@ -161,6 +180,7 @@ struct rocev2_qp {
 	struct rocev2_comp comp;
 	struct rocev2_resp resp;
 	struct rocev2_mig mig;          /* migration extension (migrate.c) */
+	struct rocev2_cc cc;            /* congestion control (cc.c) */
 };
 
 struct rocev2 {
@@ -181,6 +201,8 @@ struct rocev2 {
 	uint64_t pause_timeout_ns;      /* Paused -> ERR after this (0 = never) */
 	uint64_t resume_budget_ns;      /* RESUME resends end (0 = retry_cnt x timeout) */
 	uint32_t mig_flags;             /* ROCEV2_MIG_F_* (rocev2_set_mig_config) */
+	struct rocev2_dcqcn_params dcqcn;   /* cc.c; rocev2_set_dcqcn */
+	uint8_t tos_keep, tos_ecn;      /* net.c: TOS = av.tos & tos_keep | tos_ecn (ECT(0)) */
 	uint16_t creator;               /* owner of the objects created next */
 	uint8_t owner_stopped[ROCEV2_MAX_OWNERS];   /* a dump stopped that context */
 	struct rocev2_owned_event events[ROCEV2_EVENT_RING];
@@ -390,6 +412,23 @@ void rocev2_resp_resumed(struct rocev2_qp *qp);
  * (send queue: after the WQE that failed, which comp completes itself). */
 void rocev2_req_flush(struct rocev2 *e, struct rocev2_qp *qp);
 void rocev2_resp_flush(struct rocev2 *e, struct rocev2_qp *qp);
+
+/* ---- congestion control (cc.c) -------------------------------------------- */
+/* Notification point: qp received a packet marked CE: a CNP to its peer
+ * QP unless one went out within cnp_interval_us. */
+void rocev2_cc_ce(struct rocev2 *e, struct rocev2_qp *qp);
+/* Reaction point: a CNP for qp (the demux checked QP, state, source). */
+void rocev2_cc_cnp_rx(struct rocev2 *e, struct rocev2_qp *qp, const struct rocev2_pkt *pkt);
+/* Requester, only while qp->cc.active: 1 if the pacer has tokens for the
+ * next packet, else 0 with the pacer timer armed (it schedules the QP). */
+int rocev2_cc_may_send(struct rocev2 *e, struct rocev2_qp *qp);
+/* Requester, only while qp->cc.active: a packet of bytes went out. */
+void rocev2_cc_sent(struct rocev2 *e, struct rocev2_qp *qp, uint32_t bytes);
+/* QP created or reset: idle at line rate, timers idle (setup 1: the
+ * timers' storage is fresh and must be set up before anything cancels). */
+void rocev2_cc_reset(struct rocev2 *e, struct rocev2_qp *qp, int setup);
+/* The QP stops (destroy, ERR): its timers leave the heap. */
+void rocev2_cc_stop(struct rocev2 *e, struct rocev2_qp *qp);
 
 /* ---- migration (migrate.c) ---------------------------------------------- */
 /* Build switch: ROCEV2_MIGRATION=0 compiles the engine without the

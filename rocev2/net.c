@@ -64,7 +64,10 @@ void rocev2_tx_prepare(struct rocev2 *e, const struct rocev2_qp *qp, struct roce
 	 * bounds every RoCE packet), id 0 as an atomic datagram may use
 	 * (RFC 6864 4.1). */
 	ip[0] = IPV4_VER_IHL;
-	ip[1] = av->tos;
+	/* ECN (RFC 3168): ECT(0) in the low bits of the host's TOS unless
+	 * DCQCN's ECT flag is off (cc.c); the ICRC masks the byte (IBA
+	 * A17.3.3), so a switch may mark CE on the way. */
+	ip[1] = (uint8_t)((av->tos & e->tos_keep) | e->tos_ecn);
 	put_be16(ip + 4, 0);
 	put_be16(ip + 6, IPV4_FLAG_DF);
 	ip[8] = av->ttl;

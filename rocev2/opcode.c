@@ -71,4 +71,8 @@ const struct rocev2_opcode_info rocev2_opcodes[256] = {
 			OPM_VALID | OPM_REQ | OPM_RESUME | OPM_PAYLOAD | OPM_START | OPM_END |
 				OPM_AETH,
 			B + AETH_LEN, .aeth = B },
+	/* RoCEv2 CNP (IBA A17.9.2): BTH (BECN set, DestQP = the QP whose
+	 * packets were marked) and 16 reserved bytes, no payload; neither a
+	 * request nor a response, cc.c takes it. */
+	[OP_CNP] = { "CNP", OPM_VALID | OPM_CNP, B + CNP_RSVD_LEN },
 };

@@ -31,6 +31,7 @@ enum rocev2_opcode {
 	OP_SEND_LAST_INV = 0x16,
 	OP_SEND_ONLY_INV = 0x17,
 	OP_RESUME = 0x19,            /* MigrOS: BTH + AETH, a request */
+	OP_CNP = 0x81,               /* RoCEv2 congestion notification (IBA A17.9.2) */
 };
 
 /* Mask bits: which headers follow the BTH, and what the packet is. */
@@ -52,6 +53,7 @@ enum {
 	OPM_READ = 1u << 14,
 	OPM_ATOMIC = 1u << 15,
 	OPM_RESUME = 1u << 16,
+	OPM_CNP = 1u << 17,        /* congestion notification: to the reaction point (cc.c) */
 	OPM_VALID = 1u << 31,
 };
 

@@ -144,6 +144,7 @@ static void qp_stop_timers(struct rocev2 *e, struct rocev2_qp *qp)
 	timer_cancel(&e->timers, &qp->comp.rnr_timer);
 	timer_cancel(&e->timers, &qp->mig.pause_timer);
 	timer_cancel(&e->timers, &qp->mig.resume_timer);
+	rocev2_cc_stop(e, qp);
 }
 
 /* Take qp out of the scheduler FIFO (rocev2.c) before its slot is reused:
@@ -176,6 +177,7 @@ static void qp_reset_state(struct rocev2 *e, struct rocev2_qp *qp)
 	rocev2_req_reset(qp);
 	rocev2_comp_reset(e, qp);
 	rocev2_resp_reset(qp);
+	rocev2_cc_reset(e, qp, 0);
 	qp->sq.ci = qp->sq.pi = 0;
 	qp->rq.ci = qp->rq.pi = 0;
 	qp->stopped = qp->paused = 0;
@@ -237,6 +239,7 @@ int rocev2_qp_install(struct rocev2 *e, uint32_t qpn, const struct rocev2_qp_ini
 	timer_setup(&qp->comp.rnr_timer, NULL, NULL);
 	timer_setup(&qp->mig.pause_timer, NULL, NULL);
 	timer_setup(&qp->mig.resume_timer, NULL, NULL);
+	rocev2_cc_reset(e, qp, 1);
 	qp->in_use = 1;
 	qp_reset_state(e, qp);
 	rocev2_mig_reset(e, qp);

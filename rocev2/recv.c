@@ -12,6 +12,9 @@
  *   BTH        TVer 0, a known RC opcode, default P_Key, PadCnt and
  *              length consistent with the opcode, ICRC
  *   QP         exists, its state accepts the packet, source = its peer
+ *   ECN        CE-marked: the QP sends a CNP (cc.c, DCQCN notification point)
+ *   CNP        (opcode 0x81) to the reaction point (cc.c); a malformed one
+ *              or one for no QP has counters of its own
  *
  * Every discard is a verdict; one table maps it to its counter, so each
  * dropped frame is counted exactly once and in one place.
@@ -34,6 +37,8 @@ enum rx_verdict {
 	RX_NO_QP,
 	RX_BAD_STATE,
 	RX_BAD_SRC,
+	RX_BAD_CNP,
+	RX_CNP_NO_QP,
 	RX_VERDICT_NUM,
 };
 
@@ -56,6 +61,8 @@ static const struct {
 	[RX_NO_QP] = { RX_CNT(rx_no_qp), -HAL_ENXIO },
 	[RX_BAD_STATE] = { RX_CNT(rx_bad_state), -HAL_EINVAL },
 	[RX_BAD_SRC] = { RX_CNT(rx_bad_src), -HAL_EINVAL },
+	[RX_BAD_CNP] = { RX_CNT(cnp_malformed), -HAL_EINVAL },
+	[RX_CNP_NO_QP] = { RX_CNT(cnp_no_qp), -HAL_ENXIO },
 };
 
 static int rx_discard(struct rocev2 *e, enum rx_verdict v)
@@ -146,14 +153,14 @@ int rocev2_parse(struct rocev2 *e, const uint8_t *frame, size_t len, struct roce
 	hdr_len = info->hdr_len;
 	pad = bth_pad(bth);
 	if (roce_len < hdr_len + pad + ICRC_LEN)
-		return rx_discard(e, RX_SHORT);
+		return rx_discard(e, info->mask & OPM_CNP ? RX_BAD_CNP : RX_SHORT);
 	paylen = roce_len - hdr_len - pad - ICRC_LEN;
 	/* IBA 9.2: PadCnt rounds the payload to 4 bytes; an opcode without
 	 * payload (READ request, atomics) has neither.  RESUME and ACK carry
 	 * the migration payloads (multiples of 4, no pad); their exact
 	 * lengths are migrate.c's business, not the demux's. */
 	if (info->mask & OPM_PAYLOAD ? ((paylen + pad) & 3u) != 0 : (pad | paylen) != 0)
-		return rx_discard(e, RX_BAD_PAD);
+		return rx_discard(e, info->mask & OPM_CNP ? RX_BAD_CNP : RX_BAD_PAD);
 
 	/* ---- ICRC (IBA A17.3.3): over IPv4 header .. pad.  (Offsets are
 	 * taken from frame, never from the small wire structs' arrays, which
@@ -188,9 +195,9 @@ static const uint32_t rx_state_accepts[ROCEV2_QPS_NUM] = {
 	[ROCEV2_QPS_RESET] = 0,
 	[ROCEV2_QPS_INIT] = 0,
 	[ROCEV2_QPS_RTR] = OPM_REQ,
-	[ROCEV2_QPS_RTS] = OPM_REQ | OPM_RESP,
-	[ROCEV2_QPS_SQD] = OPM_REQ | OPM_RESP,
-	[ROCEV2_QPS_SQE] = OPM_REQ | OPM_RESP,
+	[ROCEV2_QPS_RTS] = OPM_REQ | OPM_RESP | OPM_CNP,
+	[ROCEV2_QPS_SQD] = OPM_REQ | OPM_RESP | OPM_CNP,
+	[ROCEV2_QPS_SQE] = OPM_REQ | OPM_RESP | OPM_CNP,
 	[ROCEV2_QPS_ERR] = 0,
 };
 
@@ -202,6 +209,7 @@ static const struct {
 } rx_stages[] = {
 	{ OPM_REQ, RX_CNT(rx_req_packets), rocev2_resp_rx },
 	{ OPM_RESP, RX_CNT(rx_resp_packets), rocev2_comp_rx },
+	{ OPM_CNP, RX_CNT(cnp_received), rocev2_cc_cnp_rx },
 };
 
 void rocev2_rx(struct rocev2 *e, const uint8_t *frame, size_t len)
@@ -216,7 +224,7 @@ void rocev2_rx(struct rocev2 *e, const uint8_t *frame, size_t len)
 		return;
 	qp = rocev2_qp_lookup(e, pkt.qpn);
 	if (!qp) {
-		rx_discard(e, RX_NO_QP);
+		rx_discard(e, pkt.info->mask & OPM_CNP ? RX_CNP_NO_QP : RX_NO_QP);
 		return;
 	}
 	mask = pkt.info->mask;
@@ -234,6 +242,10 @@ void rocev2_rx(struct rocev2 *e, const uint8_t *frame, size_t len)
 		rx_discard(e, RX_BAD_SRC);
 		return;
 	}
+	/* DCQCN notification point (cc.c): a packet a switch marked CE
+	 * (RFC 3168) asks its sender to slow down.  One branch when unmarked. */
+	if ((ipv4_tos(pkt.ip) & IPV4_ECN_MASK) == IPV4_ECN_CE && !(mask & OPM_CNP))
+		rocev2_cc_ce(e, qp);
 	for (i = 0; i < sizeof(rx_stages) / sizeof(rx_stages[0]); i++)
 		if (mask & rx_stages[i].mask) {
 			(*(uint64_t *)((uint8_t *)&e->cnt + rx_stages[i].counter))++;

@@ -4,6 +4,7 @@
  * per state, until the budget is spent or something makes it wait:
  *
  *   CHECK_QP -> [RETRY] -> NEXT_WQE -> CHECK_LIMITS -> BUILD -> SEND -> UPDATE
+ *   (CHECK_LIMITS includes the DCQCN pacer once a CNP has cut the rate)
  *                              ^                                        |
  *                              +----------------------------------------+
  *   errors: NEXT_WQE / BUILD -> WQE_ERROR;   waits and stops: EXIT
@@ -397,6 +398,12 @@ static enum req_step step_check_limits(struct req_ctx *c)
 		rocev2_sched(c->e, qp);
 		return REQST_EXIT;
 	}
+	/* DCQCN pacer (cc.c): only after a CNP cut this QP's rate; out of
+	 * tokens, the pacer timer schedules the QP again. */
+	if (qp->cc.active && !rocev2_cc_may_send(c->e, qp)) {
+		req->state = REQ_STATE_WAIT;
+		return REQST_EXIT;
+	}
 	return REQST_BUILD;
 }
 
@@ -539,6 +546,9 @@ static enum req_step step_update(struct req_ctx *c)
 	req->noack_pkts = c->ackreq ? 0 : req->noack_pkts + 1u;
 	req->offset += c->paylen;
 	c->sent++;
+	if (qp->cc.active)
+		rocev2_cc_sent(c->e, qp, ROCEV2_HDR_OFFSET + rocev2_opcode(c->opcode)->hdr_len +
+						 c->paylen + ICRC_LEN);
 	req_arm_retrans(c->e, qp);
 	if (c->end) {
 		req->wqe_index++;

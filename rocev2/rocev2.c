@@ -19,6 +19,8 @@ int rocev2_init(struct rocev2 *e, const struct rocev2_env *env)
 	e->env = *env;
 	timer_heap_init(&e->timers, e->timer_slots, ROCEV2_MAX_TIMERS);
 	e->pause_timeout_ns = ROCEV2_PAUSE_TIMEOUT_DEFAULT_NS;
+	rocev2_dcqcn_defaults(&e->dcqcn);
+	(void)rocev2_set_dcqcn(e, &e->dcqcn, NULL);    /* the defaults are in range */
 	return 0;
 }
 

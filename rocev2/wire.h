@@ -31,6 +31,7 @@
 #define ATMETH_LEN        28u
 #define ATMACK_LEN        8u
 #define IMMDT_LEN         4u
+#define CNP_RSVD_LEN      16u   /* reserved bytes after a CNP's BTH (IBA A17.9.2) */
 #define IETH_LEN          4u
 
 /* ---- big-endian helpers ------------------------------------------------ */
@@ -68,6 +69,11 @@ _Static_assert(sizeof(struct udp_hdr) == 8, "udp");
 #define IPV4_VER_IHL      0x45u
 #define IPV4_FLAG_DF      0x4000u
 #define IPV4_PROTO_UDP    17u
+/* ECN field, the low two bits of the TOS byte (RFC 3168 5). */
+#define IPV4_ECN_MASK     0x03u
+#define IPV4_ECN_NOT_ECT  0x00u
+#define IPV4_ECN_ECT0     0x02u
+#define IPV4_ECN_CE       0x03u
 
 static inline const uint8_t *eth_dst(const struct eth_hdr *h) { return h->b; }
 static inline const uint8_t *eth_src(const struct eth_hdr *h) { return h->b + 6; }
@@ -107,6 +113,8 @@ static inline uint16_t udp_len(const struct udp_hdr *h) { return get_be16(h->b +
  *  5-7: DestQP  8: AckReq|resv7  9-11: PSN                                  */
 struct bth { uint8_t b[BTH_LEN]; };
 _Static_assert(sizeof(struct bth) == 12, "bth");
+#define BTH_FECN      0x80u   /* byte 4 */
+#define BTH_BECN      0x40u   /* byte 4: set in every CNP (IBA A17.9.2) */
 #define BTH_SE        0x80u
 #define BTH_MIG       0x40u
 #define BTH_PAD_MASK  0x30u
@@ -125,6 +133,7 @@ static inline uint16_t bth_pkey(const struct bth *h) { return get_be16(h->b + 2)
 static inline uint32_t bth_qpn(const struct bth *h) { return get_be24(h->b + 5); }
 static inline int bth_ackreq(const struct bth *h) { return !!(h->b[8] & BTH_ACKREQ); }
 static inline uint32_t bth_psn(const struct bth *h) { return get_be24(h->b + 9); }
+static inline int bth_becn(const struct bth *h) { return !!(h->b[4] & BTH_BECN); }
 
 static inline void bth_init(struct bth *h, uint8_t opcode, int se, unsigned pad, uint16_t pkey,
 			    uint32_t qpn, int ackreq, uint32_t psn)

@@ -1587,6 +1587,121 @@ static int cmd_image(struct mnic_dev *unused, int argc, const char **argv)
 
 /* ---- the subcommand table -------------------------------------------------------------- */
 
+/* `dcqcn show | set key=value...`: QUERY_DCQCN / SET_DCQCN (mnic/cmd.h
+ * gives the ranges; the device checks them and names a refused field in
+ * the syndrome).  enable and ect are the two flags. */
+static const struct {
+	const char *key;
+	size_t off;                     /* in struct mnic_dcqcn_params; flags: bit */
+	uint32_t flag;
+} dcqcn_keys[] = {
+	{ "enable", offsetof(struct mnic_dcqcn_params, flags), MNIC_DCQCN_F_ENABLE },
+	{ "ect", offsetof(struct mnic_dcqcn_params, flags), MNIC_DCQCN_F_ECT },
+	{ "g", offsetof(struct mnic_dcqcn_params, g), 0 },
+	{ "alpha_us", offsetof(struct mnic_dcqcn_params, alpha_us), 0 },
+	{ "rate_timer_us", offsetof(struct mnic_dcqcn_params, rate_timer_us), 0 },
+	{ "byte_counter", offsetof(struct mnic_dcqcn_params, byte_counter), 0 },
+	{ "fast_recovery", offsetof(struct mnic_dcqcn_params, fast_recovery), 0 },
+	{ "rai_mbps", offsetof(struct mnic_dcqcn_params, rai_mbps), 0 },
+	{ "rhai_mbps", offsetof(struct mnic_dcqcn_params, rhai_mbps), 0 },
+	{ "min_rate_mbps", offsetof(struct mnic_dcqcn_params, min_rate_mbps), 0 },
+	{ "line_rate_mbps", offsetof(struct mnic_dcqcn_params, line_rate_mbps), 0 },
+	{ "cnp_interval_us", offsetof(struct mnic_dcqcn_params, cnp_interval_us), 0 },
+};
+#define DCQCN_NKEYS (sizeof(dcqcn_keys) / sizeof(dcqcn_keys[0]))
+
+static uint32_t dcqcn_get(const struct mnic_dcqcn_params *p, unsigned k)
+{
+	uint32_t v;
+
+	memcpy(&v, (const uint8_t *)p + dcqcn_keys[k].off, sizeof(v));
+	return dcqcn_keys[k].flag ? !!(v & dcqcn_keys[k].flag) : v;
+}
+
+static void dcqcn_put(struct mnic_dcqcn_params *p, unsigned k, uint32_t v)
+{
+	uint32_t w;
+
+	memcpy(&w, (const uint8_t *)p + dcqcn_keys[k].off, sizeof(w));
+	if (dcqcn_keys[k].flag)
+		w = v ? w | dcqcn_keys[k].flag : w & ~dcqcn_keys[k].flag;
+	else
+		w = v;
+	memcpy((uint8_t *)p + dcqcn_keys[k].off, &w, sizeof(w));
+}
+
+static int dcqcn_query(struct mnic_dev *dev, struct mnic_dcqcn_params *p)
+{
+	struct mnic_cmd_simple_in in;
+	struct mnic_cmd_dcqcn_out out;
+	int err;
+
+	memset(&in, 0, sizeof(in));
+	in.hdr.opcode = MNIC_CMD_QUERY_DCQCN;
+	err = mnic_cmd(dev, &in, sizeof(in), &out, sizeof(out), NULL);
+	if (err == 0)
+		*p = out.p;
+	return err;
+}
+
+static int cmd_dcqcn(struct mnic_dev *dev, int argc, const char **argv)
+{
+	struct mnic_dcqcn_params p;
+	unsigned k;
+	int err, i;
+
+	if (argc < 2 || (strcmp(argv[1], "show") && strcmp(argv[1], "set")) ||
+	    (!strcmp(argv[1], "show") && argc != 2) || (!strcmp(argv[1], "set") && argc < 3))
+		return mnicctl_usage("dcqcn show | dcqcn set KEY=VALUE...");
+	err = dcqcn_query(dev, &p);
+	if (err < 0)
+		return dev_fail(dev, "QUERY_DCQCN", err);
+	if (!strcmp(argv[1], "set")) {
+		struct mnic_cmd_dcqcn_in in;
+		struct mnic_cmd_simple_out out;
+
+		for (i = 2; i < argc; i++) {
+			const char *eq = strchr(argv[i], '=');
+			uint32_t v;
+
+			for (k = 0; eq && k < DCQCN_NKEYS; k++)
+				if (strlen(dcqcn_keys[k].key) == (size_t)(eq - argv[i]) &&
+				    !strncmp(dcqcn_keys[k].key, argv[i], (size_t)(eq - argv[i])))
+					break;
+			if (!eq || k == DCQCN_NKEYS)
+				return mnicctl_usage("dcqcn set: unknown key in '%s' (keys: enable ect g "
+						     "alpha_us rate_timer_us byte_counter fast_recovery "
+						     "rai_mbps rhai_mbps min_rate_mbps line_rate_mbps "
+						     "cnp_interval_us)", argv[i]);
+			if (mnicctl_parse_u32(eq + 1, &v) || (dcqcn_keys[k].flag && v > 1))
+				return mnicctl_usage("dcqcn set: '%s': a number%s", argv[i],
+						     dcqcn_keys[k].flag ? " (0 or 1)" : "");
+			dcqcn_put(&p, k, v);
+		}
+		memset(&in, 0, sizeof(in));
+		in.hdr.opcode = MNIC_CMD_SET_DCQCN;
+		in.p = p;
+		in.p.reserved = 0;
+		err = mnic_cmd(dev, &in, sizeof(in), &out, sizeof(out), NULL);
+		if (err < 0)
+			return dev_fail(dev, "SET_DCQCN", err);
+		err = dcqcn_query(dev, &p);
+		if (err < 0)
+			return dev_fail(dev, "QUERY_DCQCN", err);
+	}
+	if (opt.json)
+		jopen(NULL, '{');
+	for (k = 0; k < DCQCN_NKEYS; k++) {
+		if (opt.json)
+			jnum(dcqcn_keys[k].key, dcqcn_get(&p, k));
+		else
+			printf("%-16s %u\n", dcqcn_keys[k].key, (unsigned)dcqcn_get(&p, k));
+	}
+	if (opt.json)
+		jclose('}');
+	return MNICCTL_OK;
+}
+
 enum dev_need {
 	DEV_NONE,    /* offline, or opens its own devices */
 	DEV_READY,   /* mnic_open: a READY firmware */
@@ -1606,6 +1721,11 @@ static const struct subcmd {
 	{"health", DEV_RAW, cmd_health,
 	 "health                     state and health buffer (works on a failed NIC)"},
 	{"qp", DEV_READY, cmd_qp, "qp list | qp show QPN      queue pairs"},
+	{"dcqcn", DEV_READY, cmd_dcqcn,
+	 "dcqcn show | set KEY=VALUE...   DCQCN congestion control parameters\n"
+	 "                             (enable ect g alpha_us rate_timer_us byte_counter\n"
+	 "                             fast_recovery rai_mbps rhai_mbps min_rate_mbps\n"
+	 "                             line_rate_mbps cnp_interval_us)"},
 	{"ctx", DEV_READY, cmd_ctx,
 	 "ctx list | show ID | alloc --size B [--at OFF] [--owner TAG] | free ID | reap\n"
 	 "                             firmware contexts (tenants): owners, ranges, objects"},

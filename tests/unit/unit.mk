@@ -81,6 +81,8 @@ $(foreach t,test_objects test_qp test_queue test_resp test_req test_comp,$(eval 
 
 # Completion events (issue 15 item 4): CQ arm, event queues, the re-arm race.
 $(eval $(call rocev2_test,test_cq_event))
+# DCQCN congestion control (issue 18): CNPs, rate cuts, recovery, pacer.
+$(eval $(call rocev2_test,test_dcqcn))
 
 # Memory translation (issue 14): MTTs, page lists, traffic and migration on
 # non-contiguous host pages.

@@ -132,6 +132,8 @@ _Static_assert(sizeof(struct mnic_cmd_mailbox) == MNIC_CMD_MBOX_SIZE, "mailbox l
 	X(MNIC_CMD_ALLOC_CONTEXT, 0x104)          \
 	X(MNIC_CMD_DEALLOC_CONTEXT, 0x105)        \
 	X(MNIC_CMD_QUERY_CONTEXT, 0x106)          \
+	X(MNIC_CMD_QUERY_DCQCN, 0x107)            \
+	X(MNIC_CMD_SET_DCQCN, 0x108)              \
 	X(MNIC_CMD_NOP, 0x10d)                    \
 	X(MNIC_CMD_CREATE_EQ, 0x301)              \
 	X(MNIC_CMD_DESTROY_EQ, 0x302)             \
@@ -597,6 +599,52 @@ struct mnic_cmd_mig_config_in {
 	uint32_t reserved;
 };
 _Static_assert(sizeof(struct mnic_cmd_mig_config_in) == 24, "mig config in");
+
+/* DCQCN congestion control (issue 18; docs/host-interface.md "DCQCN"):
+ * QUERY_DCQCN (simple_in -> dcqcn_out, any context) reads the parameters
+ * in force, SET_DCQCN (dcqcn_in -> simple_out, MNIC_CTX_MGMT only) sets
+ * every field at once; a field out of range is refused (BAD_PARAM,
+ * syndrome MNIC_SYND(HAL_EINVAL, MNIC_SITE_DCQCN_FLAGS + its index
+ * below)) and nothing changes.  A SET restarts every QP at line rate.
+ *   field            range                      default
+ *   flags            MNIC_DCQCN_F_*             ENABLE | ECT
+ *   g                1..65536 (1/65536 units)   256 (1/256)
+ *   alpha_us         1..1,000,000               55
+ *   rate_timer_us    1..1,000,000               55
+ *   byte_counter     1024..2^30 bytes           10 MiB
+ *   fast_recovery    1..32 stages               5
+ *   rai_mbps         1..line_rate_mbps          40
+ *   rhai_mbps        1..line_rate_mbps          200
+ *   min_rate_mbps    1..line_rate_mbps          10
+ *   line_rate_mbps   1..400,000                 10,000
+ *   cnp_interval_us  1..1,000,000               50 */
+#define MNIC_DCQCN_F_ENABLE 1u        /* CE -> CNP, CNP -> rate cut, pacer */
+#define MNIC_DCQCN_F_ECT    2u        /* every packet sent ECT(0) (RFC 3168) */
+struct mnic_dcqcn_params {
+	uint32_t flags;
+	uint32_t g;
+	uint32_t alpha_us;
+	uint32_t rate_timer_us;
+	uint32_t byte_counter;
+	uint32_t fast_recovery;
+	uint32_t rai_mbps;
+	uint32_t rhai_mbps;
+	uint32_t min_rate_mbps;
+	uint32_t line_rate_mbps;
+	uint32_t cnp_interval_us;
+	uint32_t reserved;             /* 0 */
+};
+_Static_assert(sizeof(struct mnic_dcqcn_params) == 48, "dcqcn params");
+struct mnic_cmd_dcqcn_in {
+	struct mnic_cmd_in_hdr hdr;
+	struct mnic_dcqcn_params p;
+};
+_Static_assert(sizeof(struct mnic_cmd_dcqcn_in) == 56, "dcqcn in");
+struct mnic_cmd_dcqcn_out {
+	struct mnic_cmd_out_hdr hdr;
+	struct mnic_dcqcn_params p;
+};
+_Static_assert(sizeof(struct mnic_cmd_dcqcn_out) == 56, "dcqcn out");
 
 /* QUERY_QP op_mod (appended for `mnicctl qp list`): NEXT takes handle =
  * a QPN (or 0) and answers for the first live QP whose slot index

@@ -58,7 +58,20 @@
 	X(MNIC_SITE_CMDQ_ALIGN, 0x41)    /* cmdq_addr not 4 KiB aligned */       \
 	X(MNIC_SITE_CMDQ_LOG_SIZE, 0x42) /* cmdq_log_size > 6 */                 \
 	X(MNIC_SITE_CMDQ_RANGE, 0x43)    /* ring outside the driver area */      \
-	X(MNIC_SITE_CMDQ_WINDOW, 0x44)   /* window smaller than the driver area */
+	X(MNIC_SITE_CMDQ_WINDOW, 0x44)   /* window smaller than the driver area */\
+	/* SET_DCQCN: a field out of range, 0x50 + its index in                  \
+	 * struct mnic_dcqcn_params (mnic/cmd.h gives the ranges) */              \
+	X(MNIC_SITE_DCQCN_FLAGS, 0x50)                                           \
+	X(MNIC_SITE_DCQCN_G, 0x51)                                               \
+	X(MNIC_SITE_DCQCN_ALPHA_US, 0x52)                                        \
+	X(MNIC_SITE_DCQCN_RATE_TIMER_US, 0x53)                                   \
+	X(MNIC_SITE_DCQCN_BYTE_COUNTER, 0x54)                                    \
+	X(MNIC_SITE_DCQCN_FAST_RECOVERY, 0x55)                                   \
+	X(MNIC_SITE_DCQCN_RAI, 0x56)                                             \
+	X(MNIC_SITE_DCQCN_RHAI, 0x57)                                            \
+	X(MNIC_SITE_DCQCN_MIN_RATE, 0x58)                                        \
+	X(MNIC_SITE_DCQCN_LINE_RATE, 0x59)                                       \
+	X(MNIC_SITE_DCQCN_CNP_INTERVAL, 0x5a)
 
 #define MNIC_CMD_SITE_ENUM_(name, value) name = value,
 enum mnic_cmd_site { MNIC_CMD_SITE_LIST(MNIC_CMD_SITE_ENUM_) };

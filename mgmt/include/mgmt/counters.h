@@ -54,7 +54,9 @@
 	X(refused_mtt_busy)     /* WRITE/DESTROY of an MTT objects use */       \
 	/* data-path doorbells (doorbell.c) */                                  \
 	X(db_rings)             /* db_seq changes acted on */                   \
-	X(db_refreshes)         /* queue doorbell records re-read */
+	X(db_refreshes)         /* queue doorbell records re-read */           \
+	/* DCQCN (cmd_device.c), appended */                                   \
+	X(refused_dcqcn)        /* SET_DCQCN: a parameter out of range */
 
 struct mnic_mgmt_counters {
 #define MNIC_MGMT_COUNTER_FIELD(name) uint64_t name;

@@ -142,7 +142,17 @@
 	X(cq_events_at_arm)     /* ... of them fired by the arm itself: CQEs   \
 				   had landed past the consumer index */       \
 	X(eq_overflows)         /* EQ full: no EQE, the CQ stays armed */      \
-	X(eq_raises)            /* host vector raised after an EQE */
+	X(eq_raises)            /* host vector raised after an EQE */   \
+	/* cc.c: DCQCN congestion control (issue 18), appended */               \
+	X(ecn_ce_received)      /* packet for a QP arrived marked CE (RFC 3168) */ \
+	X(cnp_sent)             /* notification point: CNP to the marked packet's sender */ \
+	X(cnp_suppressed)       /* CE within cnp_interval_us of the QP's last CNP */ \
+	X(cnp_received)         /* CNP delivered to a QP (reaction point) */    \
+	X(cnp_malformed)        /* CNP with a bad length, pad or no BECN: dropped */ \
+	X(cnp_no_qp)            /* CNP for an unknown or stale QPN: dropped */  \
+	X(rate_cuts)            /* CNP cut a QP's rate: Rc *= 1 - alpha/2 */    \
+	X(rate_increases)       /* T or B event raised a QP's rate */           \
+	X(pacer_waits)          /* requester waited for the pacer's tokens */
 
 struct rocev2_counters {
 #define ROCEV2_COUNTER_FIELD(name) uint64_t name;

@@ -442,6 +442,46 @@ void rocev2_set_mig_flags(struct rocev2 *e, uint32_t flags);
  * record at a time: */
 #include "rocev2_image.h"
 
+/* ---- congestion control: DCQCN (rocev2/cc.c; Zhu et al., SIGCOMM 2015) ----
+ * Engine-wide parameters; every QP keeps its own rate state.  The
+ * notification point (a packet marked CE -> a CNP to its sender, at most
+ * one per QP per cnp_interval_us) and the reaction point (a CNP -> rate
+ * cut, then recovery on the rate timer T and byte counter B, a token-bucket
+ * pacer at the current rate) run when ROCEV2_DCQCN_F_ENABLE is set;
+ * ROCEV2_DCQCN_F_ECT marks every packet sent ECT(0) (RFC 3168), without
+ * it the AV's TOS goes out unchanged.  Rates in Mbit/s. */
+#define ROCEV2_DCQCN_F_ENABLE 1u
+#define ROCEV2_DCQCN_F_ECT    2u
+struct rocev2_dcqcn_params {
+	uint32_t flags;                 /* ROCEV2_DCQCN_F_* */
+	uint32_t g;                     /* alpha gain in 1/65536 (1/256 = 256) */
+	uint32_t alpha_us;              /* K: alpha decays after this long without a CNP */
+	uint32_t rate_timer_us;         /* T: a rate increase event per period */
+	uint32_t byte_counter;          /* B: a rate increase event per B bytes sent */
+	uint32_t fast_recovery;         /* F: stages of fast recovery before additive */
+	uint32_t rai_mbps, rhai_mbps;   /* additive and hyper increase steps */
+	uint32_t min_rate_mbps;         /* floor of every cut */
+	uint32_t line_rate_mbps;        /* the rate a QP starts at and recovers to */
+	uint32_t cnp_interval_us;       /* notification point: CNPs per QP at most one per */
+};
+/* Defaults: the paper's values (g 1/256, K 55 us, T 55 us, B 10 MB, F 5,
+ * Rai 40 Mbit/s; CNP interval 50 us); Rhai 200 Mbit/s, floor 10 Mbit/s and
+ * line rate 10 Gbit/s are ours (the port has no speed to report). */
+void rocev2_dcqcn_defaults(struct rocev2_dcqcn_params *p);
+/* Validate and install p; every QP's rate state restarts at line rate.
+ * -HAL_EINVAL with *bad_field = the index of the first out-of-range field
+ * (in struct order, flags = 0), nothing changed. */
+int rocev2_set_dcqcn(struct rocev2 *e, const struct rocev2_dcqcn_params *p, unsigned *bad_field);
+void rocev2_get_dcqcn(const struct rocev2 *e, struct rocev2_dcqcn_params *p);
+/* One QP's current rate state (tests, bench, QUERY_QP): Mbit/s, alpha in
+ * 1/65536; -HAL_EINVAL for no such QP.  rate = line rate while idle. */
+struct rocev2_dcqcn_state {
+	uint32_t active;                /* a CNP cut the rate and it has not recovered */
+	uint32_t rate_kbps, target_kbps;
+	uint32_t alpha;
+};
+int rocev2_qp_dcqcn_state(const struct rocev2 *e, uint32_t qpn, struct rocev2_dcqcn_state *s);
+
 /* Next asynchronous event of owner (about an object it owns), oldest
  * first; 0 when one was returned, -HAL_EAGAIN if none. */
 int rocev2_get_event(struct rocev2 *e, uint32_t owner, struct rocev2_event *ev);

@@ -277,6 +277,8 @@ static const struct op_case ops[] = {
 	{ MNIC_CMD_RESUME_CONTEXT, 16, 8, 0, 12 },
 	{ MNIC_CMD_ABORT_DUMP, 16, 8, 0, 12 },
 	{ MNIC_CMD_MIG_CONFIG, 24, 8, 0, 20 },
+	{ MNIC_CMD_QUERY_DCQCN, 8, 56, 0, 0 },
+	{ MNIC_CMD_SET_DCQCN, 56, 8, 0, 52 },
 	{ MNIC_CMD_FW_FLASH_BEGIN, 144, 8, 0, 12 },
 	{ MNIC_CMD_FW_FLASH_DATA, 16, 8, 0, 0 },
 	{ MNIC_CMD_FW_FLASH_END, 8, 16, 0, 0 },
@@ -365,7 +367,7 @@ static void test_every_opcode_validation(void **state)
 	}
 	/* Unknown opcodes. */
 	{
-		static const uint16_t bad[] = { 0, 0x0ff, 0x107, 0x505, 0xb05, 0xffff };
+		static const uint16_t bad[] = { 0, 0x0ff, 0x109, 0x505, 0xb05, 0xffff };
 		struct reply r;
 
 		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -1088,10 +1090,70 @@ static void test_data_path_doorbell(void **state)
 	assert_int_equal(mnic_db_service(&H.m), 0);
 }
 
+/* QUERY_DCQCN / SET_DCQCN (issue 18): defaults reported, a field out of
+ * range refused with its own site and nothing changed, a valid set read
+ * back and in force in the engine; SET is privileged. */
+static void test_cmd_dcqcn(void **state)
+{
+	struct mnic_cmd_simple_in q = { in_hdr(MNIC_CMD_QUERY_DCQCN, 0) };
+	struct mnic_cmd_dcqcn_in in;
+	struct mnic_cmd_dcqcn_out out, def;
+	struct rocev2_dcqcn_params p;
+	struct reply r;
+
+	(void)state;
+	r = issue(&H, &q, sizeof(q), sizeof(out));
+	expect_status(&r, MNIC_CMD_STAT_OK, 0);
+	memcpy(&def, r.out, sizeof(def));
+	assert_int_equal(def.p.flags, MNIC_DCQCN_F_ENABLE | MNIC_DCQCN_F_ECT);
+	assert_int_equal(def.p.g, 256);
+	assert_int_equal(def.p.cnp_interval_us, 50);
+	assert_int_equal(def.p.line_rate_mbps, 10000);
+
+	memset(&in, 0, sizeof(in));
+	in.hdr = in_hdr(MNIC_CMD_SET_DCQCN, 0);
+	in.p = def.p;
+	in.p.g = 0;
+	r = issue(&H, &in, sizeof(in), 8);
+	expect_status(&r, MNIC_CMD_STAT_BAD_PARAM, MNIC_SITE_DCQCN_G);
+	assert_int_equal(MNIC_SYND_ERRNO(r.syndrome), HAL_EINVAL);
+	in.p = def.p;
+	in.p.min_rate_mbps = def.p.line_rate_mbps + 1;
+	r = issue(&H, &in, sizeof(in), 8);
+	expect_status(&r, MNIC_CMD_STAT_BAD_PARAM, MNIC_SITE_DCQCN_MIN_RATE);
+	in.p = def.p;
+	in.p.flags = 8;
+	r = issue(&H, &in, sizeof(in), 8);
+	expect_status(&r, MNIC_CMD_STAT_BAD_PARAM, MNIC_SITE_DCQCN_FLAGS);
+	assert_int_equal(H.m.cnt.refused_dcqcn, 3);
+	r = issue(&H, &q, sizeof(q), sizeof(out));
+	assert_memory_equal(r.out + 8, &def.p, sizeof(def.p));
+
+	in.p = def.p;
+	in.p.line_rate_mbps = 1000;
+	in.p.cnp_interval_us = 100;
+	in.p.flags = MNIC_DCQCN_F_ENABLE;
+	r = issue(&H, &in, sizeof(in), 8);
+	expect_status(&r, MNIC_CMD_STAT_OK, 0);
+	r = issue(&H, &q, sizeof(q), sizeof(out));
+	memcpy(&out, r.out, sizeof(out));
+	assert_int_equal(out.p.line_rate_mbps, 1000);
+	assert_int_equal(out.p.cnp_interval_us, 100);
+	assert_int_equal(out.p.flags, MNIC_DCQCN_F_ENABLE);
+	rocev2_get_dcqcn(H.m.cfg.engine, &p);
+	assert_int_equal(p.line_rate_mbps, 1000);
+	assert_int_equal(p.flags, ROCEV2_DCQCN_F_ENABLE);
+	/* The reserved word must be zero. */
+	in.p.reserved = 1;
+	r = issue(&H, &in, sizeof(in), 8);
+	expect_status(&r, MNIC_CMD_STAT_BAD_PARAM, MNIC_SITE_RESERVED);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_every_opcode_validation, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cmd_dcqcn, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_port_counter_names_and_values, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_handles, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cq_event_commands, setup, teardown),

@@ -78,6 +78,8 @@ static int setup(void **state)
 	eng.env.dma = &dma;
 	memcpy(eng.env.mac, our_mac, 6);
 	eng.env.ipv4 = OUR_IP;
+	eng.tos_keep = 0xff;            /* ECT off: the AV's TOS as it is (test_dcqcn_ect0) */
+	eng.tos_ecn = 0;
 	memset(&qp, 0, sizeof(qp));
 	qp.in_use = 1;
 	qp.state = ROCEV2_QPS_RTS;
@@ -305,6 +307,38 @@ static void test_contract_violations(void **state)
 	assert_true(last_len <= ROCEV2_TX_MAX);
 }
 
+/* DCQCN (cc.c): with ECT on, the TOS byte carries ECT(0) in its ECN bits
+ * (RFC 3168) over the host's DSCP; the IPv4 checksum covers it and the
+ * ICRC does not (IBA A17.3.3 masks TOS), so the frame's ICRC is the one
+ * without ECT, and a switch's CE mark leaves it valid. */
+static void test_dcqcn_ect0(void **state)
+{
+	uint8_t plain[ROCEV2_TX_MAX];
+	size_t plain_len, icrc_off;
+	uint8_t *ip = last_frame + ETH_HLEN;
+
+	(void)state;
+	send_hello(0);
+	plain_len = last_len;
+	memcpy(plain, last_frame, last_len);
+	assert_int_equal(plain[ETH_HLEN + 1], 0x68);
+
+	eng.tos_keep = (uint8_t)~IPV4_ECN_MASK;
+	eng.tos_ecn = IPV4_ECN_ECT0;
+	qp.attr.av.tos = 0x69;          /* the host's ECN bits are replaced */
+	send_hello(0);
+	assert_int_equal(last_len, plain_len);
+	assert_int_equal(ip[1], 0x6a);
+	assert_int_equal(ipv4_csum_fold(ip), 0xffffu);
+	icrc_off = plain_len - ICRC_LEN;
+	assert_memory_equal(last_frame + icrc_off, plain + icrc_off, ICRC_LEN);
+	/* CE, as a switch marks it (checksum fixed, ICRC untouched). */
+	ip[1] |= IPV4_ECN_CE;
+	put_be16(ip + 10, 0);
+	put_be16(ip + 10, (uint16_t)~ipv4_csum_fold(ip));
+	assert_int_equal(rocev2_icrc(ip, icrc_off - ETH_HLEN), get_le32(last_frame + icrc_off));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -316,6 +350,7 @@ int main(void)
 		cmocka_unit_test_setup(test_paylen_changed_after_prepare, setup),
 		cmocka_unit_test_setup(test_tx_busy_and_errors, setup),
 		cmocka_unit_test_setup(test_contract_violations, setup),
+		cmocka_unit_test_setup(test_dcqcn_ect0, setup),
 	};
 	return cmocka_run_group_tests_name("rocev2/net", tests, NULL, NULL);
 }
