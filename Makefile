@@ -72,7 +72,7 @@ FW_SRCS := $(filter-out $(LAB_SRCS) firmware/lab_none.c,$(wildcard firmware/*.c)
 # The boards compile for size (-Os: the text budget, docs/ARCHITECTURE.md
 # "Footprint") except the per-packet path, which keeps -O2.
 HOT_SRCS := rocev2/resp.c rocev2/req.c rocev2/comp.c rocev2/recv.c rocev2/net.c \
-	rocev2/opcode.c rocev2/icrc.c rocev2/mtt.c rocev2/queue.c rocev2/srq.c rocev2/cq.c rocev2/eq.c \
+	rocev2/opcode.c rocev2/icrc.c rocev2/mtt.c rocev2/queue.c rocev2/srq.c rocev2/cq.c \
 	lib/crc32.c firmware/loop.c hal/common/dma_window.c hal/qemu-virt/virtio_net.c
 # Firmware images and A/B boot (boot/, docs/firmware-images.md)
 BOOT_LIB_SRCS := boot/fwimage.c boot/fwsig.c boot/bootrec.c

@@ -90,7 +90,7 @@ int mnic_dbch_connect(struct mnic_dev *dev, const char *bar, size_t bar_len)
 	/* a previous NIC's server frees our ID when its socket closes (its
 	 * stale irq_host_ids slot is reclaimed by a later host: ivsh.c); this
 	 * BAR is not where we claimed it */
-	dev->ivsh_id = dev->ivsh_slot = -1;
+	mnic_ivsh_forget(dev);
 	if (dev->db_irq_fd < 0)
 		return -ENOTCONN;   /* disabled, or the eventfd could not be made */
 	memset(&sa, 0, sizeof(sa));
@@ -149,7 +149,7 @@ int mnic_dbch_open(struct mnic_dev *dev, const char *bar)
 	int err;
 
 	dev->db_sock = dev->db_ring_fd = dev->db_irq_fd = -1;
-	dev->ivsh_id = dev->ivsh_slot = -1;
+	mnic_ivsh_init(dev);
 	if (env && !strcmp(env, "off"))
 		return 0;
 	dev->db_irq_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -159,6 +159,27 @@ int mnic_dbch_open(struct mnic_dev *dev, const char *bar)
 	if (err == -ENOENT || err == -ECONNREFUSED || err == -ENAMETOOLONG)
 		return 0;   /* the NIC offers none */
 	return err;
+}
+
+int mnic_dbch_vector_fd(struct mnic_dev *dev, uint16_t vector)
+{
+	int fd, err;
+
+	if (dev->db_sock < 0)
+		return -ENOTCONN;
+	if (vector >= dev->db_n_vectors)
+		return -ENOSPC;
+	if (dev->ivsh_id >= 0)
+		return mnic_ivsh_vector_fd(dev, vector);
+	fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	err = mnic_dbch_add_vector(dev, vector, fd);
+	if (err < 0) {
+		close(fd);
+		return err;
+	}
+	return fd;
 }
 
 int mnic_dbch_add_vector(struct mnic_dev *dev, uint16_t vector, int fd)

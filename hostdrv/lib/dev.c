@@ -277,7 +277,7 @@ static int open_into(struct mnic_dev *dev, const char *path, int need_ready)
 
 	dev->fd = -1;
 	dev->db_sock = dev->db_ring_fd = dev->db_irq_fd = -1;
-	dev->ivsh_id = dev->ivsh_slot = -1;
+	mnic_ivsh_init(dev);
 	open_err[0] = '\0';
 	if (!path || !*path) {
 		set_open_err("no device given (a BAR file or /dev/mnicN)");
@@ -379,6 +379,8 @@ int mnic_reopen(struct mnic_dev *dev, const char *path)
 	dev->db_irq_fd = tmp.db_irq_fd;
 	dev->ivsh_id = tmp.ivsh_id;
 	dev->ivsh_slot = tmp.ivsh_slot;
+	memcpy(dev->ivsh_vec_fd, tmp.ivsh_vec_fd, sizeof(dev->ivsh_vec_fd));
+	dev->db_n_vectors = tmp.db_n_vectors;
 	dev->bar = tmp.bar;
 	dev->bar_size = tmp.bar_size;
 	dev->iseg = tmp.iseg;

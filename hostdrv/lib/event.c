@@ -50,13 +50,10 @@ int mnic_create_comp_channel(struct mnic_dev *dev, struct mnic_comp_channel **ou
 	 * there is no channel) one nothing raises: that channel is polled. */
 	ch->vector = dev->db_sock >= 0 ? free_vector(dev, dev->db_n_vectors) : 0;
 	if (ch->vector) {
-		ch->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		ch->fd = mnic_dbch_vector_fd(dev, ch->vector);
 		if (ch->fd < 0) {
-			err = mnic_set_err(dev, MNIC_ERR_TRANSPORT, -errno);
-			goto fail;
-		}
-		err = mnic_dbch_add_vector(dev, ch->vector, ch->fd);
-		if (err < 0) {
+			err = ch->fd;
+			ch->fd = -1;
 			mnic_set_err_detail(dev, MNIC_ERR_TRANSPORT, err,
 					 "the NIC's doorbell channel refused the vector");
 			goto fail;

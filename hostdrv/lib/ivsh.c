@@ -25,6 +25,7 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdint.h>
 #include <string.h>
@@ -125,7 +126,7 @@ int mnic_ivsh_connect(struct mnic_dev *dev, const char *bar, size_t bar_len)
 	int64_t v, id, seen[IVSH_MAX_SEEN];
 	unsigned n_seen = 0, seen_all = 1;
 
-	dev->ivsh_id = dev->ivsh_slot = -1;
+	mnic_ivsh_forget(dev);   /* a previous server's vectors */
 	nic = nic_id(dev);
 	if (nic < 0)
 		return nic;
@@ -173,10 +174,18 @@ int mnic_ivsh_connect(struct mnic_dev *dev, const char *bar, size_t bar_len)
 		if (err < 0)
 			goto fail;
 		if (v == id && fd >= 0) {
-			/* own vector own_vectors: keep vector 0 at db_irq_fd */
-			if (own_vectors++ == 0 && dup2(fd, dev->db_irq_fd) < 0)
-				err = -errno;
-			close(fd);
+			/* own vector own_vectors: vector 0 at db_irq_fd, the
+			 * next ones kept for completion channels */
+			if (own_vectors == 0) {
+				if (dup2(fd, dev->db_irq_fd) < 0)
+					err = -errno;
+				close(fd);
+			} else if (own_vectors < MNIC_IVSH_MAX_VECTORS) {
+				dev->ivsh_vec_fd[own_vectors] = fd;
+			} else {
+				close(fd);
+			}
+			own_vectors++;
 		} else if (v == nic && fd >= 0 && ring < 0) {
 			ring = fd;   /* the NIC's vector 0: its doorbell */
 		} else if (v == nic && fd < 0) {
@@ -211,22 +220,56 @@ int mnic_ivsh_connect(struct mnic_dev *dev, const char *bar, size_t bar_len)
 	dev->db_ring_fd = ring;
 	dev->ivsh_id = (int)id;
 	dev->ivsh_slot = slot;
+	dev->db_n_vectors = (uint16_t)(own_vectors < MNIC_IVSH_MAX_VECTORS ? own_vectors :
+				       MNIC_IVSH_MAX_VECTORS);
 	return 0;
 fail:
 	if (ring >= 0)
 		close(ring);
+	mnic_ivsh_forget(dev);
 	close(sock);
 	return err;
+}
+
+void mnic_ivsh_init(struct mnic_dev *dev)
+{
+	dev->ivsh_id = dev->ivsh_slot = -1;
+	for (unsigned k = 0; k < MNIC_IVSH_MAX_VECTORS; k++)
+		dev->ivsh_vec_fd[k] = -1;
+}
+
+void mnic_ivsh_forget(struct mnic_dev *dev)
+{
+	for (unsigned k = 0; k < MNIC_IVSH_MAX_VECTORS; k++) {
+		if (dev->ivsh_vec_fd[k] >= 0)
+			close(dev->ivsh_vec_fd[k]);
+		dev->ivsh_vec_fd[k] = -1;
+	}
+	dev->ivsh_id = dev->ivsh_slot = -1;
+}
+
+int mnic_ivsh_vector_fd(struct mnic_dev *dev, uint16_t vector)
+{
+	int fd;
+
+	if (vector == 0 || vector >= MNIC_IVSH_MAX_VECTORS || dev->ivsh_vec_fd[vector] < 0)
+		return -ENOSPC;
+	fd = fcntl(dev->ivsh_vec_fd[vector], F_DUPFD_CLOEXEC, 0);
+	return fd < 0 ? -errno : fd;
 }
 
 void mnic_ivsh_close(struct mnic_dev *dev)
 {
 	uint32_t mine = MNIC_IRQ_ID_VALID | (uint32_t)dev->ivsh_id;
+	int slot = dev->ivsh_slot;
 
-	if (dev->ivsh_id < 0 || dev->ivsh_slot < 0 || dev->ivsh_slot >= (int)MNIC_IRQ_MAX_HOSTS)
+	if (dev->ivsh_id < 0 || slot < 0 || slot >= (int)MNIC_IRQ_MAX_HOSTS) {
+		mnic_ivsh_forget(dev);
 		return;
+	}
 	/* only if still ours (a later host may have reclaimed it) */
-	(void)__atomic_compare_exchange_n(&dev->iseg->irq_host_ids[dev->ivsh_slot], &mine, 0u, 0,
+	(void)__atomic_compare_exchange_n(&dev->iseg->irq_host_ids[slot], &mine, 0u, 0,
 					  __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-	dev->ivsh_id = dev->ivsh_slot = -1;
+	mnic_ivsh_forget(dev);
 }
+

@@ -9,6 +9,8 @@
 
 #include "mnic/libmnic.h"
 
+#define MNIC_IVSH_MAX_VECTORS 8       /* a QEMU NIC's vectors we keep (nic.sh: 4) */
+
 #define MNIC_DEFAULT_TIMEOUT_MS 10000u
 
 struct mnic_dev {
@@ -31,6 +33,8 @@ struct mnic_dev {
 	int db_sock, db_ring_fd, db_irq_fd;
 	int ivsh_id, ivsh_slot;       /* our ID on a QEMU NIC's ivshmem server and
 	                               * our irq_host_ids slot, or -1 */
+	int ivsh_vec_fd[MNIC_IVSH_MAX_VECTORS]; /* our own eventfds of vectors
+	                               * 1.. from the server (0 is db_irq_fd), or -1 */
 	uint16_t db_n_vectors;            /* the NIC's WELCOME: vectors it raises */
 	uint64_t eq_vectors;              /* vectors (bit v) a completion channel holds */
 	/* the user area this handle works in: host pointer of window address
@@ -119,6 +123,11 @@ int mnic_dbch_connect(struct mnic_dev *dev, const char *bar, size_t bar_len);
 void mnic_dbch_close(struct mnic_dev *dev);
 /* Give the NIC fd (an eventfd) for vector (>= 1): a completion channel's.
  * -ENOTCONN without a channel, -EPROTO when the NIC refused it. */
+/* An fd to sleep on for vector (>= 1), which this handle's channel now
+ * raises for us: POSIX, a new eventfd registered with VECTOR; a QEMU NIC's
+ * server, a dup of the eventfd it gave us.  -ENOTCONN without a channel,
+ * -ENOSPC past its vectors. */
+int mnic_dbch_vector_fd(struct mnic_dev *dev, uint16_t vector);
 int mnic_dbch_add_vector(struct mnic_dev *dev, uint16_t vector, int fd);
 /* Tell the NIC to look at the BAR (after the stores it must see). */
 void mnic_dbch_ring(struct mnic_dev *dev);
@@ -139,8 +148,18 @@ ssize_t mnic_recv_with_fd(int sock, void *buf, size_t len, int flags, int *fd);
  * db_irq_fd, our ID in an irq_host_ids slot.  -ENODEV: the NIC published no ID
  * or is not a peer there; -ENOENT/-ECONNREFUSED: no server. */
 int mnic_ivsh_connect(struct mnic_dev *dev, const char *bar, size_t bar_len);
-/* Free our irq_host_ids slot (the fds are dbch.c's to close). */
+/* Free our irq_host_ids slot and close our vector fds (db_sock, db_ring_fd
+ * and db_irq_fd are dbch.c's to close). */
 void mnic_ivsh_close(struct mnic_dev *dev);
+/* No server yet: IDs -1, no vector fds (a new handle). */
+void mnic_ivsh_init(struct mnic_dev *dev);
+/* Close our vector fds and forget our ID and slot without touching the
+ * BAR (a reconnect: the old server frees the ID, a later host the slot);
+ * async-signal-safe. */
+void mnic_ivsh_forget(struct mnic_dev *dev);
+/* A new fd (dup) that becomes readable when the NIC raises vector (>= 1)
+ * for us, or -ENOSPC past the vectors the server gave. */
+int mnic_ivsh_vector_fd(struct mnic_dev *dev, uint16_t vector);
 
 /* ---- dev.c --------------------------------------------------------------- */
 /* mnic_cmd as context `issuer`, without making sure the handle has its
