@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "libmnic_int.h"
+#include "mnic/ioctl.h"
 
 static volatile uint32_t *db_seq(struct mnic_dev *dev)
 {
@@ -21,8 +22,15 @@ void mnic_ring_doorbell(struct mnic_dev *dev)
 	 * increment is atomic: several threads or processes may ring. */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	__atomic_fetch_add((uint32_t *)(uintptr_t)db_seq(dev), 1u, __ATOMIC_SEQ_CST);
-	/* the NIC hears it at once where it has a doorbell channel */
-	mnic_dbch_ring(dev);
+	/* the NIC hears it at once where it has a doorbell channel; through
+	 * the kernel module, where the NIC has a doorbell register (a QEMU
+	 * NIC's ivshmem-doorbell), which the mapped doorbell page is not */
+	if (dev->backend == MNIC_BACKEND_KERNEL) {
+		if (dev->kinfo.flags & MNIC_INFO_F_RING)
+			(void)ioctl(dev->fd, MNIC_IOC_RING, 0);   /* failing: the poll serves it */
+	} else {
+		mnic_dbch_ring(dev);
+	}
 }
 
 static void write_dbrec(struct mnic_dev *dev, uint64_t addr, uint32_t index)

@@ -182,6 +182,7 @@ static int open_kernel(struct mnic_dev *dev, const char *path, int need_ready)
 	memcpy(dev->kinfo.board_name, info.board_name, sizeof(dev->kinfo.board_name));
 	dev->kinfo.board_name[sizeof(dev->kinfo.board_name) - 1] = '\0';
 	dev->kinfo.bar_size = info.bar_size;
+	dev->kinfo.flags = info.flags;   /* 0 from a module before MNIC_IOC_RING */
 	dev->bar_size = info.bar_size;
 	dev->window_size = info.bar_size - info.window_offset;
 	/* The file's firmware context and its own part of the user area: the

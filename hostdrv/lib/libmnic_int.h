@@ -60,6 +60,7 @@ struct mnic_dev {
 		uint8_t mac[6];
 		char board_name[32];
 		uint64_t bar_size;
+		uint32_t flags;               /* MNIC_INFO_F_* */
 	} kinfo;                          /* kernel backend: MNIC_IOC_INFO at open */
 	pthread_mutex_t lock;             /* commands of this handle */
 	uint32_t timeout_ms;

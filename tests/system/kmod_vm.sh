@@ -284,7 +284,11 @@ ppserve() {   # check-name tag iterations [mnic-pingpong options]  (check() owns
   check \${pp_name}_verified grep -q "^data verified: \$pp_it messages received, every byte" /tmp/pp-\$pp_tag.log
   check \${pp_name}_buffer grep -q "^  MR memory: \$pp_tag, $((2 * SIZE)) bytes at 0x" /tmp/pp-\$pp_tag.log
 }
+ring0=\$(cat \$C/ring_data)
 ppserve pingpong mnic_alloc $ITERS
+# libmnic rang the NIC's Doorbell register after its data-path stores
+# (MNIC_IOC_RING; the mapped doorbell page holds no register)
+check doorbell_irq_pingpong_rang test "\$(( \$(cat \$C/ring_data) - ring0 ))" -ge $ITERS
 ppserve pingpong_mr_file file $MR_ITERS --mr-mem file=/tmp/pp-mr.buf
 # The NIC wrote the host's last message into the file's page cache: byte 1
 # of the receive half is the client's (side 1) pattern of the last iteration
