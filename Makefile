@@ -276,7 +276,8 @@ kmod: build/kmod/mnic.ko build/kmod/mnic-ioctl-check build/kmod/mnic-tenancy-che
       build/kmod/mnic-mem-check build/kmod/mnic-ib-check build/kmod/mnic-rw-kmod
 # Hostile-caller, tenancy and host-memory checks of /dev/mnicN, run in the test VM
 # (static: any libc).
-build/kmod/mnic-%-check: hostdrv/kernel/test/mnic_%_check.c $(wildcard abi/include/mnic/*.h)
+build/kmod/mnic-%-check: hostdrv/kernel/test/mnic_%_check.c $(wildcard abi/include/mnic/*.h) \
+			hostdrv/kernel/test/check_counter.h
 	@mkdir -p $(dir $@)
 	$(Q)gcc -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 		-O2 $(INC_kernel) -static -pthread $< -o $@

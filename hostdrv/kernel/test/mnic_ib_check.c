@@ -34,6 +34,7 @@
 
 #include <rdma/ib_user_verbs.h>
 
+#include "check_counter.h"
 #include "mnic/abi.h"
 #include "mnic/cmd.h"
 #include "mnic/ioctl.h"
@@ -78,18 +79,7 @@ static void result(const char *name, int ok, const char *fmt, ...)
 
 static long counter(const char *name)
 {
-	char path[256];
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/counters/%s", sysdir, name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
+	return mnic_check_counter(sysdir, name);
 }
 
 /* /dev/infiniband/uverbsN of ibdev, from sysfs. */

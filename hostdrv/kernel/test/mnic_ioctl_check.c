@@ -23,6 +23,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "check_counter.h"
 #include "mnic/abi.h"
 #include "mnic/cmd.h"
 #include "mnic/ioctl.h"
@@ -57,18 +58,7 @@ static void expect(const char *name, unsigned long req, void *arg, int err)
 
 static long counter(const char *name)
 {
-	char path[256];
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/counters/%s", sysdir, name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
+	return mnic_check_counter(sysdir, name);
 }
 
 static void cmd_init(struct mnic_ioc_cmd *c, const void *in, uint32_t in_len, void *out,

@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check_counter.h"
 #include "mnic/abi.h"
 #include "mnic/cmd.h"
 #include "mnic/ioctl.h"
@@ -63,18 +64,7 @@ static int finish(void)
 
 static long counter(const char *name)
 {
-	char path[256];
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/counters/%s", sysdir, name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
+	return mnic_check_counter(sysdir, name);
 }
 
 /* VmPin of this process (pages the module charged to it), in KiB. */

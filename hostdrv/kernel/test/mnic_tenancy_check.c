@@ -35,6 +35,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "check_counter.h"
 #include "mnic/abi.h"
 #include "mnic/cmd.h"
 #include "mnic/ioctl.h"
@@ -68,18 +69,7 @@ static void result(const char *name, int ok, const char *why)
 
 static long counter(const char *name)
 {
-	char path[256];
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/counters/%s", sysdir, name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
+	return mnic_check_counter(sysdir, name);
 }
 
 /* One command: -errno if the ioctl failed, 1000 + delivery on a delivery
