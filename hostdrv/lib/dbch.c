@@ -76,13 +76,29 @@ static int recv_msg(int sock, uint16_t type, struct mnic_dbch_msg *m, int *fd)
 	return 0;
 }
 
+/* VECTOR: give the POSIX NIC on sock fd (an eventfd) for vector, and take
+ * its REPLY: -EPROTO when it refused. */
+static int add_vector(int sock, uint16_t vector, int fd)
+{
+	struct mnic_dbch_msg m;
+	int rfd, err;
+
+	err = send_vector(sock, vector, fd);
+	if (err == 0)
+		err = recv_msg(sock, MNIC_DBCH_REPLY, &m, &rfd);
+	if (err < 0)
+		return err;
+	close_fd(&rfd);
+	return m.vector == vector && m.status == MNIC_DBCH_OK ? 0 : -EPROTO;
+}
+
 int mnic_dbch_connect(struct mnic_dev *dev, const char *bar, size_t bar_len)
 {
 	struct sockaddr_un sa;
 	struct timeval tv = { .tv_sec = DBCH_REPLY_TIMEOUT_MS / 1000,
 			      .tv_usec = (DBCH_REPLY_TIMEOUT_MS % 1000) * 1000 };
 	struct mnic_dbch_msg m;
-	int sock, ring = -1, fd, err;
+	int sock, ring = -1, err;
 	uint16_t n_vectors;
 
 	close_fd(&dev->db_sock);
@@ -123,14 +139,7 @@ int mnic_dbch_connect(struct mnic_dev *dev, const char *bar, size_t bar_len)
 		err = -EPROTO;
 	n_vectors = err == 0 ? m.n_vectors : 0;
 	if (err == 0)
-		err = send_vector(sock, MNIC_DBCH_VEC_CMD, dev->db_irq_fd);
-	if (err == 0)
-		err = recv_msg(sock, MNIC_DBCH_REPLY, &m, &fd);
-	if (err == 0) {
-		close_fd(&fd);
-		if (m.vector != MNIC_DBCH_VEC_CMD || m.status != MNIC_DBCH_OK)
-			err = -EPROTO;
-	}
+		err = add_vector(sock, MNIC_DBCH_VEC_CMD, dev->db_irq_fd);
 	if (err < 0)
 		goto fail;
 	dev->db_sock = sock;
@@ -174,30 +183,12 @@ int mnic_dbch_vector_fd(struct mnic_dev *dev, uint16_t vector)
 	fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	err = mnic_dbch_add_vector(dev, vector, fd);
+	err = add_vector(dev->db_sock, vector, fd);
 	if (err < 0) {
 		close(fd);
 		return err;
 	}
 	return fd;
-}
-
-int mnic_dbch_add_vector(struct mnic_dev *dev, uint16_t vector, int fd)
-{
-	struct mnic_dbch_msg m;
-	int rfd, err;
-
-	if (dev->db_sock < 0)
-		return -ENOTCONN;
-	if (vector >= dev->db_n_vectors)
-		return -ENOSPC;
-	err = send_vector(dev->db_sock, vector, fd);
-	if (err == 0)
-		err = recv_msg(dev->db_sock, MNIC_DBCH_REPLY, &m, &rfd);
-	if (err < 0)
-		return err;
-	close_fd(&rfd);
-	return m.vector == vector && m.status == MNIC_DBCH_OK ? 0 : -EPROTO;
 }
 
 void mnic_dbch_close(struct mnic_dev *dev)

@@ -122,14 +122,11 @@ int mnic_dbch_open(struct mnic_dev *dev, const char *bar);
  * eventfd we have: async-signal-safe (mnic_reopen_inplace). */
 int mnic_dbch_connect(struct mnic_dev *dev, const char *bar, size_t bar_len);
 void mnic_dbch_close(struct mnic_dev *dev);
-/* Give the NIC fd (an eventfd) for vector (>= 1): a completion channel's.
- * -ENOTCONN without a channel, -EPROTO when the NIC refused it. */
 /* An fd to sleep on for vector (>= 1), which this handle's channel now
  * raises for us: POSIX, a new eventfd registered with VECTOR; a QEMU NIC's
  * server, a dup of the eventfd it gave us.  -ENOTCONN without a channel,
  * -ENOSPC past its vectors. */
 int mnic_dbch_vector_fd(struct mnic_dev *dev, uint16_t vector);
-int mnic_dbch_add_vector(struct mnic_dev *dev, uint16_t vector, int fd);
 /* Tell the NIC to look at the BAR (after the stores it must see). */
 void mnic_dbch_ring(struct mnic_dev *dev);
 /* Sleep until the NIC raises vector 0 for us or timeout_ms: 1 woken (the
