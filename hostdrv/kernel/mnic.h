@@ -89,9 +89,21 @@
 	X(ib_pd_dealloc_failed) /* ... DEALLOC_PD failed: left to the context */ \
 	X(ib_refused_udata)     /* ... driver udata given where none is read */ \
 	X(ib_refused_kernel)    /* ... a kernel (udata-less) PD asked for */   \
-	X(ib_refused_mmap)      /* ... mmap of a uverbs file (no mapping yet) */ \
+	X(ib_refused_mmap)      /* ... mmap of an offset/length not handed out */ \
 	X(ib_refused_port)      /* ... a port or pkey index that is not there */ \
-	X(ib_query_failed)      /* ... QUERY_DEVICE for the ib_device failed */
+	X(ib_query_failed)      /* ... QUERY_DEVICE for the ib_device failed */ \
+	X(ib_mr)                /* ... user MRs registered (reg_user_mr) */    \
+	X(ib_mr_failed)         /* ... reg_user_mr failed after its checks */  \
+	X(ib_cq)                /* ... CQs created */                         \
+	X(ib_cq_failed)         /* ... create_cq failed after its checks */   \
+	X(ib_qp)                /* ... QPs created */                         \
+	X(ib_qp_failed)         /* ... create_qp failed after its checks */   \
+	X(ib_refused_qp_attr)   /* ... a QP type, cap or attribute not served */ \
+	X(ib_ah)                /* ... AHs created */                         \
+	X(ib_refused_ah)        /* ... an AH without a RoCEv2 IPv4 GID */     \
+	X(ib_destroy_failed)    /* ... a destroy the firmware failed: pages kept */ \
+	X(ib_pages_orphaned)    /* ... pinned pages held until the context goes */ \
+	X(ib_pages_leaked)      /* ... left pinned: the context did not go */
 
 #define MNIC_KCNT_ENUM_(name) MNIC_KCNT_##name,
 enum mnic_kcounter { MNIC_KCOUNTERS(MNIC_KCNT_ENUM_) MNIC_KCNT_NUM };
@@ -228,6 +240,17 @@ long mnic_ioctl_dereg_mem(struct mnic_file *mf, struct mnic_ioc_dereg_mem __user
 int mnic_mem_dereg(struct mnic_file *mf, u32 mtt);
 int mnic_mem_cmd_check(struct mnic_file *mf, const u8 *in, u32 in_len);
 void mnic_mem_forget(struct mnic_file *mf, bool dma_stopped);
+/* The MTT and MR commands in context ctx (the RDMA device's objects use
+ * them too).  mnic_mtt_create: CREATE_MTT over npages PAGE_SIZE pages
+ * (next_page gives their host-physical addresses in order) and WRITE_MTT;
+ * -EREMOTEIO when a failure could not be undone (the MTT may remain: keep
+ * its pages pinned). */
+int mnic_mtt_create(struct mnic_kdev *d, u16 ctx, u64 iova, u64 length, u32 npages,
+		    u64 (*next_page)(void *it), void *it, u32 timeout_ms, u32 *mtt);
+int mnic_mtt_destroy(struct mnic_kdev *d, u16 ctx, u32 mtt, u32 timeout_ms);
+int mnic_mr_reg_cmd(struct mnic_kdev *d, u16 ctx, u32 pd, u32 access, u64 addr, u64 length,
+		    u32 mtt, u32 timeout_ms, u32 *lkey, u32 *rkey);
+int mnic_mr_dereg_cmd(struct mnic_kdev *d, u16 ctx, u32 lkey, u32 timeout_ms);
 
 /* mnic_devlink.c */
 int mnic_devlink_register(struct mnic_kdev *d);

@@ -10,14 +10,13 @@
  * type CA, one port, link layer Ethernet, RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
  * the core keeps the RoCE GID table (no netdev yet: it stays empty).
  *
- * What is served in this step: query_device (the firmware's QUERY_DEVICE),
- * query_port (state from the firmware), get_port_immutable,
- * get_link_layer, query_pkey, get_dev_fw_str, alloc/dealloc_ucontext (a
- * firmware context per ucontext, mnic_ctx.c), alloc/dealloc_pd
- * (ALLOC_PD/DEALLOC_PD in that context).  mmap is refused (-EINVAL; the
- * core calls the op without a NULL check, so it must exist); CQ, QP, MR
- * and AH ops are NULL: ib_uverbs then answers -EOPNOTSUPP
- * (docs/kernel-driver.md "RDMA device").
+ * Served: query_device (the firmware's QUERY_DEVICE), query_port (state
+ * from the firmware), get_port_immutable, get_link_layer, query_pkey,
+ * get_dev_fw_str, alloc/dealloc_ucontext (a firmware context per
+ * ucontext, mnic_ctx.c, and the doorbell page's mmap entry), mmap /
+ * mmap_free (that page only), alloc/dealloc_pd (ALLOC_PD/DEALLOC_PD in
+ * that context); MRs in mnic_ib_mr.c, CQs in mnic_ib_cq.c, QPs and AHs in
+ * mnic_ib_qp.c (docs/kernel-driver.md "RDMA device").
  *
  * Lifetime: registered last in probe (after /dev/mnicN), unregistered
  * first in remove, while the command queue still runs.  Unregistering
@@ -32,59 +31,14 @@
 #include <linux/slab.h>
 
 #include <rdma/ib_mad.h>
-#include <rdma/ib_verbs.h>
-#include <rdma/uverbs_ioctl.h>
 
-#include "mnic.h"
+#include "mnic_ib.h"
 
-/* The driver's uverbs ABI (the provider's match table checks it). */
-#define MNIC_IB_UVERBS_ABI_VERSION 1
-#define MNIC_IB_PORT               1
 /* The RoCE GID table the core keeps (IPv4 and IPv6 addresses of the
  * netdev, later; one RoCEv2 entry each). */
 #define MNIC_IB_GID_TBL_LEN        16
 #define MNIC_IB_PKEY_DEFAULT       0xffff   /* IBA 10.9.1.2: the full-member default P_Key */
-/* The module's commands for a uverbs call: bounded, so that a firmware
- * that stopped answering fails the call instead of holding it. */
-#define MNIC_IB_CMD_TIMEOUT_MS     10000u
 #define MNIC_PCI_DEVICE_IVSHMEM    0x1110
-
-struct mnic_ib_dev {
-	struct ib_device ibdev;            /* first: ib_alloc_device */
-	struct mnic_kdev *d;
-	u32 max_msg;                       /* QUERY_DEVICE at registration */
-	/* Unregistration destroys the objects of the files still open: after
-	 * the first of its commands that fails the firmware is taken as gone
-	 * and the rest are only counted (as remove does for open files). */
-	bool unregistering;
-	bool fw_gone;
-};
-
-struct mnic_ib_ucontext {
-	struct ib_ucontext ibuc;
-	struct mnic_fwctx fw;              /* its firmware context and range */
-};
-
-struct mnic_ib_pd {
-	struct ib_pd ibpd;
-	u16 ctx;                           /* the context it was allocated in */
-	u32 pdn;
-};
-
-static struct mnic_ib_dev *to_mib(struct ib_device *ibdev)
-{
-	return container_of(ibdev, struct mnic_ib_dev, ibdev);
-}
-
-static struct mnic_ib_ucontext *to_muc(struct ib_ucontext *uc)
-{
-	return container_of(uc, struct mnic_ib_ucontext, ibuc);
-}
-
-static struct mnic_ib_pd *to_mpd(struct ib_pd *pd)
-{
-	return container_of(pd, struct mnic_ib_pd, ibpd);
-}
 
 /* A failed command during unregistration: was it the firmware that
  * failed (no answer, or no longer READY), not the command? */
@@ -95,31 +49,61 @@ static void note_failure(struct mnic_ib_dev *ib, int ret)
 		WRITE_ONCE(ib->fw_gone, true);
 }
 
-/* A destroy command (DEALLOC_PD, DEALLOC_CONTEXT): skipped once
- * unregistration saw the firmware fail. */
-static int destroy_cmd(struct mnic_ib_dev *ib, void *in, u32 in_len, void *out, u32 out_len,
-		       u32 timeout_ms)
+/* A command of a uverbs call, in the ucontext's context (in->hdr.ctx). */
+int mnic_ib_cmd(struct mnic_ib_dev *ib, void *in, u32 in_len, void *out, u32 out_len)
+{
+	return mnic_module_cmd(ib->d, in, in_len, out, out_len, MNIC_IB_CMD_TIMEOUT_MS);
+}
+
+/* A destroy command (DEALLOC_PD, DESTROY_CQ/QP, DEREG_MR, DESTROY_MTT,
+ * DEALLOC_CONTEXT): skipped once unregistration saw the firmware fail. */
+int mnic_ib_destroy_cmd(struct mnic_ib_dev *ib, void *in, u32 in_len, void *out, u32 out_len)
 {
 	int ret;
 
 	if (READ_ONCE(ib->fw_gone))
 		return -EIO;
 	ret = mnic_module_cmd(ib->d, in, in_len, out, out_len,
-			      ib->unregistering ? MNIC_CTX_REMOVE_TIMEOUT_MS : timeout_ms);
+			      ib->unregistering ? MNIC_CTX_REMOVE_TIMEOUT_MS : MNIC_IB_CMD_TIMEOUT_MS);
 	if (ret)
 		note_failure(ib, ret);
 	return ret;
 }
 
-/* No driver-private input is read in this step: any non-zero byte of it
- * is a caller that expects something this driver does not do. */
-static int udata_in_none(struct mnic_kdev *d, struct ib_udata *udata)
+/* A verb without driver-private input: any non-zero byte of it is a
+ * caller that expects something this driver does not do. */
+int mnic_ib_udata_none(struct mnic_kdev *d, struct ib_udata *udata)
 {
 	if (udata && udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen)) {
 		mnic_count(d, MNIC_KCNT_ib_refused_udata);
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* A verb's driver-private request (mnic/ib_abi.h): exactly len bytes, or
+ * more whose tail is zero (a newer provider's fields this driver does not
+ * know must be unused). */
+int mnic_ib_udata_req(struct mnic_kdev *d, struct ib_udata *udata, void *req, size_t len)
+{
+	if (!udata || udata->inlen < len ||
+	    (udata->inlen > len && !ib_is_udata_cleared(udata, len, udata->inlen - len))) {
+		mnic_count(d, MNIC_KCNT_ib_refused_udata);
+		return -EINVAL;
+	}
+	if (ib_copy_from_udata(req, udata, len)) {
+		mnic_count(d, MNIC_KCNT_copy_fault);
+		return -EFAULT;
+	}
+	return 0;
+}
+
+/* The driver-private response, as much of it as the caller has room for. */
+int mnic_ib_udata_resp(struct ib_udata *udata, void *resp, size_t len)
+{
+	if (!udata || !udata->outlen)
+		return 0;
+	return ib_copy_to_udata(udata, resp, min_t(size_t, len, udata->outlen));
 }
 
 static int clamp_int(u32 v)
@@ -149,7 +133,7 @@ static int mnic_ib_query_device(struct ib_device *ibdev, struct ib_device_attr *
 	struct mnic_cmd_query_device_out *q;
 	int ret;
 
-	ret = udata_in_none(d, uhw);
+	ret = mnic_ib_udata_none(d, uhw);
 	if (ret)
 		return ret;
 	q = kzalloc(sizeof(*q), GFP_KERNEL);
@@ -270,49 +254,130 @@ static int mnic_ib_query_pkey(struct ib_device *ibdev, u32 port, u16 index, u16 
 	return 0;
 }
 
-/* A ucontext is a tenant, as an open /dev/mnicN is: its own firmware
- * context, which owns every object made through it and one user-area
- * range (zeroed by mnic_ctx_alloc). */
-static int mnic_ib_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
+/* The doorbell page (struct mnic_db_page, alone in its 64 KiB of BAR2):
+ * the one mapping a ucontext gets.  Why it is safe to hand to any tenant:
+ * the page holds nothing but db_seq, which only tells the firmware to
+ * re-read doorbell records; a tenant that writes it at will costs the NIC
+ * rescans, it reads or changes no other tenant's data, rings or objects
+ * (each context's records are in its own pinned memory, and the firmware
+ * checks every index against its ring).  Not mapped: the init segment
+ * (the command queue's registers: /dev/mnicN maps it read-only) and the
+ * ivshmem-doorbell register BAR0 (256 bytes, which may share a page with
+ * another device's registers, and whose Doorbell interrupts any peer
+ * with any vector); on such a NIC the firmware still polls db_seq. */
+static int db_entry_add(struct mnic_ib_dev *ib, struct mnic_ib_ucontext *uc, u64 *offset)
 {
-	struct mnic_kdev *d = to_mib(ibuc->device)->d;
-	struct mnic_ib_ucontext *uc = to_muc(ibuc);
+	struct mnic_ib_mmap_entry *e = kzalloc(sizeof(*e), GFP_KERNEL);
 	int ret;
 
-	ret = udata_in_none(d, udata);
-	if (ret)
+	if (!e)
+		return -ENOMEM;
+	BUILD_BUG_ON(MNIC_DB_PAGE_OFFSET % PAGE_SIZE);
+	e->phys = ib->d->bar_phys + MNIC_DB_PAGE_OFFSET;
+	ret = rdma_user_mmap_entry_insert(&uc->ibuc, &e->rdma, PAGE_SIZE);
+	if (ret) {
+		kfree(e);
 		return ret;
-	ret = mnic_ctx_alloc(d, 0, 0, &uc->fw);
-	if (ret)
-		return ret;
-	mnic_count(d, MNIC_KCNT_ib_ucontext);
+	}
+	uc->db = e;
+	*offset = rdma_user_mmap_get_offset(&e->rdma);
 	return 0;
 }
 
-/* Close, exit or unregistration: the firmware destroys whatever of the
- * context is left (counted in ctx_dealloc / ctx_dealloc_failed). */
+/* A ucontext is a tenant, as an open /dev/mnicN is: its own firmware
+ * context, which owns every object made through it and one user-area
+ * range (zeroed by mnic_ctx_alloc).  Response: the doorbell page's mmap
+ * offset and the ring formats (mnic/ib_abi.h). */
+static int mnic_ib_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
+{
+	struct mnic_ib_dev *ib = to_mib(ibuc->device);
+	struct mnic_kdev *d = ib->d;
+	struct mnic_ib_ucontext *uc = to_muc(ibuc);
+	struct mnic_ib_alloc_ucontext_resp resp = {
+		.db_mmap_len = PAGE_SIZE, .wqe_size = MNIC_WQE_SIZE, .cqe_size = MNIC_CQE_SIZE,
+		.max_sge = ib->max_sge, .max_inline = MNIC_MAX_INLINE,
+		.max_qp_wr = ib->max_qp_wr, .max_cqe = ib->max_cqe,
+	};
+	int ret;
+
+	ret = mnic_ib_udata_none(d, udata);
+	if (ret)
+		return ret;
+	mutex_init(&uc->orphan_lock);
+	INIT_LIST_HEAD(&uc->orphans);
+	ret = mnic_ctx_alloc(d, 0, 0, &uc->fw);
+	if (ret)
+		return ret;
+	ret = db_entry_add(ib, uc, &resp.db_mmap_offset);
+	if (ret)
+		goto err_ctx;
+	resp.ctx = uc->fw.ctx;
+	ret = mnic_ib_udata_resp(udata, &resp, sizeof(resp));
+	if (ret)
+		goto err_entry;
+	mnic_count(d, MNIC_KCNT_ib_ucontext);
+	return 0;
+
+err_entry:
+	rdma_user_mmap_entry_remove(&uc->db->rdma);
+err_ctx:
+	mnic_ctx_dealloc(d, uc->fw.ctx, MNIC_CTX_RELEASE_TIMEOUT_MS);
+	return ret;
+}
+
+/* Close, exit or unregistration (every object of the ucontext destroyed
+ * by the core before): the firmware destroys whatever of the context is
+ * left (counted in ctx_dealloc / ctx_dealloc_failed); pinned memory whose
+ * object's destroy failed is released only if that succeeded. */
 static void mnic_ib_dealloc_ucontext(struct ib_ucontext *ibuc)
 {
 	struct mnic_ib_dev *ib = to_mib(ibuc->device);
 	struct mnic_ib_ucontext *uc = to_muc(ibuc);
-	int ret;
+	int ret = -EIO;
 
+	rdma_user_mmap_entry_remove(&uc->db->rdma);
 	if (READ_ONCE(ib->fw_gone)) {
 		mnic_count(ib->d, MNIC_KCNT_ctx_dealloc_failed);
-		return;
+	} else {
+		ret = mnic_ctx_dealloc(ib->d, uc->fw.ctx, ib->unregistering ?
+				       MNIC_CTX_REMOVE_TIMEOUT_MS : MNIC_CTX_RELEASE_TIMEOUT_MS);
+		if (ret)
+			note_failure(ib, ret);
 	}
-	ret = mnic_ctx_dealloc(ib->d, uc->fw.ctx, ib->unregistering ? MNIC_CTX_REMOVE_TIMEOUT_MS :
-			       MNIC_CTX_RELEASE_TIMEOUT_MS);
-	if (ret)
-		note_failure(ib, ret);
+	mnic_ib_orphans_free(ib, uc, ret == 0);
 }
 
-/* Nothing is mapped in this step (the doorbell and ring pages come with
- * CQs and QPs). */
+/* The doorbell page only (rdma_user_mmap_entry_get checks the offset and
+ * that the length is the entry's): shared, write-combining as every user
+ * mapping of the BAR (docs/kernel-driver.md "Mapping"). */
 static int mnic_ib_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 {
-	mnic_count(to_mib(ibuc->device)->d, MNIC_KCNT_ib_refused_mmap);
-	return -EINVAL;
+	struct mnic_kdev *d = to_mib(ibuc->device)->d;
+	struct rdma_user_mmap_entry *rdma = rdma_user_mmap_entry_get(ibuc, vma);
+	struct mnic_ib_mmap_entry *e;
+	int ret;
+
+	if (!rdma) {
+		mnic_count(d, MNIC_KCNT_ib_refused_mmap);
+		return -EINVAL;
+	}
+	e = container_of(rdma, struct mnic_ib_mmap_entry, rdma);
+	if (!(vma->vm_flags & VM_SHARED)) {
+		mnic_count(d, MNIC_KCNT_ib_refused_mmap);
+		ret = -EINVAL;
+	} else {
+		ret = rdma_user_mmap_io(ibuc, vma, PHYS_PFN(e->phys), PAGE_SIZE,
+					pgprot_writecombine(vma->vm_page_prot), rdma);
+		if (ret)
+			mnic_count(d, MNIC_KCNT_ib_refused_mmap);
+	}
+	rdma_user_mmap_entry_put(rdma);
+	return ret;
+}
+
+static void mnic_ib_mmap_free(struct rdma_user_mmap_entry *rdma)
+{
+	kfree(container_of(rdma, struct mnic_ib_mmap_entry, rdma));
 }
 
 /* Unregistration with files open: the core zaps the mappings it made and
@@ -336,7 +401,7 @@ static int mnic_ib_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 		mnic_count(d, MNIC_KCNT_ib_refused_kernel);
 		return -EOPNOTSUPP;
 	}
-	ret = udata_in_none(d, udata);
+	ret = mnic_ib_udata_none(d, udata);
 	if (ret)
 		return ret;
 	uc = rdma_udata_to_drv_context(udata, struct mnic_ib_ucontext, ibuc);
@@ -363,8 +428,7 @@ static int mnic_ib_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 		.handle = pd->pdn,
 	};
 	struct mnic_cmd_simple_out out;
-	int ret = destroy_cmd(to_mib(ibpd->device), &in, sizeof(in), &out, sizeof(out),
-			      MNIC_IB_CMD_TIMEOUT_MS);
+	int ret = mnic_ib_destroy_cmd(to_mib(ibpd->device), &in, sizeof(in), &out, sizeof(out));
 
 	if (ret) {
 		mnic_count(d, MNIC_KCNT_ib_pd_dealloc_failed);
@@ -384,18 +448,34 @@ static const struct ib_device_ops mnic_ib_ops = {
 
 	.alloc_pd = mnic_ib_alloc_pd,
 	.alloc_ucontext = mnic_ib_alloc_ucontext,
+	.create_ah = mnic_ib_create_ah,
+	.create_cq = mnic_ib_create_cq,
+	.create_qp = mnic_ib_create_qp,
 	.dealloc_pd = mnic_ib_dealloc_pd,
 	.dealloc_ucontext = mnic_ib_dealloc_ucontext,
+	.dereg_mr = mnic_ib_dereg_mr,
+	.destroy_ah = mnic_ib_destroy_ah,
+	.destroy_cq = mnic_ib_destroy_cq,
+	.destroy_qp = mnic_ib_destroy_qp,
 	.disassociate_ucontext = mnic_ib_disassociate_ucontext,
 	.get_dev_fw_str = mnic_ib_get_dev_fw_str,
 	.get_link_layer = mnic_ib_get_link_layer,
 	.get_port_immutable = mnic_ib_get_port_immutable,
 	.mmap = mnic_ib_mmap,
+	.mmap_free = mnic_ib_mmap_free,
+	.modify_qp = mnic_ib_modify_qp,
 	.query_device = mnic_ib_query_device,
 	.query_pkey = mnic_ib_query_pkey,
 	.query_port = mnic_ib_query_port,
+	.query_qp = mnic_ib_query_qp,
+	.reg_user_mr = mnic_ib_reg_user_mr,
+	/* No resize_cq: the firmware cannot move a CQ to another ring (no
+	 * such command), so ib_uverbs answers -EOPNOTSUPP. */
 
+	INIT_RDMA_OBJ_SIZE(ib_ah, mnic_ib_ah, ibah),
+	INIT_RDMA_OBJ_SIZE(ib_cq, mnic_ib_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, mnic_ib_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, mnic_ib_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, mnic_ib_ucontext, ibuc),
 };
 
@@ -431,6 +511,9 @@ int mnic_ib_register(struct mnic_kdev *d)
 	}
 	ib->d = d;
 	ib->max_msg = q->max_msg;
+	ib->max_qp_wr = q->max_qp_wr;
+	ib->max_cqe = q->max_cqe;
+	ib->max_sge = min_t(u32, q->max_sge, MNIC_MAX_SGE);
 	memcpy_fromio(mac, d->seg->mac, sizeof(mac));
 	memcpy_fromio(board, d->seg->board_name, sizeof(board) - 1);
 	board[sizeof(board) - 1] = '\0';
@@ -469,6 +552,3 @@ void mnic_ib_unregister(struct mnic_kdev *d)
 	d->ib = NULL;
 }
 
-/* The RDMA device is of use from user space with ib_uverbs (modprobe
- * loads it after this module). */
-MODULE_SOFTDEP("post: ib_uverbs");

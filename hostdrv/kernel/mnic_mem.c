@@ -218,32 +218,34 @@ static int mem_pin(struct mnic_kdev *d, struct mnic_mem *m, unsigned long start)
 	return 0;
 }
 
-/* ---- the module's commands in the file's context ---------------------- */
+/* ---- the module's MTT and MR commands (also mnic_ib_mr.c, mnic_ib_cq.c,
+ * mnic_ib_qp.c: the RDMA device's pinned memory goes the same way) ------- */
 
-static int destroy_mtt(struct mnic_file *mf, u32 mtt)
+int mnic_mtt_destroy(struct mnic_kdev *d, u16 ctx, u32 mtt, u32 timeout_ms)
 {
 	struct mnic_cmd_handle_in in = {
-		.hdr = { .opcode = MNIC_CMD_DESTROY_MTT, .ctx = mf->ctx }, .handle = mtt,
+		.hdr = { .opcode = MNIC_CMD_DESTROY_MTT, .ctx = ctx }, .handle = mtt,
 	};
 	struct mnic_cmd_simple_out out;
 
-	return mnic_module_cmd(mf->d, &in, sizeof(in), &out, sizeof(out), 0);
+	return mnic_module_cmd(d, &in, sizeof(in), &out, sizeof(out), timeout_ms);
 }
 
-static int dereg_mr(struct mnic_file *mf, u32 lkey)
+int mnic_mr_dereg_cmd(struct mnic_kdev *d, u16 ctx, u32 lkey, u32 timeout_ms)
 {
 	struct mnic_cmd_handle_in in = {
-		.hdr = { .opcode = MNIC_CMD_DEREG_MR, .ctx = mf->ctx }, .handle = lkey,
+		.hdr = { .opcode = MNIC_CMD_DEREG_MR, .ctx = ctx }, .handle = lkey,
 	};
 	struct mnic_cmd_simple_out out;
 
-	return mnic_module_cmd(mf->d, &in, sizeof(in), &out, sizeof(out), 0);
+	return mnic_module_cmd(d, &in, sizeof(in), &out, sizeof(out), timeout_ms);
 }
 
-/* WRITE_MTT of every entry, MNIC_MTT_CHUNK at a time. */
-static int write_mtt(struct mnic_file *mf, struct mnic_mem *m)
+/* WRITE_MTT of every entry, MNIC_MTT_CHUNK at a time; the page addresses
+ * come from next_page, in order. */
+static int write_mtt(struct mnic_kdev *d, u16 ctx, u32 mtt, u32 npages,
+		     u64 (*next_page)(void *it), void *it, u32 timeout_ms)
 {
-	struct mnic_kdev *d = mf->d;
 	struct mnic_cmd_write_mtt_in *in;
 	struct mnic_cmd_simple_out out;
 	u32 first, count, i;
@@ -254,56 +256,66 @@ static int write_mtt(struct mnic_file *mf, struct mnic_mem *m)
 	if (!in)
 		return -ENOMEM;
 	pages = (u64 *)(in + 1);
-	for (first = 0; first < m->npages && !ret; first += count) {
-		count = min(m->npages - first, MNIC_MTT_CHUNK);
+	for (first = 0; first < npages && !ret; first += count) {
+		count = min(npages - first, MNIC_MTT_CHUNK);
 		*in = (struct mnic_cmd_write_mtt_in){
-			.hdr = { .opcode = MNIC_CMD_WRITE_MTT, .ctx = mf->ctx },
-			.mtt = m->mtt, .first = first, .count = count,
+			.hdr = { .opcode = MNIC_CMD_WRITE_MTT, .ctx = ctx },
+			.mtt = mtt, .first = first, .count = count,
 		};
-		/* Host-physical address = this VM's physical address
-		 * (docs/host-interface.md "GPA and the RAM file"). */
 		for (i = 0; i < count; i++)
-			pages[i] = page_to_phys(m->pages[first + i]);
-		ret = mnic_module_cmd(d, in, sizeof(*in) + count * sizeof(u64), &out, sizeof(out), 0);
+			pages[i] = next_page(it);
+		ret = mnic_module_cmd(d, in, sizeof(*in) + count * sizeof(u64), &out, sizeof(out),
+				      timeout_ms);
 	}
 	kvfree(in);
 	return ret;
 }
 
-static int make_mtt(struct mnic_file *mf, struct mnic_mem *m, u64 addr, u64 length)
+/* An MTT in context ctx for [iova, iova + length) over npages PAGE_SIZE
+ * pages, whose host-physical addresses next_page gives in order:
+ * CREATE_MTT (its answer must cover exactly npages), WRITE_MTT of every
+ * entry; on failure the MTT is destroyed again (if that fails too,
+ * -EREMOTEIO: the firmware may still hold it, the pages must stay pinned). */
+int mnic_mtt_create(struct mnic_kdev *d, u16 ctx, u64 iova, u64 length, u32 npages,
+		    u64 (*next_page)(void *it), void *it, u32 timeout_ms, u32 *mtt)
 {
 	struct mnic_cmd_create_mtt_in in = {
-		.hdr = { .opcode = MNIC_CMD_CREATE_MTT, .ctx = mf->ctx },
-		.iova = addr, .length = length, .page_shift = PAGE_SHIFT,
+		.hdr = { .opcode = MNIC_CMD_CREATE_MTT, .ctx = ctx },
+		.iova = iova, .length = length, .page_shift = PAGE_SHIFT,
 	};
 	struct mnic_cmd_create_mtt_out out;
-	int ret = mnic_module_cmd(mf->d, &in, sizeof(in), &out, sizeof(out), 0);
+	int ret = mnic_module_cmd(d, &in, sizeof(in), &out, sizeof(out), timeout_ms);
 
 	if (ret)
 		return ret;
-	m->mtt = out.mtt;
-	if (out.mtt == MNIC_MTT_NONE || out.npages != m->npages) {
-		/* The firmware's MTT must cover exactly the pages pinned. */
-		mnic_count(mf->d, MNIC_KCNT_reg_bad_reply);
-		dev_err_ratelimited(&mf->d->pdev->dev,
+	if (out.mtt == MNIC_MTT_NONE || out.npages != npages) {
+		mnic_count(d, MNIC_KCNT_reg_bad_reply);
+		dev_err_ratelimited(&d->pdev->dev,
 				    "CREATE_MTT answered mtt %u of %u pages for %u pinned\n",
-				    out.mtt, out.npages, m->npages);
-		if (out.mtt != MNIC_MTT_NONE)
-			destroy_mtt(mf, out.mtt);
+				    out.mtt, out.npages, npages);
+		if (out.mtt != MNIC_MTT_NONE && mnic_mtt_destroy(d, ctx, out.mtt, timeout_ms))
+			return -EREMOTEIO;
 		return -EPROTO;
 	}
+	ret = write_mtt(d, ctx, out.mtt, npages, next_page, it, timeout_ms);
+	if (ret) {
+		if (mnic_mtt_destroy(d, ctx, out.mtt, timeout_ms))
+			return -EREMOTEIO;
+		return ret;
+	}
+	*mtt = out.mtt;
 	return 0;
 }
 
-static int reg_mr(struct mnic_file *mf, const struct mnic_ioc_reg_mem *r, u32 mtt,
-		  u32 *lkey, u32 *rkey)
+int mnic_mr_reg_cmd(struct mnic_kdev *d, u16 ctx, u32 pd, u32 access, u64 addr, u64 length,
+		    u32 mtt, u32 timeout_ms, u32 *lkey, u32 *rkey)
 {
 	struct mnic_cmd_reg_mr_in in = {
-		.hdr = { .opcode = MNIC_CMD_REG_MR, .ctx = mf->ctx },
-		.pd = r->pd, .access = r->access, .addr = r->addr, .length = r->length, .mtt = mtt,
+		.hdr = { .opcode = MNIC_CMD_REG_MR, .ctx = ctx },
+		.pd = pd, .access = access, .addr = addr, .length = length, .mtt = mtt,
 	};
 	struct mnic_cmd_reg_mr_out out;
-	int ret = mnic_module_cmd(mf->d, &in, sizeof(in), &out, sizeof(out), 0);
+	int ret = mnic_module_cmd(d, &in, sizeof(in), &out, sizeof(out), timeout_ms);
 
 	if (!ret) {
 		*lkey = out.lkey;
@@ -312,11 +324,27 @@ static int reg_mr(struct mnic_file *mf, const struct mnic_ioc_reg_mem *r, u32 mt
 	return ret;
 }
 
+/* The pages of a registration, in order. */
+struct page_walk {
+	struct page **pages;
+	u32 next;
+};
+
+static u64 next_pinned_page(void *it)
+{
+	struct page_walk *w = it;
+
+	/* Host-physical address = this VM's physical address
+	 * (docs/host-interface.md "GPA and the RAM file"). */
+	return page_to_phys(w->pages[w->next++]);
+}
+
 /* ---- ioctls ----------------------------------------------------------- */
 
 long mnic_ioctl_reg_mem(struct mnic_file *mf, struct mnic_ioc_reg_mem __user *uarg)
 {
 	struct mnic_kdev *d = mf->d;
+	struct page_walk walk = { 0 };
 	struct mnic_ioc_reg_mem r;
 	unsigned long start;
 	struct mnic_mem *m;
@@ -369,14 +397,16 @@ long mnic_ioctl_reg_mem(struct mnic_file *mf, struct mnic_ioc_reg_mem __user *ua
 	ret = mem_pin(d, m, start);
 	if (ret)
 		goto err_uncharge;
-	ret = make_mtt(mf, m, r.addr, r.length);
+	walk.pages = m->pages;
+	ret = mnic_mtt_create(d, mf->ctx, r.addr, r.length, m->npages, next_pinned_page, &walk, 0,
+			      &m->mtt);
+	if (ret == -EREMOTEIO)
+		goto err_leak;
 	if (ret)
 		goto err_unpin;
-	ret = write_mtt(mf, m);
-	if (ret)
-		goto err_mtt;
 	if (r.flags & MNIC_REG_MEM_MR) {
-		ret = reg_mr(mf, &r, m->mtt, &r.lkey, &r.rkey);
+		ret = mnic_mr_reg_cmd(d, mf->ctx, r.pd, r.access, r.addr, r.length, m->mtt, 0,
+				      &r.lkey, &r.rkey);
 		if (ret)
 			goto err_mtt;
 		m->lkey = r.lkey;
@@ -397,14 +427,15 @@ long mnic_ioctl_reg_mem(struct mnic_file *mf, struct mnic_ioc_reg_mem __user *ua
 	return 0;
 
 err_mtt:
-	if (destroy_mtt(mf, m->mtt)) {
-		/* Still in the firmware: its pages stay pinned for good. */
-		atomic64_add(m->npages, &d->cnt[MNIC_KCNT_mem_pages_leaked]);
-		atomic64_sub(m->npages, &m->mm->pinned_vm);
-		mnic_count(d, MNIC_KCNT_reg_failed);
-		mem_free(m);  /* the pins stay; only the array goes */
-		return ret;
-	}
+	if (!mnic_mtt_destroy(d, mf->ctx, m->mtt, 0))
+		goto err_unpin;
+err_leak:
+	/* Still in the firmware: its pages stay pinned for good. */
+	atomic64_add(m->npages, &d->cnt[MNIC_KCNT_mem_pages_leaked]);
+	atomic64_sub(m->npages, &m->mm->pinned_vm);
+	mnic_count(d, MNIC_KCNT_reg_failed);
+	mem_free(m);  /* the pins stay; only the array goes */
+	return ret;
 err_unpin:
 	mem_unpin(d, m, m->npages);
 	mnic_count(d, MNIC_KCNT_reg_failed);
@@ -439,9 +470,9 @@ int mnic_mem_dereg(struct mnic_file *mf, u32 mtt)
 	}
 	/* The MR first: the MTT is busy while it stands.  An MR the tenant
 	 * deregistered itself answers as missing, which is fine. */
-	if (found->lkey && !dereg_mr(mf, found->lkey))
+	if (found->lkey && !mnic_mr_dereg_cmd(d, mf->ctx, found->lkey, 0))
 		found->lkey = 0;
-	ret = destroy_mtt(mf, mtt);
+	ret = mnic_mtt_destroy(d, mf->ctx, mtt, 0);
 	if (ret) {
 		mutex_unlock(&mf->mem_lock);
 		mnic_count(d, MNIC_KCNT_dereg_refused);

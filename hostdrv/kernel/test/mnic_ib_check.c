@@ -8,9 +8,16 @@
  *        QUERY_DEVICE and QUERY_PORT answer what the firmware's QUERY_DEVICE
  *        (on MNICDEV, as root: the whole NIC) and the init segment say,
  *        ALLOC_PD/DEALLOC_PD reach the firmware in that context, refusals
- *        (driver data, a second context, port 2, a freed PD, CREATE_CQ not
- *        served yet, mmap), and closing the file frees the context and the
+ *        (driver data, a second context, port 2, a freed PD, CREATE_CQ
+ *        without its request, an mmap offset not handed out), and closing the file frees the context and the
  *        PD left in it
+ *   mnic-ib-check objects IBDEV MNICDEV  the doorbell page's mmap (and its
+ *        refusals), REG_MR (heap memory; a hole: -EFAULT), CREATE_CQ and
+ *        CREATE_QP with the driver requests of mnic/ib_abi.h and each
+ *        hostile variant (cut or padded udata, bad sizes, overlaps,
+ *        unmapped rings, UD), RESIZE_CQ refused, a CQ in use, MODIFY_QP to
+ *        INIT and QUERY_QP, destroys; closing the file with objects left
+ *        frees all of them in the firmware and unpins every page
  *   mnic-ib-check unbind IBDEV MNICDEV   a file with a context and a PD
  *        while the PCI function is unbound: the core disassociates it
  *        (commands then fail), the firmware keeps nothing; rebound after
@@ -37,7 +44,9 @@
 #include "check_counter.h"
 #include "mnic/abi.h"
 #include "mnic/cmd.h"
+#include "mnic/ib_abi.h"
 #include "mnic/ioctl.h"
+#include "mnic/queues.h"
 
 /* The write ABI's layouts this program relies on (ib_user_verbs.h). */
 _Static_assert(sizeof(struct ib_uverbs_cmd_hdr) == 8, "cmd hdr");
@@ -47,6 +56,14 @@ _Static_assert(sizeof(struct ib_uverbs_query_port) == 16, "query_port");
 _Static_assert(sizeof(struct ib_uverbs_query_port_resp) == 40, "query_port resp");
 _Static_assert(sizeof(struct ib_uverbs_alloc_pd_resp) == 4, "alloc_pd resp");
 _Static_assert(sizeof(struct ib_uverbs_dealloc_pd) == 4, "dealloc_pd");
+_Static_assert(sizeof(struct ib_uverbs_reg_mr) == 40, "reg_mr");
+_Static_assert(sizeof(struct ib_uverbs_reg_mr_resp) == 12, "reg_mr resp");
+_Static_assert(sizeof(struct ib_uverbs_create_cq) == 32, "create_cq");
+_Static_assert(sizeof(struct ib_uverbs_create_cq_resp) == 8, "create_cq resp");
+_Static_assert(sizeof(struct ib_uverbs_create_qp) == 56, "create_qp");
+_Static_assert(sizeof(struct ib_uverbs_create_qp_resp) == 32, "create_qp resp");
+_Static_assert(sizeof(struct ib_uverbs_modify_qp) == 112, "modify_qp");
+_Static_assert(sizeof(struct ib_uverbs_query_qp_resp) == 128, "query_qp resp");
 
 #define PORT_ACTIVE     4      /* enum ib_port_state */
 #define MTU_1024        3      /* enum ib_mtu */
@@ -111,11 +128,12 @@ static int uverbs_path(char *out, size_t len)
 	return found;
 }
 
-/* One write-ABI command: hdr + cmd (+ extra driver bytes); 0 or -errno. */
+/* One write-ABI command: hdr + cmd (+ extra driver bytes); 0 or -errno.
+ * resp_len counts the response and its driver part (out_words). */
 static int uverbs_cmd(int fd, uint32_t command, const void *cmd, size_t cmd_len,
 		      size_t resp_len, const void *extra, size_t extra_len)
 {
-	uint8_t buf[256];
+	uint8_t buf[512];
 	struct ib_uverbs_cmd_hdr hdr = {
 		.command = command,
 		.in_words = (uint16_t)((sizeof(hdr) + cmd_len + extra_len) / 4),
@@ -125,6 +143,8 @@ static int uverbs_cmd(int fd, uint32_t command, const void *cmd, size_t cmd_len,
 
 	memcpy(buf, &hdr, sizeof(hdr));
 	memcpy(buf + sizeof(hdr), cmd, cmd_len);
+	if (n > sizeof(buf))
+		return -E2BIG;
 	if (extra_len)
 		memcpy(buf + sizeof(hdr) + cmd_len, extra, extra_len);
 	if (write(fd, buf, n) != (ssize_t)n)
@@ -377,6 +397,7 @@ static void run_verbs(void)
 	result("ib_device_dealloc_pd_twice_refused", ret == -ENOENT, "DEALLOC_PD again: %s",
 	       ret ? strerror(-ret) : "served");
 	{
+		/* Without its driver request (the ring buffer) a CQ is refused. */
 		struct ib_uverbs_create_cq c;
 		struct ib_uverbs_create_cq_resp r;
 
@@ -386,10 +407,11 @@ static void run_verbs(void)
 		c.comp_vector = 0;
 		c.comp_channel = -1;
 		ret = uverbs_cmd(fd, IB_USER_VERBS_CMD_CREATE_CQ, &c, sizeof(c), sizeof(r), NULL, 0);
-		result("ib_device_create_cq_not_yet", ret == -EOPNOTSUPP, "CREATE_CQ: %s",
-		       ret ? strerror(-ret) : "served");
+		result("ib_device_create_cq_without_udata_refused", ret == -EINVAL,
+		       "CREATE_CQ without driver data: %s", ret ? strerror(-ret) : "served");
 	}
-	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	/* An offset no entry was handed out for */
+	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 4096L * 4096);
 	result("ib_device_mmap_refused", m == MAP_FAILED && errno == EINVAL &&
 	       counter("ib_refused_mmap") == mmap0 + 1, "mmap: %s",
 	       m == MAP_FAILED ? strerror(errno) : "mapped");
@@ -405,6 +427,405 @@ static void run_verbs(void)
 	       q2.n_ctx == q0.n_ctx && q2.n_pd == q0.n_pd,
 	       "ctx_dealloc %ld -> %ld, firmware contexts %u -> %u, PDs %u -> %u", ctx_dealloc0,
 	       counter("ctx_dealloc"), q0.n_ctx, q2.n_ctx, q0.n_pd, q2.n_pd);
+out:
+	if (fd >= 0)
+		close(fd);
+}
+
+/* ---- objects: MR, CQ, QP, the doorbell mapping (issue 16 step 2) ------- */
+
+static int get_context_drv(int fd, struct ib_uverbs_get_context_resp *r,
+			   struct mnic_ib_alloc_ucontext_resp *drv)
+{
+	uint8_t resp[sizeof(*r) + sizeof(*drv)];
+	struct ib_uverbs_get_context c = { .response = (uintptr_t)resp };
+	int ret;
+
+	memset(resp, 0, sizeof(resp));
+	ret = uverbs_cmd(fd, IB_USER_VERBS_CMD_GET_CONTEXT, &c, sizeof(c), sizeof(resp), NULL, 0);
+	memcpy(r, resp, sizeof(*r));
+	memcpy(drv, resp + sizeof(*r), sizeof(*drv));
+	return ret;
+}
+
+static int reg_mr(int fd, uint32_t pd, void *addr, uint64_t len, uint32_t access,
+		  struct ib_uverbs_reg_mr_resp *r)
+{
+	struct ib_uverbs_reg_mr c = {
+		.start = (uintptr_t)addr, .length = len, .hca_va = (uintptr_t)addr,
+		.pd_handle = pd, .access_flags = access,
+	};
+	uint8_t resp[16];
+	int ret;
+
+	c.response = (uintptr_t)resp;
+	memset(resp, 0, sizeof(resp));
+	ret = uverbs_cmd(fd, IB_USER_VERBS_CMD_REG_MR, &c, sizeof(c), sizeof(resp), NULL, 0);
+	memcpy(r, resp, sizeof(*r));
+	return ret;
+}
+
+static int dereg_mr(int fd, uint32_t handle)
+{
+	struct ib_uverbs_dereg_mr c = { .mr_handle = handle };
+
+	return uverbs_cmd(fd, IB_USER_VERBS_CMD_DEREG_MR, &c, sizeof(c), 0, NULL, 0);
+}
+
+/* CREATE_CQ with a driver request of req_len bytes (the struct, cut or
+ * padded with zeros). */
+static int create_cq(int fd, uint32_t cqe, const struct mnic_ib_create_cq_req *req, size_t req_len,
+		     uint32_t *handle, struct mnic_ib_create_cq_resp *drv)
+{
+	struct ib_uverbs_create_cq c;
+	uint8_t resp[sizeof(struct ib_uverbs_create_cq_resp) + sizeof(*drv)];
+	uint8_t extra[64] = { 0 };
+	struct ib_uverbs_create_cq_resp r;
+	int ret;
+
+	memset(&c, 0, sizeof(c));
+	memset(resp, 0, sizeof(resp));
+	c.response = (uintptr_t)resp;
+	c.cqe = cqe;
+	c.comp_channel = -1;
+	memcpy(extra, req, req_len < sizeof(*req) ? req_len : sizeof(*req));
+	ret = uverbs_cmd(fd, IB_USER_VERBS_CMD_CREATE_CQ, &c, sizeof(c), sizeof(resp), extra, req_len);
+	memcpy(&r, resp, sizeof(r));
+	if (drv)
+		memcpy(drv, resp + sizeof(r), sizeof(*drv));
+	*handle = r.cq_handle;
+	return ret;
+}
+
+static int destroy_cq(int fd, uint32_t handle)
+{
+	struct ib_uverbs_destroy_cq_resp r;
+	struct ib_uverbs_destroy_cq c = { .response = (uintptr_t)&r, .cq_handle = handle };
+
+	return uverbs_cmd(fd, IB_USER_VERBS_CMD_DESTROY_CQ, &c, sizeof(c), sizeof(r), NULL, 0);
+}
+
+static int create_qp(int fd, uint32_t pd, uint32_t cq, uint8_t type, uint32_t wr,
+		     const struct mnic_ib_create_qp_req *req, uint32_t *handle,
+		     struct ib_uverbs_create_qp_resp *r, struct mnic_ib_create_qp_resp *drv)
+{
+	struct ib_uverbs_create_qp c;
+	uint8_t resp[sizeof(*r) + sizeof(*drv)];
+	int ret;
+
+	memset(&c, 0, sizeof(c));
+	memset(resp, 0, sizeof(resp));
+	c.response = (uintptr_t)resp;
+	c.pd_handle = pd;
+	c.send_cq_handle = cq;
+	c.recv_cq_handle = cq;
+	c.max_send_wr = wr;
+	c.max_recv_wr = wr;
+	c.max_send_sge = 1;
+	c.max_recv_sge = 1;
+	c.qp_type = type;
+	ret = uverbs_cmd(fd, IB_USER_VERBS_CMD_CREATE_QP, &c, sizeof(c), sizeof(resp), req,
+			 sizeof(*req));
+	memcpy(r, resp, sizeof(*r));
+	memcpy(drv, resp + sizeof(*r), sizeof(*drv));
+	*handle = r->qp_handle;
+	return ret;
+}
+
+/* ibv_access_flags / ib_access_flags values */
+#define ACCESS_LOCAL_WRITE  (1u << 0)
+#define ACCESS_REMOTE_WRITE (1u << 1)
+#define ACCESS_REMOTE_READ  (1u << 2)
+#define QPS_INIT 1
+#define QP_STATE_MASK (1u << 0)
+#define QP_ACCESS_MASK (1u << 3)
+#define QP_PKEY_MASK (1u << 4)
+#define QP_PORT_MASK (1u << 5)
+#define QP_QKEY_MASK (1u << 6)
+#define QPT_RC 2
+#define QPT_UD 4
+
+static int modify_qp(int fd, uint32_t qp, uint32_t mask, uint8_t state, uint8_t port)
+{
+	struct ib_uverbs_modify_qp c;
+
+	memset(&c, 0, sizeof(c));
+	c.qp_handle = qp;
+	c.attr_mask = mask;
+	c.qp_state = state;
+	c.port_num = port;
+	c.qp_access_flags = ACCESS_REMOTE_WRITE | ACCESS_LOCAL_WRITE;
+	return uverbs_cmd(fd, IB_USER_VERBS_CMD_MODIFY_QP, &c, sizeof(c), 0, NULL, 0);
+}
+
+static int query_qp(int fd, uint32_t qp, struct ib_uverbs_query_qp_resp *r)
+{
+	struct ib_uverbs_query_qp c = { .response = (uintptr_t)r, .qp_handle = qp,
+					.attr_mask = 0x1fffff };
+
+	memset(r, 0, sizeof(*r));
+	return uverbs_cmd(fd, IB_USER_VERBS_CMD_QUERY_QP, &c, sizeof(c), sizeof(*r), NULL, 0);
+}
+
+static int destroy_qp(int fd, uint32_t handle)
+{
+	struct ib_uverbs_destroy_qp_resp r;
+	struct ib_uverbs_destroy_qp c = { .response = (uintptr_t)&r, .qp_handle = handle };
+
+	return uverbs_cmd(fd, IB_USER_VERBS_CMD_DESTROY_QP, &c, sizeof(c), sizeof(r), NULL, 0);
+}
+
+static void *page_buf(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* mnic-ib-check objects: the objects through the raw write ABI with the
+ * driver-private udata of mnic/ib_abi.h, the hostile variants, and a
+ * close with everything left standing. */
+static void run_objects(void)
+{
+	struct mnic_cmd_query_device_out q0, q1;
+	struct ib_uverbs_get_context_resp gc;
+	struct mnic_ib_alloc_ucontext_resp uc;
+	struct ib_uverbs_reg_mr_resp mr, mr2;
+	struct mnic_ib_create_cq_req cqr;
+	struct mnic_ib_create_cq_resp cqd;
+	struct mnic_ib_create_qp_req qpr;
+	struct mnic_ib_create_qp_resp qpd;
+	struct ib_uverbs_create_qp_resp qpresp;
+	struct ib_uverbs_query_qp_resp qq;
+	long udata0, mmap0, pinned0 = counter("mem_pages_pinned"), unpinned0 = counter("mem_pages_unpinned");
+	long ctx_dealloc0 = counter("ctx_dealloc");
+	uint32_t pd, cq, cq2, cq3, qp, qp2, bad;
+	size_t cq_len = 2 * 4096, qp_len = 4 * 4096;
+	uint8_t *mrbuf, *cqbuf, *cqbuf2, *qpbuf, *hole;
+	volatile uint32_t *db;
+	int fd, ret;
+	void *m;
+
+	if (fw_query(&q0)) {
+		result("ib_objects_fw_query", 0, "QUERY_DEVICE on %s failed", mnicdev);
+		return;
+	}
+	fd = open_uverbs();
+	if (fd < 0)
+		return;
+	ret = get_context_drv(fd, &gc, &uc);
+	result("ib_objects_get_context_resp",
+	       ret == 0 && uc.wqe_size == MNIC_WQE_SIZE && uc.cqe_size == MNIC_CQE_SIZE &&
+	       uc.db_mmap_len == 4096 && uc.max_inline == 0 && uc.max_qp_wr == q0.max_qp_wr &&
+	       uc.max_cqe == q0.max_cqe && uc.ctx != 0,
+	       "GET_CONTEXT: %s, wqe %u cqe %u db_len %u max_qp_wr %u max_cqe %u ctx %u",
+	       strerror(-ret), uc.wqe_size, uc.cqe_size, uc.db_mmap_len, uc.max_qp_wr, uc.max_cqe,
+	       uc.ctx);
+	if (ret)
+		goto out;
+
+	/* The doorbell page: shared, exactly one page at its offset. */
+	mmap0 = counter("ib_refused_mmap");
+	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)uc.db_mmap_offset);
+	result("ib_objects_mmap_doorbell", m != MAP_FAILED, "mmap offset 0x%llx: %s",
+	       (unsigned long long)uc.db_mmap_offset, m == MAP_FAILED ? strerror(errno) : "ok");
+	if (m != MAP_FAILED) {
+		uint32_t before;
+
+		db = m;
+		before = *db;
+		*db = before + 1;
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		result("ib_objects_doorbell_writable", *db == before + 1, "db_seq %u -> %u", before,
+		       *db);
+		munmap(m, 4096);
+	}
+	m = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)uc.db_mmap_offset);
+	result("ib_objects_mmap_two_pages_refused", m == MAP_FAILED && errno == EINVAL,
+	       "mmap 2 pages: %s", m == MAP_FAILED ? strerror(errno) : "mapped");
+	if (m != MAP_FAILED)
+		munmap(m, 8192);
+	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, (off_t)uc.db_mmap_offset);
+	result("ib_objects_mmap_private_refused", m == MAP_FAILED && errno == EINVAL,
+	       "mmap MAP_PRIVATE: %s", m == MAP_FAILED ? strerror(errno) : "mapped");
+	if (m != MAP_FAILED)
+		munmap(m, 4096);
+	result("ib_objects_mmap_refusals_counted", counter("ib_refused_mmap") >= mmap0 + 2,
+	       "ib_refused_mmap %ld -> %ld", mmap0, counter("ib_refused_mmap"));
+
+	ret = alloc_pd(fd, &pd, NULL, 0);
+	result("ib_objects_alloc_pd", ret == 0, "ALLOC_PD: %s", strerror(-ret));
+
+	/* MRs: a heap buffer (any alignment), then memory that is not mapped. */
+	mrbuf = malloc(65536 + 100);
+	memset(mrbuf, 0x5a, 65536 + 100);
+	ret = reg_mr(fd, pd, mrbuf + 100, 65536, ACCESS_LOCAL_WRITE |
+		     ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ, &mr);
+	result("ib_objects_reg_mr",
+	       ret == 0 && mr.lkey != 0 && fw_query(&q1) == 0 && q1.n_mr == q0.n_mr + 1 &&
+	       q1.n_mtt == q0.n_mtt + 1,
+	       "REG_MR: %s, lkey 0x%x rkey 0x%x, firmware MRs %u -> %u, MTTs %u -> %u",
+	       strerror(-ret), mr.lkey, mr.rkey, q0.n_mr, q1.n_mr, q0.n_mtt, q1.n_mtt);
+	hole = page_buf(3 * 4096);
+	munmap(hole + 4096, 4096);
+	ret = reg_mr(fd, pd, hole, 3 * 4096, ACCESS_LOCAL_WRITE, &mr2);
+	result("ib_objects_reg_mr_unmapped_refused", ret == -EFAULT && fw_query(&q1) == 0 &&
+	       q1.n_mr == q0.n_mr + 1, "REG_MR over a hole: %s", ret ? strerror(-ret) : "served");
+	ret = reg_mr(fd, pd, mrbuf, 4096, ACCESS_LOCAL_WRITE | (1u << 5) /* ZERO_BASED */,
+		     &mr2);
+	result("ib_objects_reg_mr_flags_refused", ret != 0, "REG_MR ZERO_BASED: %s",
+	       ret ? strerror(-ret) : "served");
+
+	/* CQ: the ring and record in a page-aligned buffer; hostile requests. */
+	cqbuf = page_buf(cq_len);
+	cqr = (struct mnic_ib_create_cq_req){ .buf_addr = (uintptr_t)cqbuf, .buf_len = cq_len,
+					      .entries = 64, .dbrec_off = 64 * MNIC_CQE_SIZE };
+	udata0 = counter("ib_refused_udata");
+	ret = create_cq(fd, 60, &cqr, sizeof(cqr) - 4, &bad, NULL);
+	result("ib_objects_cq_short_udata_refused", ret == -EINVAL, "CREATE_CQ req cut: %s",
+	       ret ? strerror(-ret) : "served");
+	{
+		uint8_t longer[sizeof(cqr) + 8] = { 0 };
+
+		memcpy(longer, &cqr, sizeof(cqr));
+		longer[sizeof(cqr) + 3] = 1;
+		ret = create_cq(fd, 60, (const void *)longer, sizeof(longer), &bad, NULL);
+		result("ib_objects_cq_long_udata_refused", ret == -EINVAL,
+		       "CREATE_CQ req with a non-zero tail: %s", ret ? strerror(-ret) : "served");
+	}
+	cqr.entries = 48;
+	ret = create_cq(fd, 40, &cqr, sizeof(cqr), &bad, NULL);
+	result("ib_objects_cq_entries_not_pow2_refused", ret == -EINVAL, "entries 48: %s",
+	       ret ? strerror(-ret) : "served");
+	cqr.entries = 64;
+	ret = create_cq(fd, 100, &cqr, sizeof(cqr), &bad, NULL);
+	result("ib_objects_cq_too_small_refused", ret == -EINVAL, "64 entries for cqe 100: %s",
+	       ret ? strerror(-ret) : "served");
+	cqr.dbrec_off = 64;
+	ret = create_cq(fd, 60, &cqr, sizeof(cqr), &bad, NULL);
+	result("ib_objects_cq_dbrec_in_ring_refused", ret == -EINVAL, "dbrec in the ring: %s",
+	       ret ? strerror(-ret) : "served");
+	cqr.dbrec_off = cq_len - 4;
+	ret = create_cq(fd, 60, &cqr, sizeof(cqr), &bad, NULL);
+	result("ib_objects_cq_dbrec_past_end_refused", ret == -EINVAL, "dbrec past the end: %s",
+	       ret ? strerror(-ret) : "served");
+	cqr.dbrec_off = 64 * MNIC_CQE_SIZE;
+	cqr.buf_addr += 8;
+	ret = create_cq(fd, 60, &cqr, sizeof(cqr), &bad, NULL);
+	result("ib_objects_cq_unaligned_refused", ret == -EINVAL, "buffer not page aligned: %s",
+	       ret ? strerror(-ret) : "served");
+	cqr.buf_addr = (uintptr_t)hole;
+	cqr.buf_len = 3 * 4096;
+	ret = create_cq(fd, 60, &cqr, sizeof(cqr), &bad, NULL);
+	result("ib_objects_cq_unmapped_refused", ret == -EFAULT, "ring over a hole: %s",
+	       ret ? strerror(-ret) : "served");
+	result("ib_objects_cq_refusals_counted", counter("ib_refused_udata") >= udata0 + 6,
+	       "ib_refused_udata %ld -> %ld", udata0, counter("ib_refused_udata"));
+	cqr.buf_addr = (uintptr_t)cqbuf;
+	cqr.buf_len = cq_len;
+	ret = create_cq(fd, 60, &cqr, sizeof(cqr), &cq, &cqd);
+	result("ib_objects_create_cq",
+	       ret == 0 && cqd.entries == 64 && fw_query(&q1) == 0 && q1.n_cq == q0.n_cq + 1,
+	       "CREATE_CQ: %s, entries %u, firmware CQs %u -> %u", strerror(-ret), cqd.entries,
+	       q0.n_cq, q1.n_cq);
+	cqbuf2 = page_buf(cq_len);
+	cqr.buf_addr = (uintptr_t)cqbuf2;
+	ret = create_cq(fd, 60, &cqr, sizeof(cqr), &cq2, NULL);
+	result("ib_objects_create_cq_second", ret == 0 && cq2 != cq, "second CREATE_CQ: %s",
+	       strerror(-ret));
+	{
+		struct ib_uverbs_resize_cq c = { .cq_handle = cq, .cqe = 128 };
+		struct ib_uverbs_resize_cq_resp r;
+
+		c.response = (uintptr_t)&r;
+		ret = uverbs_cmd(fd, IB_USER_VERBS_CMD_RESIZE_CQ, &c, sizeof(c), sizeof(r), NULL, 0);
+		result("ib_objects_resize_cq_refused", ret == -EOPNOTSUPP, "RESIZE_CQ: %s",
+		       ret ? strerror(-ret) : "served");
+	}
+
+	/* QP: RC on both CQs' first; SQ, RQ and the two records in one buffer. */
+	qpbuf = page_buf(qp_len);
+	qpr = (struct mnic_ib_create_qp_req){
+		.buf_addr = (uintptr_t)qpbuf, .buf_len = qp_len, .sq_entries = 8, .rq_entries = 8,
+		.rq_off = 8 * MNIC_WQE_SIZE, .sq_dbrec_off = 16 * MNIC_WQE_SIZE,
+		.rq_dbrec_off = 16 * MNIC_WQE_SIZE + 8,
+	};
+	ret = create_qp(fd, pd, cq, QPT_UD, 8, &qpr, &bad, &qpresp, &qpd);
+	result("ib_objects_qp_ud_refused", ret == -EOPNOTSUPP, "CREATE_QP UD: %s",
+	       ret ? strerror(-ret) : "served");
+	qpr.rq_off = 4 * MNIC_WQE_SIZE;
+	ret = create_qp(fd, pd, cq, QPT_RC, 8, &qpr, &bad, &qpresp, &qpd);
+	result("ib_objects_qp_rings_overlap_refused", ret == -EINVAL, "RQ inside the SQ: %s",
+	       ret ? strerror(-ret) : "served");
+	qpr.rq_off = 8 * MNIC_WQE_SIZE;
+	qpr.rq_dbrec_off = qpr.sq_dbrec_off;
+	ret = create_qp(fd, pd, cq, QPT_RC, 8, &qpr, &bad, &qpresp, &qpd);
+	result("ib_objects_qp_same_dbrec_refused", ret == -EINVAL, "one record for both: %s",
+	       ret ? strerror(-ret) : "served");
+	qpr.rq_dbrec_off = qpr.sq_dbrec_off + 8;
+	ret = create_qp(fd, pd, cq, QPT_RC, 16, &qpr, &bad, &qpresp, &qpd);
+	result("ib_objects_qp_ring_too_small_refused", ret == -EINVAL, "8 entries for 16 WRs: %s",
+	       ret ? strerror(-ret) : "served");
+	ret = create_qp(fd, pd, cq, QPT_RC, 8, &qpr, &qp, &qpresp, &qpd);
+	result("ib_objects_create_qp",
+	       ret == 0 && qpresp.qpn == qpd.qpn && qpd.qpn != 0 && qpd.sq_entries == 8 &&
+	       qpresp.max_send_wr == 8 && qpresp.max_inline_data == 0 && fw_query(&q1) == 0 &&
+	       q1.n_qp == q0.n_qp + 1,
+	       "CREATE_QP: %s, qpn %u/%u, sq %u, max_send_wr %u, firmware QPs %u -> %u",
+	       strerror(-ret), qpresp.qpn, qpd.qpn, qpd.sq_entries, qpresp.max_send_wr, q0.n_qp,
+	       q1.n_qp);
+	ret = destroy_cq(fd, cq);
+	result("ib_objects_destroy_cq_in_use_refused", ret == -EBUSY, "DESTROY_CQ of a QP's CQ: %s",
+	       ret ? strerror(-ret) : "served");
+	ret = modify_qp(fd, qp, QP_STATE_MASK | QP_PKEY_MASK | QP_PORT_MASK | QP_ACCESS_MASK,
+			QPS_INIT, 1);
+	result("ib_objects_modify_qp_init", ret == 0, "MODIFY_QP to INIT: %s", strerror(-ret));
+	ret = query_qp(fd, qp, &qq);
+	result("ib_objects_query_qp", ret == 0 && qq.qp_state == QPS_INIT && qq.max_send_wr == 8 &&
+	       qq.max_recv_wr == 8 && qq.port_num == 1,
+	       "QUERY_QP: %s, state %u, wr %u/%u, port %u", strerror(-ret), qq.qp_state,
+	       qq.max_send_wr, qq.max_recv_wr, qq.port_num);
+	ret = modify_qp(fd, qp, QP_STATE_MASK | QP_QKEY_MASK, QPS_INIT, 1);
+	result("ib_objects_modify_qp_qkey_refused", ret != 0, "MODIFY_QP with a Q_Key (UD): %s",
+	       ret ? strerror(-ret) : "served");
+	ret = create_qp(fd, pd, cq2, QPT_RC, 8, &qpr, &qp2, &qpresp, &qpd);
+	result("ib_objects_create_qp_same_buffer", ret == 0, "a second QP on the same buffer: %s",
+	       ret ? strerror(-ret) : "served");
+	if (!ret) {
+		ret = destroy_qp(fd, qp2);
+		result("ib_objects_destroy_qp", ret == 0 && fw_query(&q1) == 0 && q1.n_qp == q0.n_qp + 1,
+		       "DESTROY_QP: %s, firmware QPs %u", strerror(-ret), q1.n_qp);
+	}
+	ret = destroy_cq(fd, cq2);
+	result("ib_objects_destroy_cq", ret == 0 && fw_query(&q1) == 0 && q1.n_cq == q0.n_cq + 1,
+	       "DESTROY_CQ: %s, firmware CQs %u", strerror(-ret), q1.n_cq);
+	cqr.buf_addr = (uintptr_t)cqbuf2;
+	ret = create_cq(fd, 60, &cqr, sizeof(cqr), &cq3, NULL);
+	ret = ret ? ret : dereg_mr(fd, mr.mr_handle);
+	result("ib_objects_dereg_mr", ret == 0 && fw_query(&q1) == 0 && q1.n_mr == q0.n_mr,
+	       "DEREG_MR: %s, firmware MRs %u", strerror(-ret), q1.n_mr);
+
+	/* Close with a PD, two CQs and an INIT QP standing: the core
+	 * destroys them (QP first), the context goes, every page pinned is
+	 * unpinned. */
+	close((int)gc.async_fd);
+	close(fd);
+	fd = -1;
+	result("ib_objects_close_frees_all",
+	       counter("ctx_dealloc") == ctx_dealloc0 + 1 && fw_query(&q1) == 0 &&
+	       q1.n_ctx == q0.n_ctx && q1.n_qp == q0.n_qp && q1.n_cq == q0.n_cq &&
+	       q1.n_mr == q0.n_mr && q1.n_pd == q0.n_pd && q1.n_mtt == q0.n_mtt,
+	       "contexts %u -> %u, QPs %u -> %u, CQs %u -> %u, MRs %u -> %u, PDs %u -> %u, MTTs %u -> %u",
+	       q0.n_ctx, q1.n_ctx, q0.n_qp, q1.n_qp, q0.n_cq, q1.n_cq, q0.n_mr, q1.n_mr, q0.n_pd,
+	       q1.n_pd, q0.n_mtt, q1.n_mtt);
+	result("ib_objects_pages_unpinned",
+	       counter("mem_pages_pinned") - pinned0 == counter("mem_pages_unpinned") - unpinned0 &&
+	       counter("mem_pages_pinned") > pinned0 && counter("ib_pages_orphaned") == 0 &&
+	       counter("ib_pages_leaked") == 0,
+	       "pinned +%ld, unpinned +%ld, orphaned %ld, leaked %ld",
+	       counter("mem_pages_pinned") - pinned0, counter("mem_pages_unpinned") - unpinned0,
+	       counter("ib_pages_orphaned"), counter("ib_pages_leaked"));
+	free(mrbuf);
 out:
 	if (fd >= 0)
 		close(fd);
@@ -471,8 +892,9 @@ int main(int argc, char **argv)
 	const char *base;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (argc != 4 || (strcmp(argv[1], "verbs") && strcmp(argv[1], "unbind"))) {
-		fprintf(stderr, "usage: %s verbs|unbind IBDEV /dev/mnicN\n", argv[0]);
+	if (argc != 4 || (strcmp(argv[1], "verbs") && strcmp(argv[1], "unbind") &&
+			  strcmp(argv[1], "objects"))) {
+		fprintf(stderr, "usage: %s verbs|objects|unbind IBDEV /dev/mnicN\n", argv[0]);
 		return 2;
 	}
 	ibdev = argv[2];
@@ -481,6 +903,8 @@ int main(int argc, char **argv)
 	snprintf(sysdir, sizeof(sysdir), "/sys/class/misc/%s", base ? base + 1 : mnicdev);
 	if (!strcmp(argv[1], "verbs"))
 		run_verbs();
+	else if (!strcmp(argv[1], "objects"))
+		run_objects();
 	else
 		run_unbind();
 	if (failures) {

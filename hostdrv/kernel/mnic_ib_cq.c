@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: GPL-2.0
+/* mnic.ko: the RDMA device's completion queues (IBA 11.2.8).  The CQE ring
+ * and its doorbell record are in the application's memory (one buffer,
+ * mnic/ib_abi.h struct mnic_ib_create_cq_req), pinned into one MTT
+ * (mnic_ib_mr.c); CREATE_CQ names both through it.  The provider polls
+ * the ring and writes the consumer index and arm word itself
+ * (mnic/queues.h): the module only creates and destroys.
+ *
+ * Not served: resize (the firmware has no command to move a CQ to another
+ * ring; the op is NULL and ib_uverbs answers -EOPNOTSUPP), kernel CQs,
+ * creation flags.  Completion events reach a uverbs completion channel
+ * only once the module takes the NIC's EQ vectors (not yet: an armed CQ's
+ * event is counted by the firmware, cq_arm_no_eq).
+ */
+#include "mnic_ib.h"
+
+/* The request's buffer layout (mnic/ib_abi.h), every bound with >=. */
+static bool cq_req_ok(const struct mnic_ib_dev *ib, const struct mnic_ib_create_cq_req *r,
+		      u32 cqe)
+{
+	u64 ring_len = (u64)r->entries * MNIC_CQE_SIZE;
+
+	if (!r->entries || !is_power_of_2(r->entries) || r->entries < cqe ||
+	    r->entries > ib->max_cqe)
+		return false;
+	if (!r->buf_len || !PAGE_ALIGNED(r->buf_addr) || !PAGE_ALIGNED(r->buf_len) ||
+	    r->buf_addr + r->buf_len < r->buf_addr)
+		return false;
+	if (ring_len >= r->buf_len || r->dbrec_off % sizeof(struct mnic_dbrec) ||
+	    r->dbrec_off < ring_len || (u64)r->dbrec_off + sizeof(struct mnic_dbrec) > r->buf_len)
+		return false;
+	return true;
+}
+
+int mnic_ib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		      struct ib_udata *udata)
+{
+	struct mnic_ib_dev *ib = to_mib(ibcq->device);
+	struct mnic_kdev *d = ib->d;
+	struct mnic_ib_cq *cq = to_mcq(ibcq);
+	struct mnic_ib_create_cq_req req;
+	struct mnic_ib_create_cq_resp resp = { 0 };
+	struct mnic_cmd_create_cq_in in = { .hdr = { .opcode = MNIC_CMD_CREATE_CQ } };
+	struct mnic_cmd_handle_out out;
+	struct mnic_ib_ucontext *uc;
+	int ret;
+
+	if (!udata) {
+		mnic_count(d, MNIC_KCNT_ib_refused_kernel);
+		return -EOPNOTSUPP;
+	}
+	if (attr->flags) {
+		mnic_count(d, MNIC_KCNT_ib_refused_qp_attr);
+		return -EOPNOTSUPP;
+	}
+	ret = mnic_ib_udata_req(d, udata, &req, sizeof(req));
+	if (ret)
+		return ret;
+	if (!cq_req_ok(ib, &req, attr->cqe)) {
+		mnic_count(d, MNIC_KCNT_ib_refused_udata);
+		return -EINVAL;
+	}
+	uc = udata_muc(udata);
+	cq->uc = uc;
+	ret = mnic_ib_umem_get(ib, uc, req.buf_addr, req.buf_len, req.buf_addr,
+			       IB_ACCESS_LOCAL_WRITE, &cq->mem);
+	if (ret)
+		goto err;
+	in.hdr.ctx = uc->fw.ctx;
+	in.q = (struct mnic_queue_desc){
+		.ring_addr = req.buf_addr, .dbrec_addr = req.buf_addr + req.dbrec_off,
+		.size = req.entries, .ring_mtt = cq->mem.mtt, .dbrec_mtt = cq->mem.mtt,
+	};
+	ret = mnic_ib_cmd(ib, &in, sizeof(in), &out, sizeof(out));
+	if (ret)
+		goto err_umem;
+	cq->handle = out.handle;
+	cq->entries = req.entries;
+	ibcq->cqe = req.entries;
+	resp.cq_handle = cq->handle;
+	resp.entries = cq->entries;
+	ret = mnic_ib_udata_resp(udata, &resp, sizeof(resp));
+	if (ret)
+		goto err_cq;
+	mnic_count(d, MNIC_KCNT_ib_cq);
+	return 0;
+
+err_cq:
+	mnic_ib_destroy_cq(ibcq, udata);
+	mnic_count(d, MNIC_KCNT_ib_cq_failed);
+	return ret;
+err_umem:
+	mnic_ib_umem_put(ib, uc, &cq->mem, true);
+err:
+	mnic_count(d, MNIC_KCNT_ib_cq_failed);
+	return ret;
+}
+
+/* Never fails: a CQ the firmware did not destroy goes with its context,
+ * its ring stays pinned until then (mnic_ib_umem_put). */
+int mnic_ib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
+{
+	struct mnic_ib_dev *ib = to_mib(ibcq->device);
+	struct mnic_ib_cq *cq = to_mcq(ibcq);
+	struct mnic_cmd_handle_in in = {
+		.hdr = { .opcode = MNIC_CMD_DESTROY_CQ, .ctx = cq->uc->fw.ctx }, .handle = cq->handle,
+	};
+	struct mnic_cmd_simple_out out;
+	bool ok = mnic_ib_destroy_cmd(ib, &in, sizeof(in), &out, sizeof(out)) == 0;
+
+	mnic_ib_umem_put(ib, cq->uc, &cq->mem, ok);
+	return 0;
+}
