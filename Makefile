@@ -47,6 +47,9 @@ INC_libmnic-api := -Iabi/include -Ihostdrv/include
 INC_libmnic := -Ilib/include $(INC_libmnic-api)
 INC_tools := $(INC_libmnic) -Ihal/include -Iboot/include
 INC_kernel := -Iabi/include
+# The rdma-core provider (hostdrv/provider/): the ABI, libmnic's public
+# types and its pure ring code (hostdrv/lib/wqe.h only: check-layering).
+INC_provider := -Iabi/include -Ihostdrv/include -Ihostdrv/lib
 # The test fabric's switch links the POSIX NIC's impairment (fabric/fabric.mk).
 INC_fabric := -Ilib/include -Ihal/include -Ihal/posix
 # mnic-ivshmem-server speaks QEMU's protocol and includes nothing of ours.
@@ -54,11 +57,12 @@ INC_qemu-board :=
 # bench/ sees everything, as tests do (not a layer: make check-layering skips it).
 INC_bench := $(INC_mgmt) -Irocev2 -Itests/unit/rocev2
 LAYER_MODULES := lib hal hal-common hal-posix hal-qemu-virt abi rocev2 boot mgmt firmware loader \
-	libmnic-api libmnic tools kernel fabric qemu-board
+	libmnic-api libmnic tools kernel provider fabric qemu-board
 # The module of an object: the folder of its source, most specific first.
 layer_of = $(firstword $(foreach p,boot/loader:loader hal/common:hal-common hal/posix:hal-posix \
 	hal/qemu-virt:hal-qemu-virt lib:lib abi:abi rocev2:rocev2 boot:boot mgmt:mgmt \
-	firmware:firmware hostdrv/lib:libmnic hostdrv/tools:tools fabric:fabric bench:bench,$(if $(filter \
+	firmware:firmware hostdrv/lib:libmnic hostdrv/tools:tools hostdrv/provider:provider \
+	fabric:fabric bench:bench,$(if $(filter \
 	$(word 1,$(subst :, ,$(p)))/%,$(1)),$(word 2,$(subst :, ,$(p))))))
 
 # Primitives below every module (lib/: CRCs, hashes): firmware, loader, libmnic, tools.
@@ -137,7 +141,7 @@ OBJS := $(patsubst %,$(BUILD)/obj/%.o,$(SRCS))
 .PHONY: all image test demo bench fuzz clean deps unit-tests images
 .DEFAULT_GOAL := all
 
-all: image
+all: image provider
 image: $(IMAGE) $(LAB_IMAGE)
 
 $(GEN)/board.h: $(BOARD_FILE) qemu-board/gen-board.py
@@ -273,7 +277,14 @@ include qemu-board/qemu-board.mk
 KMOD_SRCS := $(notdir $(wildcard hostdrv/kernel/*.c hostdrv/kernel/*.h)) Kbuild
 .PHONY: kmod
 kmod: build/kmod/mnic.ko build/kmod/mnic-ioctl-check build/kmod/mnic-tenancy-check \
-      build/kmod/mnic-mem-check build/kmod/mnic-ib-check build/kmod/mnic-rw-kmod
+      build/kmod/mnic-mem-check build/kmod/mnic-ib-check build/kmod/mnic-rw-kmod \
+      build/kmod/mnic-verbs-check provider
+# The provider through unmodified libibverbs, run in the test VM (dynamic:
+# libibverbs dlopens the provider; the initramfs gets the libraries ldd names).
+build/kmod/mnic-verbs-check: tests/tools/mnic-verbs-check.c
+	@mkdir -p $(dir $@)
+	$(Q)gcc -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+		-O2 $< -libverbs -o $@
 # Hostile-caller, tenancy and host-memory checks of /dev/mnicN, run in the test VM
 # (static: any libc).
 build/kmod/mnic-%-check: hostdrv/kernel/test/mnic_%_check.c $(wildcard abi/include/mnic/*.h) \

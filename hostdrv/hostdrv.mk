@@ -91,3 +91,20 @@ install: $(addprefix $(HOSTDRV_OUT)/,$(HOSTDRV_TOOLS)) $(MAN_PAGES)
 	install -m 755 $(HOSTDRV_OUT)/mnic-pingpong $(HOSTDRV_OUT)/mnic-traffic $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 docs/man/mnicctl.8 $(DESTDIR)$(PREFIX)/share/man/man8/mnicctl.8
 	install -m 644 docs/man/mnic.4 $(DESTDIR)$(PREFIX)/share/man/man4/mnic.4
+
+# ---- the rdma-core provider (hostdrv/provider/, docs/kernel-driver.md
+# "Provider"): libmnic-rdmav34.so for Debian 12's libibverbs 44 (private
+# ABI IBVERBS_PRIVATE_34) and its libibverbs.d file.  It compiles libmnic's
+# ring code (hostdrv/lib/wqe.c) into itself: one copy of the ring format.
+PROVIDER_OUT := build/host/provider
+PROVIDER_SRCS := hostdrv/provider/mnic_provider.c hostdrv/lib/wqe.c
+.PHONY: provider
+provider: $(PROVIDER_OUT)/libmnic-rdmav34.so $(PROVIDER_OUT)/mnic.driver
+$(PROVIDER_OUT)/libmnic-rdmav34.so: $(PROVIDER_SRCS) $(wildcard hostdrv/provider/*.h) $(HOSTDRV_HDRS)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  LD  $@")
+	$(Q)gcc $(HOSTDRV_CFLAGS) -fPIC -shared -fvisibility=hidden $(INC_provider) \
+		-Wl,-z,defs -Wl,-soname,libmnic-rdmav34.so $(PROVIDER_SRCS) -libverbs -pthread -o $@
+$(PROVIDER_OUT)/mnic.driver:
+	@mkdir -p $(dir $@)
+	$(Q)echo "driver mnic" > $@

@@ -49,6 +49,7 @@ MODULES = [
     ("libmnic", "hostdrv/lib/"),
     ("tools", "hostdrv/tools/"),
     ("kernel", "hostdrv/kernel/"),
+    ("provider", "hostdrv/provider/"),       # libmnic-rdmav34.so (rdma-core provider)
     ("fabric", "fabric/"),                   # the test fabric's switch (mnic-switch)
     ("qemu-board", "qemu-board/"),           # mnic-ivshmem-server (libc only)
 ]
@@ -89,6 +90,9 @@ ALLOWED = {
     # NIC cannot disagree on the format.
     "tools": ["libmnic-api", "abi", "lib", "boot", "hal"],
     "kernel": ["abi"],
+    # The rdma-core provider writes the rings with libmnic's one copy of
+    # the ring code (wqe.h: pure, no device handle) and its public types.
+    "provider": ["abi", "libmnic-api", "libmnic:hostdrv/lib/wqe.h"],
     # mnic-switch impairs ports with the POSIX NIC's seeded impairment, so
     # both impairment points read one spec and draw the same decisions.
     "fabric": ["lib", "hal", "hal-posix:hal/posix/impair.h"],

@@ -1,6 +1,7 @@
 /* The data path: WQEs into rings in the user area, doorbell records, the
  * doorbell page's db_seq, and CQ polling by owner phase (mnic/queues.h).  No
- * command and no system call: the NIC reads the rings by DMA. */
+ * command and no system call: the NIC reads the rings by DMA.  The ring
+ * formats themselves are wqe.c's (shared with the rdma-core provider). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -9,6 +10,7 @@
 
 #include "libmnic_int.h"
 #include "mnic/ioctl.h"
+#include "wqe.h"
 
 static volatile uint32_t *db_seq(struct mnic_dev *dev)
 {
@@ -43,16 +45,6 @@ static void write_dbrec(struct mnic_dev *dev, uint64_t addr, uint32_t index)
 		rec->index = index;
 }
 
-/* The count only: an SGE's address need not be in the handle's memory
- * (over /dev/mnicN with host memory an MR may be any buffer of the
- * process); the NIC checks each SGE against its lkey's MR (rocev2/queue.c). */
-static int sges_ok(const struct mnic_sge *sg, uint32_t n, uint32_t max)
-{
-	if (n > max || (n && !sg))
-		return 0;
-	return 1;
-}
-
 /* The host address of WQE `index` of a work queue (free-running index). */
 static void *wqe_slot(struct mnic_dev *dev, const struct mnic_queue_desc *q, uint32_t index)
 {
@@ -60,16 +52,9 @@ static void *wqe_slot(struct mnic_dev *dev, const struct mnic_queue_desc *q, uin
 			       MNIC_WQE_SIZE);
 }
 
-/* Opcodes a send queue takes (IBA 9.4.1, mnic/queues.h) */
-static const uint8_t wr_opcode_ok[MNIC_WR_NUM] = {
-	[MNIC_WR_RDMA_WRITE] = 1, [MNIC_WR_RDMA_WRITE_WITH_IMM] = 1, [MNIC_WR_SEND] = 1,
-	[MNIC_WR_SEND_WITH_IMM] = 1, [MNIC_WR_RDMA_READ] = 1, [MNIC_WR_ATOMIC_CMP_AND_SWP] = 1,
-	[MNIC_WR_ATOMIC_FETCH_AND_ADD] = 1, [MNIC_WR_SEND_WITH_INV] = 1,
-};
-
 int mnic_post_send(struct mnic_qp *qp, struct mnic_send_wr *wr, struct mnic_send_wr **bad_wr)
 {
-	struct mnic_send_wqe w;
+	struct mnic_sq_track t;
 	uint32_t posted = 0;
 	int err = 0;
 
@@ -77,18 +62,14 @@ int mnic_post_send(struct mnic_qp *qp, struct mnic_send_wr *wr, struct mnic_send
 		*bad_wr = NULL;
 	if (!qp)
 		return -EINVAL;
+	t = (struct mnic_sq_track){ .pi = qp->sq_pi, .ci = qp->sq_ci, .size = qp->sq.size,
+				    .sig_fifo = qp->sig_fifo, .sig_head = qp->sig_head,
+				    .sig_tail = qp->sig_tail };
 	for (; wr; wr = wr->next) {
-		uint32_t idx = qp->sq_pi;
+		uint32_t idx = t.pi;
 		void *slot;
 
-		if (wr->opcode >= MNIC_WR_NUM || !wr_opcode_ok[wr->opcode] ||
-		    !sges_ok(wr->sg_list, wr->num_sge, qp->max_send_sge) ||
-		    (wr->send_flags & ~(uint32_t)(MNIC_SEND_FENCE | MNIC_SEND_SIGNALED |
-						   MNIC_SEND_SOLICITED))) {
-			err = -EINVAL;
-			break;
-		}
-		if (qp->sq_pi - qp->sq_ci >= qp->sq.size) {
+		if (t.pi - t.ci >= t.size) {
 			err = -ENOMEM;
 			break;
 		}
@@ -97,24 +78,15 @@ int mnic_post_send(struct mnic_qp *qp, struct mnic_send_wr *wr, struct mnic_send
 			err = -EFAULT;
 			break;
 		}
-		memset(&w, 0, sizeof(w));
-		w.wr_id = wr->wr_id;
-		w.opcode = (uint8_t)wr->opcode;
-		w.send_flags = (uint8_t)wr->send_flags;
-		w.num_sge = (uint8_t)wr->num_sge;
-		w.imm_data = wr->imm_data;
-		w.remote_addr = wr->remote_addr;
-		w.rkey = wr->rkey;
-		w.compare_add = wr->compare_add;
-		w.swap = wr->swap;
-		if (wr->num_sge)
-			memcpy(w.sge, wr->sg_list, wr->num_sge * sizeof(w.sge[0]));
-		memcpy(slot, &w, sizeof(w));
-		if (qp->sq_sig_all || (wr->send_flags & MNIC_SEND_SIGNALED))
-			qp->sig_fifo[qp->sig_tail++ & (qp->sq.size - 1)] = idx;
-		qp->sq_pi++;
+		err = mnic_wqe_send_fill(slot, wr, qp->max_send_sge);
+		if (err)
+			break;
+		mnic_sq_posted(&t, idx, qp->sq_sig_all || (wr->send_flags & MNIC_SEND_SIGNALED));
+		t.pi++;
 		posted++;
 	}
+	qp->sq_pi = t.pi;
+	qp->sig_tail = t.sig_tail;
 	if (err && bad_wr)
 		*bad_wr = wr;
 	if (posted) {
@@ -128,7 +100,6 @@ static int post_recv_ring(struct mnic_dev *dev, const struct mnic_queue_desc *q,
 			  uint32_t ci, uint32_t max_sge, struct mnic_recv_wr *wr,
 			  struct mnic_recv_wr **bad_wr)
 {
-	struct mnic_recv_wqe w;
 	uint32_t posted = 0;
 	int err = 0;
 
@@ -141,10 +112,6 @@ static int post_recv_ring(struct mnic_dev *dev, const struct mnic_queue_desc *q,
 	for (; wr; wr = wr->next) {
 		void *slot;
 
-		if (!sges_ok(wr->sg_list, wr->num_sge, max_sge)) {
-			err = -EINVAL;
-			break;
-		}
 		if (*pi - ci >= q->size) {
 			err = -ENOMEM;
 			break;
@@ -154,12 +121,9 @@ static int post_recv_ring(struct mnic_dev *dev, const struct mnic_queue_desc *q,
 			err = -EFAULT;
 			break;
 		}
-		memset(&w, 0, sizeof(w));
-		w.wr_id = wr->wr_id;
-		w.num_sge = (uint8_t)wr->num_sge;
-		if (wr->num_sge)
-			memcpy(w.sge, wr->sg_list, wr->num_sge * sizeof(w.sge[0]));
-		memcpy(slot, &w, sizeof(w));
+		err = mnic_wqe_recv_fill(slot, wr, max_sge);
+		if (err)
+			break;
 		(*pi)++;
 		posted++;
 	}
@@ -189,28 +153,6 @@ int mnic_post_srq_recv(struct mnic_srq *srq, struct mnic_recv_wr *wr,
 	return post_recv_ring(srq->dev, &srq->q, &srq->pi, srq->ci, srq->max_sge, wr, bad_wr);
 }
 
-int mnic_cq_ring_poll(const volatile struct mnic_cqe *ring, uint32_t size, uint32_t *ci, int n,
-		      struct mnic_cqe *out)
-{
-	int got = 0;
-
-	if (!ring || size == 0 || (size & (size - 1)) || n < 0)
-		return -EINVAL;
-	while (got < n) {
-		const volatile struct mnic_cqe *c = &ring[*ci & (size - 1)];
-
-		if (c->owner != MNIC_CQE_OWNER(*ci, size))
-			break;
-		/* the owner byte is written last (queues.h): the rest of the
-		 * CQE is read after it */
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		memcpy(&out[got], (const void *)(uintptr_t)c, sizeof(*out));
-		got++;
-		(*ci)++;
-	}
-	return got;
-}
-
 static struct mnic_qp *find_qp(struct mnic_dev *dev, uint32_t qpn)
 {
 	for (uint32_t i = 0; i < dev->n_qps; i++)
@@ -219,44 +161,18 @@ static struct mnic_qp *find_qp(struct mnic_dev *dev, uint32_t qpn)
 	return NULL;
 }
 
-static uint64_t sq_wr_id(struct mnic_qp *qp, uint32_t idx)
-{
-	const struct mnic_send_wqe *w = mnic_window_ptr(
-		qp->dev, qp->sq.ring_addr + (uint64_t)(idx & (qp->sq.size - 1)) * MNIC_WQE_SIZE,
-		MNIC_WQE_SIZE);
-
-	return w ? w->wr_id : 0;
-}
-
-/* Free the SQ slots a send completion retires.  RC completes in order
- * (IBA 9.7.5.2.1), so a successful CQE retires the oldest signaled WQE and
- * every unsignaled one before it.  An error CQE may belong to an
- * unsignaled WQE (errors always complete): match it by wr_id from the
- * oldest outstanding WQE; if that is ambiguous the slot count stays
- * conservative (fewer free slots, never a reused live one). */
+/* Free the SQ slots a send completion retires (wqe.c, mnic_sq_retire). */
 static void retire_send(struct mnic_qp *qp, const struct mnic_cqe *c)
 {
-	uint32_t outstanding = qp->sq_pi - qp->sq_ci;
+	struct mnic_sq_track t = {
+		.pi = qp->sq_pi, .ci = qp->sq_ci, .size = qp->sq.size, .sig_fifo = qp->sig_fifo,
+		.sig_head = qp->sig_head, .sig_tail = qp->sig_tail,
+	};
 
-	if (c->status == MNIC_WC_SUCCESS && qp->sig_head != qp->sig_tail) {
-		uint32_t idx = qp->sig_fifo[qp->sig_head++ & (qp->sq.size - 1)];
-
-		if (idx - qp->sq_ci < outstanding)
-			qp->sq_ci = idx + 1;
-		return;
-	}
-	for (uint32_t i = 0; i < outstanding; i++) {
-		uint32_t idx = qp->sq_ci + i;
-
-		if (sq_wr_id(qp, idx) != c->wr_id)
-			continue;
-		qp->sq_ci = idx + 1;
-		/* signaled entries now behind ci are retired too */
-		while (qp->sig_head != qp->sig_tail &&
-		       qp->sig_fifo[qp->sig_head & (qp->sq.size - 1)] - qp->sq_ci >= (1u << 31))
-			qp->sig_head++;
-		return;
-	}
+	mnic_sq_retire(&t, mnic_window_ptr(qp->dev, qp->sq.ring_addr,
+					   (uint64_t)qp->sq.size * MNIC_WQE_SIZE), c);
+	qp->sq_ci = t.ci;
+	qp->sig_head = t.sig_head;
 }
 
 static void retire(struct mnic_dev *dev, const struct mnic_cqe *c)

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "mnic/libmnic.h"
+#include "wqe.h"   /* the pure data-path core (mnic_cq_ring_poll, ...) */
 
 #define MNIC_IVSH_MAX_VECTORS 8       /* a QEMU NIC's vectors we keep (nic.sh: 4) */
 
@@ -295,8 +296,6 @@ const char *mnic_kmem_refusal(int err);
 int mnic_kmem_dereg(struct mnic_dev *dev, uint32_t mtt);
 
 /* ---- datapath.c ------------------------------------------------------------ */
-/* Poll a CQ ring directly (pure core of mnic_poll_cq, used by unit tests):
- * ring of `size` CQEs, consumer index *ci.  Returns CQEs copied. */
 /* verbs.c: a ring and its doorbell record in the handle's memory, freed
  * (a refused create) or bound to its object; the create and destroy
  * commands.  event.c builds its EQs with them. */
@@ -309,8 +308,5 @@ int mnic_create_cmd(struct mnic_dev *dev, const void *in, uint32_t in_len, uint3
 int mnic_handle_cmd(struct mnic_dev *dev, uint16_t opcode, uint32_t handle);
 /* event.c: the CQ goes (destroyed): off its channel's list. */
 void mnic_comp_channel_unlink(struct mnic_cq *cq);
-
-int mnic_cq_ring_poll(const volatile struct mnic_cqe *ring, uint32_t size, uint32_t *ci, int n,
-		      struct mnic_cqe *out);
 
 #endif

@@ -86,6 +86,12 @@ ioctl_check=$root/build/kmod/mnic-ioctl-check
 tenancy_check=$root/build/kmod/mnic-tenancy-check
 mem_check=$root/build/kmod/mnic-mem-check
 ib_check=$root/build/kmod/mnic-ib-check
+verbs_check=$root/build/kmod/mnic-verbs-check
+provider_so=$root/build/host/provider/libmnic-rdmav34.so
+provider_driver=$root/build/host/provider/mnic.driver
+for b in ibv_devices ibv_devinfo ibv_rc_pingpong; do
+  command -v $b >/dev/null || mnic_die "$b missing: run scripts/deps.sh (ibverbs-utils)"
+done
 pingpong=$root/build/host/hostdrv/mnic-pingpong
 tenant=$root/build/host/hostdrv/mnic-tenant
 mnicctl_host=$root/build/host/hostdrv/mnicctl
@@ -257,6 +263,20 @@ check ib_device_uverbs_verbs mnic-ib-check verbs mnic0 \$D
 # driver-private udata of mnic/ib_abi.h, the doorbell page's mmap, the
 # hostile variants, and a close that frees all (checks ib_objects_*).
 check ib_verbs_objects mnic-ib-check objects mnic0 \$D
+# The rdma-core provider (hostdrv/provider/, libmnic-rdmav34.so with
+# /etc/libibverbs.d/mnic.driver) under Debian's libibverbs 44: unmodified
+# ibv_devices and ibv_devinfo see mnic0 and its attributes, and
+# mnic-verbs-check (tests/tools/) drives every verb it serves
+# (checks ib_verbs_provider_*).
+fwstr="\$((fwv >> 24)).\$(((fwv >> 16) & 255)).\$((fwv & 65535))"
+ibv_devices > /tmp/ibv.devices 2>&1; sed 's/^/  ibv_devices: /' /tmp/ibv.devices
+check ib_verbs_ibv_devices grep -q "^ *mnic0 " /tmp/ibv.devices
+ibv_devinfo -d mnic0 > /tmp/ibv.devinfo 2>&1; sed 's/^/  ibv_devinfo: /' /tmp/ibv.devinfo
+check ib_verbs_ibv_devinfo_vendor grep -q "vendor_id:.*0x1af4" /tmp/ibv.devinfo
+check ib_verbs_ibv_devinfo_fw grep -q "fw_ver:.*\$fwstr\$" /tmp/ibv.devinfo
+check ib_verbs_ibv_devinfo_port grep -q "state:.*PORT_ACTIVE" /tmp/ibv.devinfo
+check ib_verbs_ibv_devinfo_ethernet grep -q "link_layer:.*Ethernet" /tmp/ibv.devinfo
+check ib_verbs_provider mnic-verbs-check mnic0 "\$fwstr"
 # The health buffer through the ioctl backend's init-segment mapping: live.
 hbj=\$(mnicctl -d \$D --json health | sed -n 's/.*"heartbeat": *\([0-9]*\).*/\1/p')
 check mnicctl_health_heartbeat test "\${hbj:-0}" -gt 0
@@ -466,8 +486,9 @@ finish
 INIT
 
 "$root/tests/vm/mkinitramfs.sh" -o "$out/initrd.gz" --kver "$kver" --init "$out/init" \
-  --modules "virtio_net virtio_pci ib_uverbs" --bins "$pingpong $tenant $devlink $rdma" \
-  --files "$(for i in good corrupt truncated trailing a72 unsigned; do printf '%s ' "$fwdir/$i.img:/lib/firmware/mnic/$i.img"; done)$ko:/lib/mnic.ko $mnicctl:/bin/mnicctl $ioctl_check:/bin/mnic-ioctl-check $tenancy_check:/bin/mnic-tenancy-check $mem_check:/bin/mnic-mem-check $ib_check:/bin/mnic-ib-check $rw_kmod:/bin/mnic-rw-kmod"
+  --modules "virtio_net virtio_pci ib_uverbs" \
+  --bins "$pingpong $tenant $devlink $rdma $verbs_check $(command -v ibv_devices) $(command -v ibv_devinfo) $(command -v ibv_rc_pingpong)" \
+  --files "$(for i in good corrupt truncated trailing a72 unsigned; do printf '%s ' "$fwdir/$i.img:/lib/firmware/mnic/$i.img"; done)$ko:/lib/mnic.ko $mnicctl:/bin/mnicctl $ioctl_check:/bin/mnic-ioctl-check $tenancy_check:/bin/mnic-tenancy-check $mem_check:/bin/mnic-mem-check $ib_check:/bin/mnic-ib-check $rw_kmod:/bin/mnic-rw-kmod $provider_so:/usr/lib/x86_64-linux-gnu/libibverbs/libmnic-rdmav34.so $provider_driver:/etc/libibverbs.d/mnic.driver"
 
 # Two more ivshmem devices, probed before the NIC's: one with no init
 # segment (some other ivshmem user: left alone without a word) and one with

@@ -139,6 +139,11 @@ test_libmnic_SRCS := tests/unit/hostdrv/test_libmnic.c $(LIBMNIC_SRCS) \
 	hostdrv/tools/mnicctl_args.c
 test_libmnic_CFLAGS := -pthread -Ihostdrv/include -Ihostdrv/lib -Ihostdrv/tools
 
+# The pure ring code libmnic and the rdma-core provider share (hostdrv/lib/wqe.c).
+UNIT_TESTS += test_wqe
+test_wqe_SRCS := tests/unit/hostdrv/test_wqe.c hostdrv/lib/wqe.c
+test_wqe_CFLAGS := -Ihostdrv/include -Ihostdrv/lib
+
 # libmnic's migration sequence: order of calls, overrides, failure reports.
 UNIT_TESTS += test_libmnic_mig
 test_libmnic_mig_SRCS := tests/unit/hostdrv/test_libmnic_mig.c $(LIBMNIC_SRCS)

@@ -488,7 +488,9 @@ static int create_cq(int fd, uint32_t cqe, const struct mnic_ib_create_cq_req *r
 	c.response = (uintptr_t)resp;
 	c.cqe = cqe;
 	c.comp_channel = -1;
-	memcpy(extra, req, req_len < sizeof(*req) ? req_len : sizeof(*req));
+	if (req_len > sizeof(extra))
+		return -E2BIG;
+	memcpy(extra, req, req_len);
 	ret = uverbs_cmd(fd, IB_USER_VERBS_CMD_CREATE_CQ, &c, sizeof(c), sizeof(resp), extra, req_len);
 	memcpy(&r, resp, sizeof(r));
 	if (drv)

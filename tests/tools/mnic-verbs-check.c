@@ -1,0 +1,218 @@
+/* mnic-verbs-check: the rdma-core provider libmnic-rdmav34.so through
+ * unmodified libibverbs (Debian 12's, in the kmod test VM:
+ * tests/system/kmod_vm.sh, checks ib_verbs_provider_*).
+ *
+ *   mnic-verbs-check IBDEV FW_VER
+ *
+ * It proves at run time what verbs_private.h declares: libibverbs found
+ * and matched the provider (the device is listed and opens), its context
+ * ops sit in the slots libibverbs calls (every verb below reaches the
+ * provider's function and answers what the kernel said), and the objects
+ * the provider allocates have the layout libibverbs writes into (the MR's,
+ * CQ's and QP's fields read back as set).  Then the provider's own
+ * checks: ring sizes, the RQ full at its depth, an empty poll, refusals.
+ * Prints "ok NAME" / "FAIL NAME: why", then "VERBS-CHECK PASS n" or
+ * "VERBS-CHECK FAIL failed/n"; exit 0 only on PASS. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <infiniband/verbs.h>
+
+static unsigned int checks, failures;
+
+static void result(const char *name, int ok, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void result(const char *name, int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	checks++;
+	if (ok) {
+		printf("ok %s\n", name);
+		return;
+	}
+	failures++;
+	printf("FAIL %s: ", name);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+}
+
+static struct ibv_qp *rc_qp(struct ibv_pd *pd, struct ibv_cq *cq, enum ibv_qp_type type)
+{
+	struct ibv_qp_init_attr a = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = type,
+		.cap = { .max_send_wr = 6, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 2 },
+	};
+
+	return ibv_create_qp(pd, &a);
+}
+
+int main(int argc, char **argv)
+{
+	struct ibv_device **list;
+	struct ibv_device *dev = NULL;
+	struct ibv_context *ctx;
+	struct ibv_device_attr da;
+	struct ibv_port_attr pa;
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qi;
+	struct ibv_recv_wr rwr[9], *bad = NULL;
+	struct ibv_sge sge;
+	struct ibv_wc wc[4];
+	struct ibv_pd *pd;
+	struct ibv_mr *mr, *mr2;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp, *ud;
+	uint8_t *buf, *hole;
+	int n = 0, ret, i;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc != 3) {
+		fprintf(stderr, "usage: %s IBDEV FW_VER\n", argv[0]);
+		return 2;
+	}
+	list = ibv_get_device_list(&n);
+	for (i = 0; list && i < n; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), argv[1]))
+			dev = list[i];
+	result("ib_verbs_provider_device_listed", dev != NULL,
+	       "%s not among the %d devices libibverbs matched to a provider", argv[1], n);
+	if (!dev)
+		goto out;
+	ctx = ibv_open_device(dev);
+	result("ib_verbs_provider_open_device", ctx != NULL, "ibv_open_device: %s", strerror(errno));
+	if (!ctx)
+		goto out_list;
+
+	ret = ibv_query_device(ctx, &da);
+	result("ib_verbs_provider_query_device",
+	       ret == 0 && da.vendor_id == 0x1af4 && da.vendor_part_id == 0x1110 && da.max_qp > 0 &&
+	       da.max_cqe > 0 && da.phys_port_cnt == 1 && da.atomic_cap == IBV_ATOMIC_HCA &&
+	       !strcmp(da.fw_ver, argv[2]),
+	       "ret %d vendor 0x%x part 0x%x max_qp %d max_cqe %d ports %u atomic %d fw_ver '%s' (want '%s')",
+	       ret, da.vendor_id, da.vendor_part_id, da.max_qp, da.max_cqe, da.phys_port_cnt,
+	       da.atomic_cap, da.fw_ver, argv[2]);
+	ret = ibv_query_port(ctx, 1, &pa);
+	result("ib_verbs_provider_query_port",
+	       ret == 0 && pa.state == IBV_PORT_ACTIVE && pa.link_layer == IBV_LINK_LAYER_ETHERNET &&
+	       pa.max_mtu == IBV_MTU_4096 && pa.gid_tbl_len == 16,
+	       "ret %d state %d link_layer %u max_mtu %d gid_tbl_len %d", ret, pa.state,
+	       pa.link_layer, pa.max_mtu, pa.gid_tbl_len);
+
+	pd = ibv_alloc_pd(ctx);
+	result("ib_verbs_provider_alloc_pd", pd && pd->context == ctx, "ibv_alloc_pd: %s",
+	       pd ? "wrong context" : strerror(errno));
+	if (!pd)
+		goto out_ctx;
+
+	/* The MR: libibverbs fills the provider's struct verbs_mr */
+	buf = malloc(65536);
+	memset(buf, 0, 65536);
+	mr = ibv_reg_mr(pd, buf, 65536, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			IBV_ACCESS_REMOTE_READ);
+	result("ib_verbs_provider_reg_mr",
+	       mr && mr->addr == buf && mr->length == 65536 && mr->pd == pd && mr->context == ctx &&
+	       mr->lkey != 0,
+	       "ibv_reg_mr: %s", mr ? "fields not as set" : strerror(errno));
+	hole = mmap(NULL, 3 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	munmap(hole + 4096, 4096);
+	errno = 0;
+	mr2 = ibv_reg_mr(pd, hole, 3 * 4096, IBV_ACCESS_LOCAL_WRITE);
+	result("ib_verbs_provider_reg_mr_unmapped_refused", !mr2 && errno == EFAULT,
+	       "ibv_reg_mr over a hole: %s", mr2 ? "registered" : strerror(errno));
+	if (mr2)
+		ibv_dereg_mr(mr2);
+
+	cq = ibv_create_cq(ctx, 20, NULL, NULL, 0);
+	result("ib_verbs_provider_create_cq", cq && cq->context == ctx && cq->cqe == 32,
+	       "ibv_create_cq(20): %s, cqe %d (want the ring's 32)", cq ? "ok" : strerror(errno),
+	       cq ? cq->cqe : -1);
+	if (!cq)
+		goto out_mr;
+	ret = ibv_poll_cq(cq, 4, wc);
+	result("ib_verbs_provider_poll_empty", ret == 0, "ibv_poll_cq of an empty CQ: %d", ret);
+	ret = ibv_req_notify_cq(cq, 0);
+	result("ib_verbs_provider_notify_refused", ret == EOPNOTSUPP,
+	       "ibv_req_notify_cq: %d (no completion events yet)", ret);
+
+	ud = rc_qp(pd, cq, IBV_QPT_UD);
+	result("ib_verbs_provider_ud_refused", ud == NULL, "a UD QP was created");
+	if (ud)
+		ibv_destroy_qp(ud);
+	qp = rc_qp(pd, cq, IBV_QPT_RC);
+	result("ib_verbs_provider_create_qp",
+	       qp && qp->qp_num != 0 && qp->pd == pd && qp->send_cq == cq && qp->recv_cq == cq &&
+	       qp->qp_type == IBV_QPT_RC && qp->context == ctx,
+	       "ibv_create_qp: %s", qp ? "fields not as set" : strerror(errno));
+	if (!qp)
+		goto out_cq;
+	memset(&qi, 0, sizeof(qi));
+	ret = ibv_query_qp(qp, &qa, IBV_QP_CAP | IBV_QP_STATE, &qi);
+	result("ib_verbs_provider_query_qp_caps",
+	       ret == 0 && qa.qp_state == IBV_QPS_RESET && qa.cap.max_send_wr == 8 &&
+	       qa.cap.max_recv_wr == 8 && qa.cap.max_inline_data == 0 && qi.qp_type == IBV_QPT_RC,
+	       "ret %d state %d send_wr %u recv_wr %u inline %u", ret, qa.qp_state,
+	       qa.cap.max_send_wr, qa.cap.max_recv_wr, qa.cap.max_inline_data);
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_state = IBV_QPS_INIT;
+	qa.pkey_index = 0;
+	qa.port_num = 1;
+	qa.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	ret = ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			    IBV_QP_ACCESS_FLAGS);
+	result("ib_verbs_provider_modify_qp_init", ret == 0 && qp->state == IBV_QPS_INIT,
+	       "ibv_modify_qp INIT: %d, state %d", ret, qp->state);
+	ret = ibv_query_qp(qp, &qa, IBV_QP_STATE, &qi);
+	result("ib_verbs_provider_query_qp_init", ret == 0 && qa.qp_state == IBV_QPS_INIT,
+	       "ret %d state %d", ret, qa.qp_state);
+
+	/* A receive with more SGEs than the QP was made for is refused at
+	 * that WR; then the RQ takes its 8 WQEs (the provider's ring) and the
+	 * 9th is refused at the WR that did not fit. */
+	sge = (struct ibv_sge){ .addr = (uintptr_t)buf, .length = 4096, .lkey = mr ? mr->lkey : 0 };
+	for (i = 0; i < 9; i++)
+		rwr[i] = (struct ibv_recv_wr){ .wr_id = (uint64_t)i, .sg_list = &sge, .num_sge = 1,
+					       .next = i < 8 ? &rwr[i + 1] : NULL };
+	rwr[0].num_sge = 3;
+	ret = ibv_post_recv(qp, &rwr[0], &bad);
+	result("ib_verbs_provider_rq_sge_refused", ret == EINVAL && bad == &rwr[0],
+	       "a receive with 3 SGEs (max 2): %d", ret);
+	rwr[0].num_sge = 1;
+	bad = NULL;
+	ret = ibv_post_recv(qp, &rwr[0], &bad);
+	result("ib_verbs_provider_rq_full", ret == ENOMEM && bad == &rwr[8],
+	       "9 receives on an 8-deep RQ: %d, bad_wr #%ld", ret, bad ? (long)(bad - rwr) : -1L);
+
+	ret = ibv_destroy_qp(qp);
+	result("ib_verbs_provider_destroy_qp", ret == 0, "ibv_destroy_qp: %d", ret);
+out_cq:
+	ret = ibv_destroy_cq(cq);
+	result("ib_verbs_provider_destroy_cq", ret == 0, "ibv_destroy_cq: %d", ret);
+out_mr:
+	if (mr) {
+		ret = ibv_dereg_mr(mr);
+		result("ib_verbs_provider_dereg_mr", ret == 0, "ibv_dereg_mr: %d", ret);
+	}
+	ret = ibv_dealloc_pd(pd);
+	result("ib_verbs_provider_dealloc_pd", ret == 0, "ibv_dealloc_pd: %d", ret);
+	free(buf);
+out_ctx:
+	ret = ibv_close_device(ctx);
+	result("ib_verbs_provider_close_device", ret == 0, "ibv_close_device: %d", ret);
+out_list:
+	ibv_free_device_list(list);
+out:
+	if (failures) {
+		printf("VERBS-CHECK FAIL %u/%u\n", failures, checks);
+		return 1;
+	}
+	printf("VERBS-CHECK PASS %u\n", checks);
+	return 0;
+}
