@@ -253,6 +253,45 @@ check ib_device_uverbs_is_mnic0 eq "\$(cat /sys/class/infiniband_verbs/uverbs0/i
 # firmware context, QUERY_DEVICE/PORT = the firmware's answers, PDs in the
 # firmware, refusals, close frees all.
 check ib_device_uverbs_verbs mnic-ib-check verbs mnic0 \$D
+# The Ethernet netdev mnic0 (hostdrv/kernel/mnic_netdev.c) of the same
+# function: the init segment's MAC, MTU 1500 up to the port's largest
+# frame, carrier while the firmware serves, bound to the RDMA device (its
+# RoCE GIDs follow the netdev's addresses and reach the firmware).
+N=/sys/class/net/mnic0
+# waitval FILE VALUE SECONDS: FILE reads VALUE within SECONDS
+waitval() { i=0; while [ \$i -lt \$3 ]; do [ "\$(cat \$1 2>/dev/null)" = "\$2" ] && return 0; sleep 1; i=\$((i + 1)); done
+            echo "  \$1: want '\$2', got '\$(cat \$1 2>&1)'"; return 1; }
+# gidindex GID: the index of port 1's GID table entry that holds GID
+gidindex() { for g in \$IB/ports/1/gids/*; do [ "\$(cat \$g 2>/dev/null)" = "\$1" ] && { echo \${g##*/}; return 0; }; done; return 1; }
+waitgid() { i=0; while [ \$i -lt 10 ]; do gidindex \$1 > /dev/null && return 0; sleep 1; i=\$((i + 1)); done; echo "  no GID \$1"; return 1; }
+fwip() { mnicctl -d \$D info | sed -n 's/.*ipv4 \([0-9.]*\).*/\1/p'; }
+check netdev_exists test -d \$N
+check netdev_mac eq "\$(cat \$N/address)" $MAC_A
+check netdev_parent_is_the_function eq "\$(readlink -f \$N/device)" "\$(readlink -f /sys/class/misc/mnic0/device)"
+check netdev_mtu eq "\$(cat \$N/mtu)" 1500
+check netdev_probe_line grep -q "Ethernet mnic0: mac $MAC_A, mtu 1500 (max 9004)" /tmp/dmesg.probe
+check netdev_max_mtu ip link set mnic0 mtu 9004
+check netdev_mtu_too_big_refused eval '! ip link set mnic0 mtu 9005 2>/dev/null'
+ip link set mnic0 mtu 1500
+check netdev_up ip link set mnic0 up
+check netdev_carrier_on waitval \$N/carrier 1 5
+check netdev_ib_bound eq "\$(cat \$IB/ports/1/gid_attrs/ndevs/0)" mnic0
+# ip addr add: a RoCEv2 GID ::ffff:192.168.77.1, which the firmware takes
+# as the address it sends from (SET_GID); ip addr del gives the firmware
+# its boot address (10.mac[3].mac[4].mac[5]) back.
+gid0=\$(cat \$C/gid_add)
+ip addr add 192.168.77.1/24 dev mnic0
+check netdev_gid_ipv4 waitgid 0000:0000:0000:0000:0000:ffff:c0a8:4d01
+gi=\$(gidindex 0000:0000:0000:0000:0000:ffff:c0a8:4d01)
+check netdev_gid_type eq "\$(cat \$IB/ports/1/gid_attrs/types/\${gi:-x} 2>&1)" "RoCE v2"
+check netdev_gid_ndev eq "\$(cat \$IB/ports/1/gid_attrs/ndevs/\${gi:-x} 2>&1)" mnic0
+check netdev_gid_pushed eq "\$(cat \$C/gid_add)" \$((gid0 + 1))
+check netdev_gid_fw_address eq "\$(fwip)" 192.168.77.1
+ip addr del 192.168.77.1/24 dev mnic0
+check netdev_gid_cleared waitval \$C/gid_del 1 10
+check netdev_gid_gone eval '! gidindex 0000:0000:0000:0000:0000:ffff:c0a8:4d01'
+check netdev_gid_fw_boot_address eq "\$(fwip)" 10.0.7.1
+check netdev_gid_no_failure eq "\$(cat \$C/gid_failed)" 0
 # The health buffer through the ioctl backend's init-segment mapping: live.
 hbj=\$(mnicctl -d \$D --json health | sed -n 's/.*"heartbeat": *\([0-9]*\).*/\1/p')
 check mnicctl_health_heartbeat test "\${hbj:-0}" -gt 0
@@ -385,8 +424,12 @@ check devlink_health_diagnose_state grep -q "state: ready" /tmp/h.diag
 check devlink_health_diagnose_heartbeat grep -q "heartbeat: [1-9]" /tmp/h.diag
 echo KMOD-HEALTH-STALL
 check devlink_health_stall_reported waitfor 60 "state error error 1"
+# The netdev's carrier follows the firmware: off while its loop is stopped.
+check netdev_carrier_off_on_stall waitval \$N/carrier 0 10
 echo KMOD-HEALTH-SEEN
 check devlink_health_recovered waitfor 60 "state healthy error 1"
+check netdev_carrier_back waitval \$N/carrier 1 10
+check netdev_carrier_counted eq "\$(cat \$C/net_carrier_off) \$(cat \$C/net_carrier_on)" "1 2"
 sed 's/^/  /' /tmp/h.out
 devlink health dump show \$DL reporter fw > /tmp/h.dump 2>&1
 sed 's/^/  /' /tmp/h.dump
@@ -445,6 +488,8 @@ check devlink_rebound devlink dev info \$DL
 # firmware keeps nothing, the RDMA device is back after the rebind.
 check ib_device_unbind_open_file mnic-ib-check unbind mnic0 \$D
 check ib_device_rebound eq "\$(cat \$IB/ports/1/state)" "4: ACTIVE"
+check netdev_rebound test -d \$N
+check netdev_rebound_ib_bound eq "\$(cat \$IB/ports/1/gid_attrs/ndevs/0)" mnic0
 # remove freed the context of the file it outlived.
 check tenancy_rebound_nic_empty mnic-tenancy-check empty \$D
 
@@ -453,9 +498,11 @@ check dev_gone test ! -e \$D
 check devlink_gone_after_rmmod eq "\$(devlink dev show | grep -c "\$DL")" 0
 check ib_device_gone_after_rmmod test ! -e \$IB
 check ib_device_uverbs_gone_after_rmmod test ! -e /dev/infiniband/uverbs0
+check netdev_gone_after_rmmod test ! -e \$N
 check reinsmod insmod /lib/mnic.ko
 check reprobe_dev_node test -c \$D
 check ib_device_reprobe eq "\$(cat \$IB/ports/1/state)" "4: ACTIVE"
+check netdev_reprobe eq "\$(cat \$N/address)" $MAC_A
 check reprobe_info mnicctl -d \$D info
 check rmmod_again rmmod mnic
 finish
