@@ -186,6 +186,30 @@ static const struct cmd_desc cmd_table[CMD_NUM_ROWS] = {
 		.rsvd = { RSVD(mnic_cmd_dcqcn_in, p.reserved) },
 		.fn = h_set_dcqcn,
 	},
+	/* host Ethernet queues (cmd_objects.c): the kernel driver's netdev */
+	[ROW(MNIC_CMD_CREATE_ETHQ)] = {
+		.in_len = IN(mnic_cmd_create_ethq_in), .out_len = IN(mnic_cmd_simple_out),
+		.priv = P_MGMT,
+		.rsvd = { RSVD_Q(mnic_cmd_create_ethq_in, tx), RSVD_Q(mnic_cmd_create_ethq_in, rx) },
+		.handles = { HANDLE(mnic_cmd_create_ethq_in, buf_mtt, H_MTT),
+			     HANDLE_Q(mnic_cmd_create_ethq_in, tx, ring_mtt),
+			     HANDLE_Q(mnic_cmd_create_ethq_in, tx, dbrec_mtt),
+			     HANDLE_Q(mnic_cmd_create_ethq_in, rx, ring_mtt),
+			     HANDLE_Q(mnic_cmd_create_ethq_in, rx, dbrec_mtt) },
+		.fn = h_create_ethq,
+	},
+	[ROW(MNIC_CMD_DESTROY_ETHQ)] = {
+		.in_len = IN(mnic_cmd_simple_in), .out_len = IN(mnic_cmd_simple_out),
+		.priv = P_MGMT,
+		.fn = h_destroy_ethq,
+	},
+	/* the RoCEv2 GID table (cmd_device.c) */
+	[ROW(MNIC_CMD_SET_GID)] = {
+		.in_len = IN(mnic_cmd_set_gid_in), .out_len = IN(mnic_cmd_simple_out),
+		.priv = P_MGMT,
+		.rsvd = { RSVD(mnic_cmd_set_gid_in, reserved) },
+		.fn = h_set_gid,
+	},
 	/* objects (cmd_objects.c) */
 	[ROW(MNIC_CMD_CREATE_CQ)] = {
 		.in_len = IN(mnic_cmd_create_cq_in), .out_len = IN(mnic_cmd_handle_out),

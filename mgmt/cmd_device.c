@@ -36,6 +36,7 @@ int h_query_device(struct mnic_mgmt *m, struct cmd_call *c)
 	o.max_msg = ROCEV2_MAX_MSG;
 	o.ipv4 = info.ipv4;
 	memcpy(o.mac, info.mac, sizeof(o.mac));
+	o.max_frame = HAL_ETH_MAX_FRAME;
 	o.window_size = m->cfg.dma->window_size;
 	o.user_area_offset = MNIC_USER_AREA_OFFSET;
 	o.image_max = MNIC_CMD_MAX_LEN - (uint32_t)sizeof(struct mnic_cmd_dump_out);
@@ -267,6 +268,44 @@ int h_set_dcqcn(struct mnic_mgmt *m, struct cmd_call *c)
 		m->cnt.refused_dcqcn++;
 		return fail(c, MNIC_CMD_STAT_BAD_PARAM, HAL_EINVAL, MNIC_SITE_DCQCN_FLAGS + field);
 	}
+	c->produced = sizeof(struct mnic_cmd_simple_out);
+	return 0;
+}
+
+/* SET_GID: one entry of the host's RoCEv2 GID table (mnic/cmd.h).  A
+ * unicast IPv4 address only: 0.0.0.0, loopback (127/8), multicast and
+ * class E (>= 224.0.0.0) are no source address (RFC 1122 3.2.1.3). */
+static int ipv4_unicast(uint32_t a)
+{
+	return a != 0 && (a >> 24) != 127u && a < 0xe0000000u;
+}
+
+int h_set_gid(struct mnic_mgmt *m, struct cmd_call *c)
+{
+	struct mnic_cmd_set_gid_in in;
+	uint32_t site = 0, i;
+
+	memcpy(&in, c->buf, sizeof(in));
+	if (in.index >= MNIC_GID_TBL_LEN)
+		site = MNIC_SITE_GID_INDEX;
+	else if (in.flags & ~MNIC_GID_F_VALID)
+		site = MNIC_SITE_GID_FLAGS;
+	else if ((in.flags & MNIC_GID_F_VALID) ? !ipv4_unicast(in.ipv4) : in.ipv4 != 0)
+		site = MNIC_SITE_GID_ADDR;
+	if (site) {
+		m->cnt.refused_gid++;
+		return fail(c, MNIC_CMD_STAT_BAD_PARAM, HAL_EINVAL, site);
+	}
+	m->gid_ipv4[in.index] = in.ipv4;
+	if (in.ipv4)
+		m->cnt.gid_set++;
+	else
+		m->cnt.gid_cleared++;
+	/* The engine's address: the valid entry with the lowest index (0: none,
+	 * its boot address). */
+	for (i = 0; i < MNIC_GID_TBL_LEN && m->gid_ipv4[i] == 0; i++)
+		;
+	rocev2_set_ipv4(m->cfg.engine, i < MNIC_GID_TBL_LEN ? m->gid_ipv4[i] : 0);
 	c->produced = sizeof(struct mnic_cmd_simple_out);
 	return 0;
 }

@@ -314,3 +314,36 @@ int h_handle(struct mnic_mgmt *m, struct cmd_call *c)
 	c->produced = sizeof(struct mnic_cmd_simple_out);
 	return 0;
 }
+
+/* Host Ethernet queues (mnic/cmd.h, MNIC_CTX_MGMT only: the dispatcher
+ * row): two rings checked as a CQ's, the buffer MTT by the dispatcher
+ * (an MTT of the issuer's) and the engine (fully written). */
+int h_create_ethq(struct mnic_mgmt *m, struct cmd_call *c)
+{
+	struct mnic_cmd_create_ethq_in in;
+	struct rocev2_ethq_attr a;
+	int rc;
+
+	memcpy(&in, c->buf, sizeof(in));
+	if (queue_ok(m, c, &in.tx, MNIC_ETH_DESC_SIZE) || queue_ok(m, c, &in.rx, MNIC_ETH_DESC_SIZE))
+		return -1;
+	a.tx = queue_attr(&in.tx);
+	a.rx = queue_attr(&in.rx);
+	a.buf_mtt = in.buf_mtt;
+	a.vector = in.vector;
+	rc = rocev2_create_ethq(m->cfg.engine, &a);
+	if (rc)
+		return mtt_engine_fail(m, c, rc, 1);
+	c->produced = sizeof(struct mnic_cmd_simple_out);
+	return 0;
+}
+
+int h_destroy_ethq(struct mnic_mgmt *m, struct cmd_call *c)
+{
+	int rc = rocev2_destroy_ethq(m->cfg.engine);
+
+	if (rc)
+		return engine_fail(m, c, rc);
+	c->produced = sizeof(struct mnic_cmd_simple_out);
+	return 0;
+}

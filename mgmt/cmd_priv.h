@@ -120,6 +120,7 @@ int h_query_counters(struct mnic_mgmt *m, struct cmd_call *c);
 int h_get_events(struct mnic_mgmt *m, struct cmd_call *c);
 int h_query_dcqcn(struct mnic_mgmt *m, struct cmd_call *c);
 int h_set_dcqcn(struct mnic_mgmt *m, struct cmd_call *c);
+int h_set_gid(struct mnic_mgmt *m, struct cmd_call *c);
 /* cmd_objects.c: PD, MR, CQ, SRQ, QP */
 int h_alloc_pd(struct mnic_mgmt *m, struct cmd_call *c);
 int h_reg_mr(struct mnic_mgmt *m, struct cmd_call *c);
@@ -132,6 +133,8 @@ int h_create_qp(struct mnic_mgmt *m, struct cmd_call *c);
 int h_modify_qp(struct mnic_mgmt *m, struct cmd_call *c);
 int h_query_qp(struct mnic_mgmt *m, struct cmd_call *c);
 int h_set_qp_mig_key(struct mnic_mgmt *m, struct cmd_call *c);
+int h_create_ethq(struct mnic_mgmt *m, struct cmd_call *c);
+int h_destroy_ethq(struct mnic_mgmt *m, struct cmd_call *c);
 /* DEALLOC_PD, DEREG_MR, DESTROY_CQ/EQ/SRQ/QP: the row's obj_fn is the call. */
 int h_handle(struct mnic_mgmt *m, struct cmd_call *c);
 /* cmd_mtt.c: memory translation tables, and mgmt's slot of each */

@@ -109,6 +109,15 @@ struct rocev2_wq {
 	uint32_t pi;                    /* host producer index last read */
 };
 
+/* The host Ethernet queues (ethq.c): one TX and one RX ring per engine. */
+struct rocev2_ethq {
+	uint8_t live;
+	uint8_t raise;                  /* completions written: raise vector */
+	uint32_t vector;
+	uint32_t buf_mtt;
+	struct rocev2_wq tx, rx;
+};
+
 struct rocev2_srq {
 	uint16_t gen;
 	uint8_t in_use;
@@ -184,7 +193,8 @@ struct rocev2_qp {
 };
 
 struct rocev2 {
-	struct rocev2_env env;
+	struct rocev2_env env;          /* env.ipv4: the port's address in force */
+	uint32_t boot_ipv4;             /* env.ipv4 at init (rocev2_set_ipv4 0) */
 	struct rocev2_counters cnt;
 	struct timer_heap timers;       /* every QP's timeouts (rocev2_run_timers) */
 	struct timer *timer_slots[ROCEV2_MAX_TIMERS];
@@ -196,6 +206,7 @@ struct rocev2 {
 	struct rocev2_mtt mtts[ROCEV2_MAX_MTT];
 	struct rocev2_eq eqs[ROCEV2_MAX_EQ];
 	uint32_t n_eq;
+	struct rocev2_ethq ethq;
 	uint32_t mtt_pages[ROCEV2_MTT_PAGES];     /* every MTT's entries: PFNs */
 	uint32_t n_pd, n_mr, n_cq, n_srq, n_qp, n_mtt;   /* objects in use (tests: leaks) */
 	uint64_t pause_timeout_ns;      /* Paused -> ERR after this (0 = never) */
@@ -286,6 +297,16 @@ uint32_t rocev2_icrc_by(crc32_raw_fn *engine, const uint8_t *ip, size_t len);
 /* Parse and check one frame; 0 and *pkt filled, or a negative error with
  * the discard counted. */
 int rocev2_parse(struct rocev2 *e, const uint8_t *frame, size_t len, struct rocev2_pkt *pkt);
+/* ethq.c: 1 when the frame was the host's (written to its RX ring or
+ * dropped and counted), 0 when it is RoCEv2 for the engine (or no host
+ * queue exists).  tx: send up to budget posted frames (how many moved);
+ * doorbell: re-read the TX producer; pending: TX posted or a raise due;
+ * raise: the queues' vector once for the completions written. */
+int rocev2_ethq_rx(struct rocev2 *e, const uint8_t *frame, size_t len);
+unsigned rocev2_ethq_tx(struct rocev2 *e, unsigned budget);
+int rocev2_ethq_doorbell(struct rocev2 *e);
+int rocev2_ethq_pending(const struct rocev2 *e);
+void rocev2_ethq_raise(struct rocev2 *e);
 
 /* ---- objects (pd.c mr.c cq.c srq.c qp.c) ---------------------------------- */
 struct rocev2_qp *rocev2_qp_lookup(struct rocev2 *e, uint32_t qpn);

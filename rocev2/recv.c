@@ -220,6 +220,8 @@ void rocev2_rx(struct rocev2 *e, const uint8_t *frame, size_t len)
 	unsigned i;
 
 	e->cnt.rx_frames++;
+	if (rocev2_ethq_rx(e, frame, len))
+		return;
 	if (rocev2_parse(e, frame, len, &pkt) < 0)
 		return;
 	qp = rocev2_qp_lookup(e, pkt.qpn);

@@ -17,11 +17,17 @@ int rocev2_init(struct rocev2 *e, const struct rocev2_env *env)
 		return -HAL_EINVAL;
 	memset(e, 0, sizeof(*e));
 	e->env = *env;
+	e->boot_ipv4 = env->ipv4;
 	timer_heap_init(&e->timers, e->timer_slots, ROCEV2_MAX_TIMERS);
 	e->pause_timeout_ns = ROCEV2_PAUSE_TIMEOUT_DEFAULT_NS;
 	rocev2_dcqcn_defaults(&e->dcqcn);
 	(void)rocev2_set_dcqcn(e, &e->dcqcn, NULL);    /* the defaults are in range */
 	return 0;
+}
+
+void rocev2_set_ipv4(struct rocev2 *e, uint32_t ipv4)
+{
+	e->env.ipv4 = ipv4 ? ipv4 : e->boot_ipv4;
 }
 
 /* The instances rocev2_open hands out (rocev2.h says why the engine owns
@@ -73,7 +79,7 @@ static struct rocev2_qp *sched_pop(struct rocev2 *e)
 
 int rocev2_has_work(const struct rocev2 *e)
 {
-	return e->sched_head != NULL;
+	return e->sched_head != NULL || rocev2_ethq_pending(e);
 }
 
 uint64_t rocev2_next_deadline(const struct rocev2 *e)
@@ -94,6 +100,10 @@ int rocev2_poll(struct rocev2 *e, unsigned budget)
 	 * this pass waits for the next one (bounded work per loop iteration). */
 	struct rocev2_qp *last = e->sched_tail;
 
+	/* The host's Ethernet frames first, then the completions' one raise
+	 * (for these and for the frames received since the last pass). */
+	budget -= rocev2_ethq_tx(e, budget);
+	rocev2_ethq_raise(e);
 	while (budget > 0 && e->sched_head) {
 		struct rocev2_qp *qp = sched_pop(e);
 		unsigned slice = budget < ROCEV2_QP_SLICE ? budget : ROCEV2_QP_SLICE, sent;
@@ -171,6 +181,7 @@ unsigned rocev2_doorbells_changed(struct rocev2 *e)
 			refreshed++;
 		}
 	}
+	refreshed += (unsigned)rocev2_ethq_doorbell(e);
 	for (i = 0; i < ROCEV2_MAX_SRQ; i++) {
 		const struct rocev2_srq *srq = &e->srqs[i];
 

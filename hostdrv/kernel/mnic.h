@@ -103,7 +103,14 @@
 	X(ib_refused_ah)        /* ... an AH without a RoCEv2 IPv4 GID */     \
 	X(ib_destroy_failed)    /* ... a destroy the firmware failed: pages kept */ \
 	X(ib_pages_orphaned)    /* ... pinned pages held until the context goes */ \
-	X(ib_pages_leaked)      /* ... left pinned: the context did not go */
+	X(ib_pages_leaked)      /* ... left pinned: the context did not go */ \
+	X(net_carrier_on)       /* netdev mnicN: carrier on (firmware READY) */ \
+	X(net_carrier_off)      /* ... carrier off (firmware not serving) */  \
+	X(net_tx_no_queue)      /* ... frame dropped: no host Ethernet queue */ \
+	X(gid_add)              /* RoCE GID table: IPv4 GID pushed (SET_GID) */ \
+	X(gid_del)              /* ... cleared in the firmware */             \
+	X(gid_ipv6)             /* ... IPv6 GID kept in the host (IPv4 engine) */ \
+	X(gid_failed)           /* ... SET_GID failed or index out of range */
 
 #define MNIC_KCNT_ENUM_(name) MNIC_KCNT_##name,
 enum mnic_kcounter { MNIC_KCOUNTERS(MNIC_KCNT_ENUM_) MNIC_KCNT_NUM };
@@ -167,6 +174,10 @@ struct mnic_kdev {
 	/* The RDMA device mnicN (mnic_ib.c): registered last in probe,
 	 * unregistered first in remove. */
 	struct mnic_ib_dev *ib;
+	/* The Ethernet netdev mnicN (mnic_netdev.c): registered before the
+	 * RDMA device, which binds it, unregistered after it. */
+	struct mnic_netdev *net;
+	u32 max_frame;                     /* QUERY_DEVICE: the port's largest frame */
 
 	atomic64_t cnt[MNIC_KCNT_NUM];
 };
@@ -259,6 +270,14 @@ void mnic_devlink_unregister(struct mnic_kdev *d);
 /* mnic_ib.c: the RDMA device (ib_core, ib_uverbs) */
 int mnic_ib_register(struct mnic_kdev *d);
 void mnic_ib_unregister(struct mnic_kdev *d);
+
+/* mnic_netdev.c: the Ethernet netdev, and the RoCE GID table it feeds */
+struct ib_gid_attr;
+int mnic_netdev_register(struct mnic_kdev *d);
+void mnic_netdev_unregister(struct mnic_kdev *d);
+struct net_device *mnic_netdev_of(struct mnic_kdev *d);
+int mnic_netdev_add_gid(struct mnic_kdev *d, const struct ib_gid_attr *attr);
+int mnic_netdev_del_gid(struct mnic_kdev *d, const struct ib_gid_attr *attr);
 
 /* mnic_sysfs.c */
 extern const struct attribute_group *mnic_attr_groups[];

@@ -438,6 +438,18 @@ static int mnic_ib_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	return 0;
 }
 
+/* The RoCE GID table (the core fills it from the netdev's addresses):
+ * pushed to the firmware, mnic_netdev.c. */
+static int mnic_ib_add_gid(const struct ib_gid_attr *attr, void **context)
+{
+	return mnic_netdev_add_gid(to_mib(attr->device)->d, attr);
+}
+
+static int mnic_ib_del_gid(const struct ib_gid_attr *attr, void **context)
+{
+	return mnic_netdev_del_gid(to_mib(attr->device)->d, attr);
+}
+
 static const struct ib_device_ops mnic_ib_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_UNKNOWN,
@@ -446,6 +458,7 @@ static const struct ib_device_ops mnic_ib_ops = {
 	.uverbs_no_driver_id_binding = 1,
 	.uverbs_abi_ver = MNIC_IB_UVERBS_ABI_VERSION,
 
+	.add_gid = mnic_ib_add_gid,
 	.alloc_pd = mnic_ib_alloc_pd,
 	.alloc_ucontext = mnic_ib_alloc_ucontext,
 	.create_ah = mnic_ib_create_ah,
@@ -453,6 +466,7 @@ static const struct ib_device_ops mnic_ib_ops = {
 	.create_qp = mnic_ib_create_qp,
 	.dealloc_pd = mnic_ib_dealloc_pd,
 	.dealloc_ucontext = mnic_ib_dealloc_ucontext,
+	.del_gid = mnic_ib_del_gid,
 	.dereg_mr = mnic_ib_dereg_mr,
 	.destroy_ah = mnic_ib_destroy_ah,
 	.destroy_cq = mnic_ib_destroy_cq,
@@ -524,6 +538,15 @@ int mnic_ib_register(struct mnic_kdev *d)
 	ib->ibdev.dev.parent = &d->pdev->dev;
 	snprintf(ib->ibdev.node_desc, sizeof(ib->ibdev.node_desc), "mnic %s", board);
 	ib_set_device_ops(&ib->ibdev, &mnic_ib_ops);
+	/* The port's netdev: the core's RoCE GID table follows its addresses
+	 * (add_gid/del_gid), and RTR resolves MACs through it. */
+	BUILD_BUG_ON(MNIC_IB_GID_TBL_LEN != MNIC_GID_TBL_LEN);
+	ret = ib_device_set_netdev(&ib->ibdev, mnic_netdev_of(d), MNIC_IB_PORT);
+	if (ret) {
+		dev_err(&d->pdev->dev, "ib_device_set_netdev failed: %d\n", ret);
+		ib_dealloc_device(&ib->ibdev);
+		goto out;
+	}
 	/* The core calls query_device and the port ops from here on. */
 	ret = ib_register_device(&ib->ibdev, "mnic%d", &d->pdev->dev);
 	if (ret) {

@@ -281,8 +281,10 @@ static void query_hostmem(struct mnic_kdev *d)
 	if (ret)
 		dev_warn(&d->pdev->dev, "QUERY_DEVICE failed (%d): no host-memory aperture assumed\n",
 			 ret);
-	else
+	else {
 		d->hostmem_size = out->hostmem_size;
+		d->max_frame = out->max_frame;
+	}
 	kfree(out);
 }
 
@@ -398,9 +400,12 @@ static int mnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = misc_register(&d->misc);
 	if (ret)
 		goto err_devlink;
-	ret = mnic_ib_register(d);
+	ret = mnic_netdev_register(d);
 	if (ret)
 		goto err_misc;
+	ret = mnic_ib_register(d);
+	if (ret)
+		goto err_netdev;
 
 	fw = ioread32(&d->seg->fw_version);
 	memcpy_fromio(board, d->seg->board_name, sizeof(board) - 1);
@@ -412,6 +417,8 @@ static int mnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		 (unsigned long long)d->hostmem_size >> 20);
 	return 0;
 
+err_netdev:
+	mnic_netdev_unregister(d);
 err_misc:
 	misc_deregister(&d->misc);
 err_devlink:
@@ -442,6 +449,8 @@ static void mnic_remove(struct pci_dev *pdev)
 	 * ucontexts still open, through the firmware, so the command queue
 	 * must still run. */
 	mnic_ib_unregister(d);
+	/* Then its netdev (the core has let it go). */
+	mnic_netdev_unregister(d);
 	/* No new opens; then wait out ioctls and mmaps in progress (a waiting
 	 * command sees `removing` and gives up). */
 	misc_deregister(&d->misc);

@@ -64,6 +64,8 @@ rm -rf "$out"; mkdir -p "$out"
 ITERS=${KMOD_PP_ITERS:-200}
 # the rounds whose VM buffer is a file, the heap, the stack: few iterations
 MR_ITERS=${KMOD_PP_MR_ITERS:-20}
+# unmodified ibv_rc_pingpong on mnic0 (the provider), 1 B and 4 KiB
+IBV_ITERS=${KMOD_IBV_ITERS:-50}
 # RDMA WRITE and READ of 2 MiB each (512 pages, in the kernel's physical
 # order) and a FETCH_AND_ADD on a page's last 8 bytes into the VM's
 # registered heap; the peer's buffer of twice that
@@ -259,6 +261,45 @@ check ib_device_uverbs_is_mnic0 eq "\$(cat /sys/class/infiniband_verbs/uverbs0/i
 # firmware context, QUERY_DEVICE/PORT = the firmware's answers, PDs in the
 # firmware, refusals, close frees all.
 check ib_device_uverbs_verbs mnic-ib-check verbs mnic0 \$D
+# The Ethernet netdev mnic0 (hostdrv/kernel/mnic_netdev.c) of the same
+# function: the init segment's MAC, MTU 1500 up to the port's largest
+# frame, carrier while the firmware serves, bound to the RDMA device (its
+# RoCE GIDs follow the netdev's addresses and reach the firmware).
+N=/sys/class/net/mnic0
+# waitval FILE VALUE SECONDS: FILE reads VALUE within SECONDS
+waitval() { i=0; while [ \$i -lt \$3 ]; do [ "\$(cat \$1 2>/dev/null)" = "\$2" ] && return 0; sleep 1; i=\$((i + 1)); done
+            echo "  \$1: want '\$2', got '\$(cat \$1 2>&1)'"; return 1; }
+# gidindex GID: the index of port 1's GID table entry that holds GID
+gidindex() { for g in \$IB/ports/1/gids/*; do [ "\$(cat \$g 2>/dev/null)" = "\$1" ] && { echo \${g##*/}; return 0; }; done; return 1; }
+waitgid() { i=0; while [ \$i -lt 10 ]; do gidindex \$1 > /dev/null && return 0; sleep 1; i=\$((i + 1)); done; echo "  no GID \$1"; return 1; }
+fwip() { mnicctl -d \$D info | sed -n 's/.*ipv4 \([0-9.]*\).*/\1/p'; }
+check netdev_exists test -d \$N
+check netdev_mac eq "\$(cat \$N/address)" $MAC_A
+check netdev_parent_is_the_function eq "\$(readlink -f \$N/device)" "\$(readlink -f /sys/class/misc/mnic0/device)"
+check netdev_mtu eq "\$(cat \$N/mtu)" 1500
+check netdev_probe_line grep -q "Ethernet mnic0: mac $MAC_A, mtu 1500 (max 9004)" /tmp/dmesg.probe
+check netdev_max_mtu ip link set mnic0 mtu 9004
+check netdev_mtu_too_big_refused eval '! ip link set mnic0 mtu 9005 2>/dev/null'
+ip link set mnic0 mtu 1500
+check netdev_up ip link set mnic0 up
+check netdev_carrier_on waitval \$N/carrier 1 5
+check netdev_ib_bound eq "\$(cat \$IB/ports/1/gid_attrs/ndevs/0)" mnic0
+# ip addr add: a RoCEv2 GID ::ffff:192.168.77.1, which the firmware takes
+# as the address it sends from (SET_GID); ip addr del gives the firmware
+# its boot address (10.mac[3].mac[4].mac[5]) back.
+gid0=\$(cat \$C/gid_add)
+ip addr add 192.168.77.1/24 dev mnic0
+check netdev_gid_ipv4 waitgid 0000:0000:0000:0000:0000:ffff:c0a8:4d01
+gi=\$(gidindex 0000:0000:0000:0000:0000:ffff:c0a8:4d01)
+check netdev_gid_type eq "\$(cat \$IB/ports/1/gid_attrs/types/\${gi:-x} 2>&1)" "RoCE v2"
+check netdev_gid_ndev eq "\$(cat \$IB/ports/1/gid_attrs/ndevs/\${gi:-x} 2>&1)" mnic0
+check netdev_gid_pushed eq "\$(cat \$C/gid_add)" \$((gid0 + 1))
+check netdev_gid_fw_address eq "\$(fwip)" 192.168.77.1
+ip addr del 192.168.77.1/24 dev mnic0
+check netdev_gid_cleared waitval \$C/gid_del 1 10
+check netdev_gid_gone eval '! gidindex 0000:0000:0000:0000:0000:ffff:c0a8:4d01'
+check netdev_gid_fw_boot_address eq "\$(fwip)" 10.0.7.1
+check netdev_gid_no_failure eq "\$(cat \$C/gid_failed)" 0
 # The objects (mnic_ib_mr.c, mnic_ib_cq.c, mnic_ib_qp.c) with the
 # driver-private udata of mnic/ib_abi.h, the doorbell page's mmap, the
 # hostile variants, and a close that frees all (checks ib_objects_*).
@@ -322,6 +363,30 @@ check pingpong_mr_file_holds_last_message eq "\$(od -An -tu1 -j1 -N1 /tmp/pp-mr.
   $(( (31 + (MR_ITERS - 1) * 7 + 101) & 255 ))
 ppserve pingpong_mr_heap heap $MR_ITERS --mr-mem heap
 ppserve pingpong_mr_stack stack $MR_ITERS --mr-mem stack
+# Unmodified ibv_rc_pingpong on mnic0 through the provider (its data path
+# in this process: WQEs, CQ polling, db_seq), RoCEv2 from the GID of
+# mnic0's address 10.0.7.1 (the firmware's own), against the host's
+# mnic-pingpong on the POSIX NIC (ibv_rc_pingpong's exchange and -c).
+# modify_qp to RTR resolves the peer's MAC in the kernel: a static
+# neighbour, as the netdev does not carry frames yet (checks
+# ib_verbs_rc_pingpong_*).
+ip addr add 10.0.7.1/24 dev mnic0
+arp -i mnic0 -s 10.0.7.2 $MAC_P      # busybox: permanent (ip neigh has show/flush only)
+check ib_verbs_rc_gid waitgid 0000:0000:0000:0000:0000:ffff:0a00:0701
+rgi=\$(gidindex 0000:0000:0000:0000:0000:ffff:0a00:0701)
+check ib_verbs_rc_rtr_rts mnic-verbs-check rtr mnic0 \${rgi:-0} 10.0.7.2
+ibvserve() {   # tag size iterations
+  ibv_rc_pingpong -d mnic0 -g \${rgi:-0} -p 18515 -s \$2 -m 1024 -n \$3 -c > /tmp/ibvpp-\$1.log 2>&1 &
+  pp=\$!
+  echo "KMOD-PINGPONG-SERVER \$1"
+  rc=0; wait \$pp || rc=\$?
+  sed "s/^/  ibv_rc_pingpong \$1: /" /tmp/ibvpp-\$1.log
+  check ib_verbs_rc_pingpong_\$1 eq "\$rc" 0
+  [ \$rc = 0 ] || { arp -n -i mnic0 -a; ip route; for c in ib_refused_qp_attr ib_refused_udata cmd_ok cmds; do echo "  \$c = \$(cat \$C/\$c)"; done; dmesg | tail -5; }
+  check ib_verbs_rc_pingpong_\${1}_iters grep -q "^\$3 iters in" /tmp/ibvpp-\$1.log
+}
+ibvserve 1b 1 $IBV_ITERS
+ibvserve 4k 4096 $IBV_ITERS
 kill \$relay
 # Host-physical DMA: the host's mnic-rw (POSIX NIC) RDMA WRITEs into,
 # READs from and FETCH_AND_ADDs in a malloc'ed 64 MiB buffer registered
@@ -409,8 +474,12 @@ check devlink_health_diagnose_state grep -q "state: ready" /tmp/h.diag
 check devlink_health_diagnose_heartbeat grep -q "heartbeat: [1-9]" /tmp/h.diag
 echo KMOD-HEALTH-STALL
 check devlink_health_stall_reported waitfor 60 "state error error 1"
+# The netdev's carrier follows the firmware: off while its loop is stopped.
+check netdev_carrier_off_on_stall waitval \$N/carrier 0 10
 echo KMOD-HEALTH-SEEN
 check devlink_health_recovered waitfor 60 "state healthy error 1"
+check netdev_carrier_back waitval \$N/carrier 1 10
+check netdev_carrier_counted eq "\$(cat \$C/net_carrier_off) \$(cat \$C/net_carrier_on)" "1 2"
 sed 's/^/  /' /tmp/h.out
 devlink health dump show \$DL reporter fw > /tmp/h.dump 2>&1
 sed 's/^/  /' /tmp/h.dump
@@ -469,6 +538,8 @@ check devlink_rebound devlink dev info \$DL
 # firmware keeps nothing, the RDMA device is back after the rebind.
 check ib_device_unbind_open_file mnic-ib-check unbind mnic0 \$D
 check ib_device_rebound eq "\$(cat \$IB/ports/1/state)" "4: ACTIVE"
+check netdev_rebound test -d \$N
+check netdev_rebound_ib_bound eq "\$(cat \$IB/ports/1/gid_attrs/ndevs/0)" mnic0
 # remove freed the context of the file it outlived.
 check tenancy_rebound_nic_empty mnic-tenancy-check empty \$D
 
@@ -477,9 +548,11 @@ check dev_gone test ! -e \$D
 check devlink_gone_after_rmmod eq "\$(devlink dev show | grep -c "\$DL")" 0
 check ib_device_gone_after_rmmod test ! -e \$IB
 check ib_device_uverbs_gone_after_rmmod test ! -e /dev/infiniband/uverbs0
+check netdev_gone_after_rmmod test ! -e \$N
 check reinsmod insmod /lib/mnic.ko
 check reprobe_dev_node test -c \$D
 check ib_device_reprobe eq "\$(cat \$IB/ports/1/state)" "4: ACTIVE"
+check netdev_reprobe eq "\$(cat \$N/address)" $MAC_A
 check reprobe_info mnicctl -d \$D info
 check rmmod_again rmmod mnic
 finish
@@ -539,7 +612,7 @@ pp_client() {   # tag iterations
   # connection is refused inside the VM and the client exits: retry.
   for try in $(seq 30); do
     rc=0
-    timeout 120 "$pingpong" -d "$out/posix.bar" -p "$port" -n "$2" -s "$SIZE" --verify -T 90 \
+    timeout 120 "$pingpong" -d "$out/posix.bar" -p "$port" -n "$2" -s "$SIZE" ${PP_CHECK:---verify} -T 90 \
       127.0.0.1 >"$out/client-$1.log" 2>&1 || rc=$?
     [ $rc = 0 ] && break
     grep -qiE "connect|exchange|read|socket" "$out/client-$1.log" || break
@@ -552,6 +625,12 @@ client_failed=
 for round in "mnic_alloc $ITERS" "file $MR_ITERS" "heap $MR_ITERS" "stack $MR_ITERS"; do
   read -r tag n <<<"$round"
   pp_client "$tag" "$n" || client_failed="$client_failed $tag"
+done
+# The rounds of unmodified ibv_rc_pingpong in the VM (ibv_rc_pingpong's
+# own check, -c): the same client, its size and MTU.
+for round in "1b 1" "4k 4096"; do
+  read -r tag sz <<<"$round"
+  SIZE=$sz PP_CHECK=-c pp_client "$tag" "$IBV_ITERS" || client_failed="$client_failed ibv_$tag"
 done
 # The RDMA WRITE/READ into the VM's registered memory, once its passive
 # side listens (a port of its own: a ping-pong client still retrying must

@@ -11,6 +11,8 @@
  * the provider allocates have the layout libibverbs writes into (the MR's,
  * CQ's and QP's fields read back as set).  Then the provider's own
  * checks: ring sizes, the RQ full at its depth, an empty poll, refusals.
+ * "rtr" mode: an RC QP through INIT, RTR (the destination MAC resolved by
+ * the kernel) and RTS towards a peer's IPv4 address.
  * Prints "ok NAME" / "FAIL NAME: why", then "VERBS-CHECK PASS n" or
  * "VERBS-CHECK FAIL failed/n"; exit 0 only on PASS. */
 #define _GNU_SOURCE
@@ -54,6 +56,78 @@ static struct ibv_qp *rc_qp(struct ibv_pd *pd, struct ibv_cq *cq, enum ibv_qp_ty
 	return ibv_create_qp(pd, &a);
 }
 
+/* mnic-verbs-check rtr IBDEV GID_INDEX PEER_IPV4: one RC QP to RTR towards
+ * the peer's IPv4-mapped GID (the kernel resolves its MAC through the
+ * netdev), then RTS; the errno of each step. */
+static int run_rtr(const char *name, int gidx, const char *peer)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *ctx = NULL;
+	struct ibv_qp_attr a;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	unsigned int b[4];
+	int i, ret;
+
+	for (i = 0; list && list[i]; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			ctx = ibv_open_device(list[i]);
+	if (!ctx || sscanf(peer, "%u.%u.%u.%u", &b[0], &b[1], &b[2], &b[3]) != 4)
+		return 2;
+	pd = ibv_alloc_pd(ctx);
+	cq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
+	qp = pd && cq ? rc_qp(pd, cq, IBV_QPT_RC) : NULL;
+	if (!qp)
+		return 2;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			    IBV_QP_ACCESS_FLAGS);
+	result("ib_verbs_rtr_init", ret == 0, "INIT: %s", strerror(ret));
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = 0x1234;
+	a.rq_psn = 1;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.sgid_index = (uint8_t)gidx;
+	a.ah_attr.grh.hop_limit = 1;
+	a.ah_attr.grh.dgid.raw[10] = 0xff;
+	a.ah_attr.grh.dgid.raw[11] = 0xff;
+	for (i = 0; i < 4; i++)
+		a.ah_attr.grh.dgid.raw[12 + i] = (uint8_t)b[i];
+	a.ah_attr.port_num = 1;
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	result("ib_verbs_rtr", ret == 0, "RTR to %s with GID index %d: %s", peer, gidx,
+	       strerror(ret));
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.sq_psn = 1;
+	a.max_rd_atomic = 1;
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			    IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	result("ib_verbs_rts", ret == 0, "RTS: %s", strerror(ret));
+	ret = ibv_query_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV, &(struct ibv_qp_init_attr){ 0 });
+	result("ib_verbs_rts_query", ret == 0 && a.qp_state == IBV_QPS_RTS &&
+	       a.ah_attr.grh.dgid.raw[15] == b[3], "QUERY_QP: %s, state %d", strerror(ret),
+	       a.qp_state);
+	ibv_destroy_qp(qp);
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	ibv_free_device_list(list);
+	printf("VERBS-CHECK %s %u/%u\n", failures ? "FAIL" : "PASS", failures, checks);
+	return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_device **list;
@@ -74,8 +148,10 @@ int main(int argc, char **argv)
 	int n = 0, ret, i;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 5 && !strcmp(argv[1], "rtr"))
+		return run_rtr(argv[2], atoi(argv[3]), argv[4]);
 	if (argc != 3) {
-		fprintf(stderr, "usage: %s IBDEV FW_VER\n", argv[0]);
+		fprintf(stderr, "usage: %s IBDEV FW_VER | rtr IBDEV GID_INDEX PEER_IPV4\n", argv[0]);
 		return 2;
 	}
 	list = ibv_get_device_list(&n);

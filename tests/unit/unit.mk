@@ -84,6 +84,9 @@ $(eval $(call rocev2_test,test_cq_event))
 # DCQCN congestion control (issue 18): CNPs, rate cuts, recovery, pacer.
 $(eval $(call rocev2_test,test_dcqcn))
 
+# Host Ethernet queues (issue 16): RX dispatch, TX, hostile descriptors.
+$(eval $(call rocev2_test,test_ethq))
+
 # Memory translation (issue 14): MTTs, page lists, traffic and migration on
 # non-contiguous host pages.
 $(eval $(call rocev2_test,test_translation))

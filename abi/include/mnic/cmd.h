@@ -134,6 +134,7 @@ _Static_assert(sizeof(struct mnic_cmd_mailbox) == MNIC_CMD_MBOX_SIZE, "mailbox l
 	X(MNIC_CMD_QUERY_CONTEXT, 0x106)          \
 	X(MNIC_CMD_QUERY_DCQCN, 0x107)            \
 	X(MNIC_CMD_SET_DCQCN, 0x108)              \
+	X(MNIC_CMD_SET_GID, 0x109)                \
 	X(MNIC_CMD_NOP, 0x10d)                    \
 	X(MNIC_CMD_CREATE_EQ, 0x301)              \
 	X(MNIC_CMD_DESTROY_EQ, 0x302)             \
@@ -155,6 +156,8 @@ _Static_assert(sizeof(struct mnic_cmd_mailbox) == MNIC_CMD_MBOX_SIZE, "mailbox l
 	X(MNIC_CMD_CREATE_MTT, 0x804)             \
 	X(MNIC_CMD_WRITE_MTT, 0x805)              \
 	X(MNIC_CMD_DESTROY_MTT, 0x806)            \
+	X(MNIC_CMD_CREATE_ETHQ, 0x904)            \
+	X(MNIC_CMD_DESTROY_ETHQ, 0x906)           \
 	X(MNIC_CMD_DUMP_CONTEXT, 0xb00)           \
 	X(MNIC_CMD_RESTORE_OBJECT, 0xb01)         \
 	X(MNIC_CMD_RESUME_CONTEXT, 0xb02)         \
@@ -243,7 +246,7 @@ struct mnic_cmd_query_device_out {
 	uint32_t max_msg;
 	uint32_t ipv4;                 /* the port's address (host order) */
 	uint8_t mac[6];
-	uint8_t reserved0[2];
+	uint16_t max_frame;            /* largest Ethernet frame the port takes (no FCS) */
 	uint64_t window_size;          /* host DMA window bytes */
 	uint64_t user_area_offset;     /* MNIC_USER_AREA_OFFSET */
 	uint32_t image_max;            /* largest context image the firmware holds */
@@ -645,6 +648,46 @@ struct mnic_cmd_dcqcn_out {
 	struct mnic_dcqcn_params p;
 };
 _Static_assert(sizeof(struct mnic_cmd_dcqcn_out) == 56, "dcqcn out");
+
+/* SET_GID (MNIC_CTX_MGMT only; docs/host-interface.md "RoCE addresses and
+ * GIDs"): the RoCEv2 GID table of the port, as the host's ib_core keeps
+ * it from the netdev's addresses (IBA A17.8: a RoCEv2 GID is the IPv4
+ * address as an IPv4-mapped IPv6 address).  Entry index is set (flags
+ * MNIC_GID_F_VALID, ipv4 a unicast address: not 0.0.0.0, 127/8, class D
+ * or E) or cleared (flags 0, ipv4 0).  The engine sends from, and accepts
+ * RoCE packets to, the valid entry with the lowest index; with none it
+ * uses its boot address (QUERY_DEVICE ipv4, 10.mac[3].mac[4].mac[5]).
+ * IPv6 GIDs stay in the host: the engine is IPv4 only. */
+#define MNIC_GID_TBL_LEN  16u
+#define MNIC_GID_F_VALID  1u
+struct mnic_cmd_set_gid_in {
+	struct mnic_cmd_in_hdr hdr;
+	uint32_t index;                /* < MNIC_GID_TBL_LEN */
+	uint32_t flags;                /* MNIC_GID_F_* */
+	uint32_t ipv4;                 /* host order */
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct mnic_cmd_set_gid_in) == 24, "set gid in");
+
+/* Host Ethernet queues (mnic/queues.h "Host Ethernet queues";
+ * docs/host-interface.md): one TX and one RX ring per NIC, the port's
+ * netdev's, so MNIC_CTX_MGMT only (the kernel driver).  CREATE_ETHQ: the
+ * rings and doorbell records checked as a CQ's (tx.size, rx.size powers
+ * of two), buf_mtt (an MTT of MNIC_CTX_MGMT, fully written) where every
+ * descriptor's buffer lies, vector (MNIC_EQ_VECTOR_MIN..MAX) raised after
+ * completions; a second CREATE while one exists: RES_BUSY.  Out:
+ * simple_out.  DESTROY_ETHQ (simple_in): none: BAD_PARAM.  While they
+ * exist every frame of the port that is not RoCEv2 for the NIC (UDP
+ * 4791 to its address) and is addressed to its MAC, broadcast or
+ * multicast goes to the RX ring. */
+struct mnic_cmd_create_ethq_in {
+	struct mnic_cmd_in_hdr hdr;
+	uint32_t vector;
+	uint32_t buf_mtt;
+	struct mnic_queue_desc tx;
+	struct mnic_queue_desc rx;
+};
+_Static_assert(sizeof(struct mnic_cmd_create_ethq_in) == 80, "create ethq in");
 
 /* QUERY_QP op_mod (appended for `mnicctl qp list`): NEXT takes handle =
  * a QPN (or 0) and answers for the first live QP whose slot index

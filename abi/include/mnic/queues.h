@@ -215,4 +215,40 @@ struct mnic_eqe {
 };
 _Static_assert(sizeof(struct mnic_eqe) == MNIC_EQE_SIZE, "mnic_eqe layout");
 
+/* Host Ethernet queues (docs/host-interface.md "Host Ethernet queues"):
+ * the frames of the port that are not RoCE for the NIC, between the wire
+ * and the host's netdev.  A TX ring and an RX ring of MNIC_ETH_DESC_SIZE
+ * descriptors, each with a doorbell record whose index is the host's
+ * producer index (descriptors posted), as an SQ's.  A descriptor names a
+ * buffer in the host's memory (an IOVA in the queue's buffer MTT):
+ *   TX: the host writes addr and size (the frame's bytes, 14 ..
+ *       QUERY_DEVICE max_frame), then the producer index, then rings the
+ *       data-path doorbell (db_seq, mnic/abi.h); the NIC sends the frame.
+ *   RX: the host writes addr and size (the buffer's bytes); the NIC writes
+ *       a received frame there.
+ * Completion in place: the NIC writes len and status, a write barrier,
+ * then owner = MNIC_CQE_OWNER(index, ring size), as a CQE's owner byte
+ * (1 on the first pass, 0 on the second...); it completes descriptors in
+ * ring order and then raises the queues' vector.  The host never writes
+ * the owner byte (a zeroed ring, then only addr/size/len/status), so a
+ * slot it posts again still shows the old pass.  A TX descriptor the NIC
+ * refuses completes with a status; an RX frame the ring cannot take (no
+ * descriptor posted, or a buffer too small) is dropped and counted, and
+ * the descriptor stays for the next frame. */
+#define MNIC_ETH_DESC_SIZE 16u
+enum mnic_eth_status {
+	MNIC_ETH_OK = 0,
+	MNIC_ETH_BAD_LEN = 1,          /* TX: size < 14 or > max_frame */
+	MNIC_ETH_DMA_ERR = 2,          /* TX: the buffer is not in the MTT */
+};
+struct mnic_eth_desc {
+	uint64_t addr;           /* host: buffer IOVA (the queue's buf_mtt) */
+	uint16_t size;           /* host: TX frame bytes / RX buffer bytes */
+	uint16_t len;            /* NIC: RX frame bytes written; TX: size */
+	uint8_t status;          /* NIC: enum mnic_eth_status */
+	uint8_t reserved[2];
+	uint8_t owner;           /* NIC, written last: MNIC_CQE_OWNER */
+};
+_Static_assert(sizeof(struct mnic_eth_desc) == MNIC_ETH_DESC_SIZE, "mnic_eth_desc layout");
+
 #endif

@@ -367,6 +367,7 @@ struct priv_cmd {
 static const struct priv_cmd priv_set[] = {
 	{ "tenancy_eperm_mig_config", MNIC_CMD_MIG_CONFIG, 0,
 	  sizeof(struct mnic_cmd_mig_config_in), 0 },
+	{ "tenancy_eperm_set_gid", MNIC_CMD_SET_GID, 0, sizeof(struct mnic_cmd_set_gid_in), 0 },
 	{ "tenancy_eperm_query_counters", MNIC_CMD_QUERY_COUNTERS, MNIC_COUNTERS_MGMT,
 	  sizeof(struct mnic_cmd_simple_in), 0 },
 	{ "tenancy_eperm_fw_flash_begin", MNIC_CMD_FW_FLASH_BEGIN, 0,

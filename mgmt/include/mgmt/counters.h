@@ -56,7 +56,11 @@
 	X(db_rings)             /* db_seq changes acted on */                   \
 	X(db_refreshes)         /* queue doorbell records re-read */           \
 	/* DCQCN (cmd_device.c), appended */                                   \
-	X(refused_dcqcn)        /* SET_DCQCN: a parameter out of range */
+	X(refused_dcqcn)        /* SET_DCQCN: a parameter out of range */       \
+	/* GID table (cmd_device.c), appended */                               \
+	X(gid_set)              /* SET_GID: an entry written */                 \
+	X(gid_cleared)          /* SET_GID: an entry cleared */                 \
+	X(refused_gid)          /* SET_GID: index, flags or address refused */
 
 struct mnic_mgmt_counters {
 #define MNIC_MGMT_COUNTER_FIELD(name) uint64_t name;

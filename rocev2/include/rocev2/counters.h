@@ -152,7 +152,16 @@
 	X(cnp_no_qp)            /* CNP for an unknown or stale QPN: dropped */  \
 	X(rate_cuts)            /* CNP cut a QP's rate: Rc *= 1 - alpha/2 */    \
 	X(rate_increases)       /* T or B event raised a QP's rate */           \
-	X(pacer_waits)          /* requester waited for the pacer's tokens */
+	X(pacer_waits)          /* requester waited for the pacer's tokens */ \
+	/* ethq.c: host Ethernet queues (issue 16), appended */               \
+	X(rx_ethq_frames)       /* non-RoCE frame written to the host RX ring */ \
+	X(rx_ethq_full)         /* ... dropped: no RX descriptor posted */      \
+	X(rx_ethq_too_long)     /* ... dropped: longer than the posted buffer */ \
+	X(rx_ethq_not_ours)     /* ... dropped: unicast to another station */   \
+	X(tx_ethq_frames)       /* host TX frame sent to the wire */            \
+	X(tx_ethq_bad_len)      /* ... refused: size < 14 or > the max frame */ \
+	X(tx_ethq_busy)         /* ... wire TX full: retried next pass */       \
+	X(ethq_dma_errors)      /* descriptor or buffer outside its MTT */
 
 struct rocev2_counters {
 #define ROCEV2_COUNTER_FIELD(name) uint64_t name;

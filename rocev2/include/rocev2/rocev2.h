@@ -230,8 +230,8 @@ int rocev2_open(const struct rocev2_env *env, struct rocev2 **e);
 /* Initialise the engine in storage the caller owns: the engine's own unit
  * tests and bench/, which see internal.h and declare struct rocev2. */
 int rocev2_init(struct rocev2 *e, const struct rocev2_env *env);
-/* Handle one received Ethernet frame (any EtherType: non-RoCE is counted
- * and ignored). */
+/* Handle one received Ethernet frame (any EtherType: non-RoCE goes to the
+ * host Ethernet queue when there is one, else is counted and ignored). */
 void rocev2_rx(struct rocev2 *e, const uint8_t *frame, size_t len);
 /* Let requesters with pending work send up to budget packets in total.
  * Returns non-zero if work remains (the loop must not sleep). */
@@ -259,6 +259,29 @@ enum rocev2_obj_type {
 	ROCEV2_OBJ_EQ = 7,              /* event queue: rocev2_obj_live/owner only (not in
 					 * images or the per-type arrays) */
 };
+
+/* The port's RoCEv2 address from now on (host order): the source of every
+ * packet sent and the only destination accepted (recv.c); 0: the one
+ * env gave at init.  The host's GID table (SET_GID) decides it; a
+ * connected QP's peer keeps the address it was given (a RESUME carries
+ * the new one). */
+void rocev2_set_ipv4(struct rocev2 *e, uint32_t ipv4);
+
+/* Host Ethernet queues (ethq.c, mnic/queues.h "Host Ethernet queues"):
+ * one TX and one RX ring of MNIC_ETH_DESC_SIZE descriptors per engine, the
+ * port's netdev's.  Rings checked as a CQ's; buf_mtt an MTT of the
+ * creating owner, fully written; vector MNIC_EQ_VECTOR_MIN..MAX.
+ * create: -HAL_EBUSY while one exists; destroy: -HAL_EINVAL if none.
+ * While they exist every frame that is not RoCEv2 for us goes to the RX
+ * ring (or is dropped and counted), and rocev2_poll sends what the host
+ * posted on the TX ring. */
+struct rocev2_ethq_attr {
+	struct rocev2_queue_attr tx, rx;
+	uint32_t buf_mtt;
+	uint32_t vector;
+};
+int rocev2_create_ethq(struct rocev2 *e, const struct rocev2_ethq_attr *a);
+int rocev2_destroy_ethq(struct rocev2 *e);
 
 /* ---- queries (mgmt/ and firmware/ read the engine only through these) -- */
 struct rocev2_device_info {

@@ -28,7 +28,7 @@ static int teardown(void **state)
 
 /* ---- helpers ----------------------------------------------------------------- */
 
-#define CMD_OUT_MAX 4096u
+#define CMD_OUT_MAX 8192u
 
 struct reply {
 	uint8_t status;
@@ -279,6 +279,9 @@ static const struct op_case ops[] = {
 	{ MNIC_CMD_MIG_CONFIG, 24, 8, 0, 20 },
 	{ MNIC_CMD_QUERY_DCQCN, 8, 56, 0, 0 },
 	{ MNIC_CMD_SET_DCQCN, 56, 8, 0, 52 },
+	{ MNIC_CMD_SET_GID, 24, 8, 0, 20 },
+	{ MNIC_CMD_CREATE_ETHQ, 80, 8, 0, 44 },
+	{ MNIC_CMD_DESTROY_ETHQ, 8, 8, 0, 0 },
 	{ MNIC_CMD_FW_FLASH_BEGIN, 144, 8, 0, 12 },
 	{ MNIC_CMD_FW_FLASH_DATA, 16, 8, 0, 0 },
 	{ MNIC_CMD_FW_FLASH_END, 8, 16, 0, 0 },
@@ -367,7 +370,7 @@ static void test_every_opcode_validation(void **state)
 	}
 	/* Unknown opcodes. */
 	{
-		static const uint16_t bad[] = { 0, 0x0ff, 0x109, 0x505, 0xb05, 0xffff };
+		static const uint16_t bad[] = { 0, 0x0ff, 0x10a, 0x505, 0xb05, 0xffff };
 		struct reply r;
 
 		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -1149,10 +1152,72 @@ static void test_cmd_dcqcn(void **state)
 	expect_status(&r, MNIC_CMD_STAT_BAD_PARAM, MNIC_SITE_RESERVED);
 }
 
+/* SET_GID (the host's RoCEv2 GID table): hostile index, flags and
+ * addresses refused with their site and nothing changed; the engine sends
+ * from and accepts only the valid entry of lowest index; clearing every
+ * entry gives the boot address back; QUERY_DEVICE reports the port's
+ * largest frame. */
+static struct reply set_gid(uint32_t index, uint32_t flags, uint32_t ipv4)
+{
+	struct mnic_cmd_set_gid_in in;
+
+	memset(&in, 0, sizeof(in));
+	in.hdr = in_hdr(MNIC_CMD_SET_GID, 0);
+	in.index = index;
+	in.flags = flags;
+	in.ipv4 = ipv4;
+	return issue(&H, &in, sizeof(in), 8);
+}
+
+static void test_cmd_set_gid(void **state)
+{
+	struct mnic_cmd_query_device_out d = host_query_device(&H);
+	const uint32_t boot = d.ipv4;
+	static const struct {
+		uint32_t index, flags, ipv4, site;
+	} bad[] = {
+		{ MNIC_GID_TBL_LEN, MNIC_GID_F_VALID, 0x0a000001u, MNIC_SITE_GID_INDEX },
+		{ 0xffffffffu, MNIC_GID_F_VALID, 0x0a000001u, MNIC_SITE_GID_INDEX },
+		{ 1, 2, 0x0a000001u, MNIC_SITE_GID_FLAGS },
+		{ 1, MNIC_GID_F_VALID, 0, MNIC_SITE_GID_ADDR },
+		{ 1, MNIC_GID_F_VALID, 0x7f000001u, MNIC_SITE_GID_ADDR },   /* 127.0.0.1 */
+		{ 1, MNIC_GID_F_VALID, 0xe0000001u, MNIC_SITE_GID_ADDR },   /* 224.0.0.1 */
+		{ 1, MNIC_GID_F_VALID, 0xffffffffu, MNIC_SITE_GID_ADDR },   /* broadcast */
+		{ 1, 0, 0x0a000001u, MNIC_SITE_GID_ADDR },                 /* clear with an address */
+	};
+	struct reply r;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(d.max_frame, HAL_ETH_MAX_FRAME);
+	assert_int_not_equal(boot, 0);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		r = set_gid(bad[i].index, bad[i].flags, bad[i].ipv4);
+		expect_status(&r, MNIC_CMD_STAT_BAD_PARAM, bad[i].site);
+		assert_int_equal(MNIC_SYND_ERRNO(r.syndrome), HAL_EINVAL);
+		assert_int_equal(host_query_device(&H).ipv4, boot);
+	}
+	assert_int_equal(H.m.cnt.refused_gid, sizeof(bad) / sizeof(bad[0]));
+	assert_int_equal(H.m.cnt.gid_set + H.m.cnt.gid_cleared, 0);
+	/* index 3 first, then 1: the lowest valid index is the address */
+	expect_status((r = set_gid(3, MNIC_GID_F_VALID, 0xc0a80003u), &r), MNIC_CMD_STAT_OK, 0);
+	assert_int_equal(host_query_device(&H).ipv4, 0xc0a80003u);
+	expect_status((r = set_gid(1, MNIC_GID_F_VALID, 0xc0a80001u), &r), MNIC_CMD_STAT_OK, 0);
+	assert_int_equal(host_query_device(&H).ipv4, 0xc0a80001u);
+	/* clearing 1 falls back to 3, clearing 3 to the boot address */
+	expect_status((r = set_gid(1, 0, 0), &r), MNIC_CMD_STAT_OK, 0);
+	assert_int_equal(host_query_device(&H).ipv4, 0xc0a80003u);
+	expect_status((r = set_gid(3, 0, 0), &r), MNIC_CMD_STAT_OK, 0);
+	assert_int_equal(host_query_device(&H).ipv4, boot);
+	assert_int_equal(H.m.cnt.gid_set, 2);
+	assert_int_equal(H.m.cnt.gid_cleared, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_every_opcode_validation, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cmd_set_gid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cmd_dcqcn, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_port_counter_names_and_values, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_handles, setup, teardown),
