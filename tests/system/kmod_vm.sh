@@ -387,6 +387,29 @@ ibvserve() {   # tag size iterations
 }
 ibvserve 1b 1 $IBV_ITERS
 ibvserve 4k 4096 $IBV_ITERS
+# Hostile: ibv_rc_pingpong killed (SIGKILL) mid-traffic: its uverbs file
+# closes with an RTS QP moving data, so the core destroys the QP in use,
+# its CQ, MRs and PD, and the context goes; the firmware keeps nothing,
+# every page pinned is unpinned, none orphaned or leaked, and no oops
+# (the dmesg check at the end).
+pin0=\$(cat \$C/mem_pages_pinned); unpin0=\$(cat \$C/mem_pages_unpinned)
+ibv_rc_pingpong -d mnic0 -g \${rgi:-0} -p 18515 -s 4096 -m 1024 -n 1000000 > /tmp/ibvpp-kill.log 2>&1 &
+pp=\$!
+echo "KMOD-PINGPONG-SERVER kill"
+# (its stdout is a file, so buffered until exit: the QP's state says it
+# connected, mnicctl as root lists every QP of the NIC)
+rts() { mnicctl -d \$D qp list > /tmp/qps.kill 2>&1; grep -q "^qp 0x[0-9a-f]*  RTS " /tmp/qps.kill; }
+i=0; while [ \$i -lt 60 ] && ! rts; do sleep 0.5; i=\$((i + 1)); done
+check ib_verbs_kill_mid_traffic_was_connected rts
+sleep 2
+dealloc0=\$(cat \$C/ctx_dealloc)   # (each mnicctl above had a context of its own)
+kill -9 \$pp; wait \$pp 2>/dev/null
+sed "s/^/  ibv_rc_pingpong kill: /" /tmp/ibvpp-kill.log /tmp/qps.kill
+check ib_verbs_kill_frees_context eq "\$(cat \$C/ctx_dealloc)" \$((dealloc0 + 1))
+check ib_verbs_kill_unpins_all eq "\$(( \$(cat \$C/mem_pages_pinned) - pin0 ))" "\$(( \$(cat \$C/mem_pages_unpinned) - unpin0 ))"
+check ib_verbs_kill_nothing_orphaned eq "\$(cat \$C/ib_pages_orphaned) \$(cat \$C/ib_pages_leaked)" "0 0"
+check ib_verbs_kill_nic_empty mnic-tenancy-check empty \$D
+echo "KMOD-PINGPONG-KILLED"
 kill \$relay
 # Host-physical DMA: the host's mnic-rw (POSIX NIC) RDMA WRITEs into,
 # READs from and FETCH_AND_ADDs in a malloc'ed 64 MiB buffer registered
@@ -632,6 +655,19 @@ for round in "1b 1" "4k 4096"; do
   read -r tag sz <<<"$round"
   SIZE=$sz PP_CHECK=-c pp_client "$tag" "$IBV_ITERS" || client_failed="$client_failed ibv_$tag"
 done
+# The round the VM kills mid-traffic: one client, which fails once its
+# peer is gone (a short completion timeout); its exit status is not
+# checked, the VM checks what the kill left.
+if mnic_wait_line "$out/vm.log" "^KMOD-PINGPONG-SERVER kill" 150 $vm; then
+  for try in $(seq 20); do
+    rc=0
+    timeout 60 "$pingpong" -d "$out/posix.bar" -p "$port" -n 1000000 -s 4096 -T 5 \
+      127.0.0.1 >"$out/client-kill.log" 2>&1 || rc=$?
+    grep -q "^  remote address:" "$out/client-kill.log" && break
+    sleep 1
+  done
+  mnic_wait_line "$out/vm.log" "^KMOD-PINGPONG-KILLED" 120 $vm || true
+fi
 # The RDMA WRITE/READ into the VM's registered memory, once its passive
 # side listens (a port of its own: a ping-pong client still retrying must
 # not reach it).

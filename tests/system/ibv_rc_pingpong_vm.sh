@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Unmodified rdma-core ibv_rc_pingpong on the mnic RDMA device against Linux
+# SoftRoCE, both ends in x86_64 Debian VMs (issue 16):
+#
+#   switch --- POSIX NIC (nic.bar; aperture vm.ram) <-ivshmem-> mnic VM: mnic.ko,
+#         |                                                    libmnic-rdmav34.so,
+#         |                                                    ibv_rc_pingpong -d mnic0
+#         \--- rxe VM (virtio-net on the switch): rdma_rxe, ibv_rc_pingpong -d rxe0
+#
+# The mnic VM's RAM is the file vm.ram, the POSIX NIC's host-memory aperture
+# (qemu-board/nic.sh --hostmem, tests/vm/vm.sh --ram-file): the provider's
+# rings and ibv_rc_pingpong's buffer are pinned by mnic.ko into MTTs, the
+# data path runs in the VM's user space (WQEs, CQ polling, db_seq).  Both
+# roles (mnic server / rxe client and the reverse), 1 B and 4 KiB, path MTU
+# 1024, ibv_rc_pingpong's -c check on both ends; the exchange goes through
+# the VMs' restricted user nets (hostfwd / guestfwd on 127.0.0.1 only).
+# The capture of our NIC's port decodes in tshark with no malformed frame;
+# the mnic VM's dmesg has no WARNING/BUG/Oops.
+#
+#   IBV_VM_ITERS=100 (per run)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/qemu-board/lib.sh"
+. "$root/tests/interop/lib.sh"
+mnic_init
+out=$root/build/test-system/ibv-rc-pingpong-vm
+rm -rf "$out"; mkdir -p "$out"
+RXE_OUT=$out
+ITERS=${IBV_VM_ITERS:-100}
+MNIC_MAC=52:54:00:00:09:01   # 10.0.9.1 (firmware: 10.mac[3].mac[4].mac[5])
+RXE_MAC=52:54:00:00:09:f1
+VM_MEM_MIB=256
+fail() { echo "FAIL: $*"; exit 1; }
+
+make -C "$root" --no-print-directory -s kmod hostdrv >/dev/null
+[ -x "$root/build/posix/mnic-fw" ] || mnic_die "build/posix/mnic-fw not built; run: make BOARD=posix"
+for b in ibv_rc_pingpong ibv_devices ibv_devinfo; do
+  command -v $b >/dev/null || mnic_die "$b missing: run scripts/deps.sh (ibverbs-utils)"
+done
+kver=$("$root/tests/vm/kver.sh")
+base=$(mnic_free_ports 4 17400) || mnic_die "no free 127.0.0.1 ports"
+CTL_M=$base CTL_R=$((base + 1)) PP_M=$((base + 2)) PP_R=$((base + 3))
+
+# The mnic VM's initramfs: the module, the provider and its .driver file,
+# Debian's libibverbs (with the programs' ldd) and the tools.
+"$root/tests/vm/mkinitramfs.sh" -o "$out/mnic-initrd.gz" --kver "$kver" \
+  --init "$root/tests/interop/mnic-vm-init" --modules "virtio_net virtio_pci ib_uverbs" \
+  --bins "$(command -v ibv_rc_pingpong) $(command -v ibv_devices) $(command -v ibv_devinfo)" \
+  --files "$root/build/kmod/mnic.ko:/lib/mnic.ko $root/tests/interop/ctl:/bin/ctl $root/build/host/provider/libmnic-rdmav34.so:/usr/lib/x86_64-linux-gnu/libibverbs/libmnic-rdmav34.so $root/build/host/provider/mnic.driver:/etc/libibverbs.d/mnic.driver" \
+  >/dev/null
+rxe_build
+mnic_switch_start "$out/sw"
+RXE_SWITCH=$out/sw
+
+t0=$(date +%s)
+truncate -s ${VM_MEM_MIB}M "$out/vm.ram"
+MNIC_PCAP=$out/nic.pcap "$root/qemu-board/nic.sh" --board posix --name ibvvm --mac $MNIC_MAC \
+  --switch "$out/sw" --bar "$out/nic.bar" --hostmem "$out/vm.ram" -- run >"$out/nic.log" 2>&1 &
+mnic_track $!
+for _ in $(seq 300); do
+  "$root/build/host/hostdrv/mnicctl" -d "$out/nic.bar" info >/dev/null 2>&1 && break; sleep 0.1
+done
+"$root/build/host/hostdrv/mnicctl" -d "$out/nic.bar" info >/dev/null || fail "the POSIX NIC did not come up ($out/nic.log)"
+
+# mnic VM: its guest's 10.0.2.100:18515 is the rxe VM's ibv_rc_pingpong
+# server (host PP_R), its own server is reached at host PP_M.
+"$root/tests/vm/vm.sh" --initrd "$out/mnic-initrd.gz" --ivshmem "$out/nic.bar" --mem $VM_MEM_MIB \
+  --ram-file "$out/vm.ram" --hostfwd "$CTL_M:$CTL_M" --hostfwd "$PP_M:18515" --guestfwd "18515:$PP_R" \
+  --log "$out/mnic-vm.log" \
+  --append "quiet MNIC_IP=10.0.9.1/24 MNIC_NEIGH=10.0.9.241@$RXE_MAC CTL_PORT=$CTL_M" \
+  </dev/null >"$out/mnic-vm.qemu.log" 2>&1 &
+mvm=$!
+mnic_track $mvm
+RXE_APPEND="RXE_NEIGH=10.0.9.1@$MNIC_MAC" \
+  rxe_vm_start rxe "$RXE_MAC" 10.0.9.241/24 "$CTL_R" --hostfwd "$PP_R:18515" --guestfwd "18515:$PP_M"
+mnic_wait_line "$out/mnic-vm.log" '^MNIC-VM-(READY|FAIL)' 240 $mvm || true
+grep -q '^MNIC-VM-READY' "$out/mnic-vm.log" ||
+  { tail -30 "$out/mnic-vm.log"; fail "the mnic VM did not come up ($out/mnic-vm.log)"; }
+gidx=$(sed -n 's/^MNIC-VM-READY gidx=\([0-9]*\).*/\1/p' "$out/mnic-vm.log" | head -1)
+rxe_vm_ready rxe 240 >/dev/null || fail "the rxe VM did not come up"
+echo "setup: $(( $(date +%s) - t0 )) s; mnic0 RoCEv2 GID index $gidx; $ITERS iterations per run"
+rxe_ctl "$CTL_M" "ibv_devinfo -d mnic0" >"$out/devinfo.txt" || fail "ibv_devinfo -d mnic0"
+grep -q "link_layer:.*Ethernet" "$out/devinfo.txt" && grep -q "state:.*PORT_ACTIVE" "$out/devinfo.txt" ||
+  { cat "$out/devinfo.txt"; fail "ibv_devinfo: mnic0 not an active Ethernet port"; }
+
+runs=0
+# one run: SERVER_CTL SERVER_ARGS CLIENT_CTL CLIENT_ARGS TAG
+run() {
+  local sctl=$1 sargs=$2 cctl=$3 cargs=$4 tag=$5 rc=0
+  rxe_bg "$sctl" pp "ibv_rc_pingpong $sargs -c -p 18515 -m 1024 -n $ITERS"
+  rxe_ctl "$sctl" "i=0; until netstat -ltn | grep -q ':18515 '; do i=\$((i+1)); [ \$i -lt 400 ] || exit 1; sleep 0.05; done" 30 \
+    || { rxe_fg "$sctl" pp 5; fail "$tag: the server never listened"; }
+  rxe_ctl "$cctl" "ibv_rc_pingpong $cargs -c -p 18515 -m 1024 -n $ITERS 10.0.2.100" 120 \
+    >"$out/$tag.client" 2>&1 || rc=$?
+  [ $rc = 0 ] || rxe_ctl "$sctl" "killall ibv_rc_pingpong" 5 >/dev/null 2>&1 || true
+  rxe_fg "$sctl" pp 120 >"$out/$tag.server" 2>&1 || rc=$((rc + 100))
+  if [ $rc != 0 ] || ! grep -q "^$ITERS iters in " "$out/$tag.server" ||
+     ! grep -q "^$ITERS iters in " "$out/$tag.client"; then
+    echo "--- server"; cat "$out/$tag.server"; echo "--- client"; cat "$out/$tag.client"
+    fail "$tag: $ITERS iterations not completed by both ends (status $rc)"
+  fi
+  runs=$((runs + 1))
+  printf '  %-18s ok: server %s | client %s\n' "$tag" \
+    "$(grep ' iters in ' "$out/$tag.server" | sed 's/.*= //')" "$(grep ' iters in ' "$out/$tag.client" | sed 's/.*= //')"
+}
+for sz in 1 4096; do
+  run "$CTL_M" "-d mnic0 -g $gidx -s $sz" "$CTL_R" "-d rxe0 -g 1 -s $sz" "mnic-server-$sz"
+  run "$CTL_R" "-d rxe0 -g 1 -s $sz" "$CTL_M" "-d mnic0 -g $gidx -s $sz" "rxe-server-$sz"
+done
+
+# The mnic VM's kernel log: no warning of any kind.
+rxe_ctl "$CTL_M" "dmesg" >"$out/mnic-dmesg.txt" || true
+if grep -nE "WARNING:|BUG:|Oops|Call Trace|general protection|UBSAN|KASAN|refcount_t|list_(add|del) corruption" \
+     "$out/mnic-dmesg.txt"; then
+  fail "kernel warnings in the mnic VM's dmesg ($out/mnic-dmesg.txt)"
+fi
+# Every RoCEv2 frame both ends sent decodes in tshark, none malformed.
+"$root/build/host/hostdrv/mnicctl" -d "$out/nic.bar" counters --engine >"$out/counters.txt" || true
+sleep 1
+rxe_pcap_check "$out/nic.pcap" "eth.src == $MNIC_MAC" || fail "our frames do not all decode ($out/nic.pcap)"
+ours=$RXE_PCAP_FRAMES
+rxe_pcap_check "$out/nic.pcap" "eth.src == $RXE_MAC" || fail "rxe's frames do not all decode ($out/nic.pcap)"
+[ "$ours" -gt $((2 * ITERS)) ] || fail "too few RoCEv2 frames from mnic0 in the capture ($ours)"
+echo "PASS ibv_rc_pingpong mnic0 (VM, provider) <-> rxe0 (VM): $runs runs in $(( $(date +%s) - t0 )) s"
