@@ -104,6 +104,8 @@
 	X(ib_destroy_failed)    /* ... a destroy the firmware failed: pages kept */ \
 	X(ib_pages_orphaned)    /* ... pinned pages held until the context goes */ \
 	X(ib_pages_leaked)      /* ... left pinned: the context did not go */ \
+	X(ib_events)            /* ... completion events handed to a CQ's channel */ \
+	X(ib_event_dropped)     /* ... an EQE naming no CQ with a channel */ \
 	X(net_carrier_on)       /* netdev mnicN: carrier on (firmware READY) */ \
 	X(net_carrier_off)      /* ... carrier off (firmware not serving) */  \
 	X(net_tx_no_queue)      /* ... frame dropped: no host Ethernet queue */ \

@@ -311,13 +311,20 @@ static int mnic_ib_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *uda
 	ret = db_entry_add(ib, uc, &resp.db_mmap_offset);
 	if (ret)
 		goto err_ctx;
+	ret = mnic_ib_eq_create(ib, uc);
+	if (ret)
+		goto err_entry;
 	resp.ctx = uc->fw.ctx;
 	ret = mnic_ib_udata_resp(udata, &resp, sizeof(resp));
 	if (ret)
-		goto err_entry;
+		goto err_eq;
 	mnic_count(d, MNIC_KCNT_ib_ucontext);
 	return 0;
 
+err_eq:
+	rdma_user_mmap_entry_remove(&uc->db->rdma);
+	mnic_ib_eq_destroy(ib, uc, mnic_ctx_dealloc(d, uc->fw.ctx, MNIC_CTX_RELEASE_TIMEOUT_MS) == 0);
+	return ret;
 err_entry:
 	rdma_user_mmap_entry_remove(&uc->db->rdma);
 err_ctx:
@@ -345,6 +352,7 @@ static void mnic_ib_dealloc_ucontext(struct ib_ucontext *ibuc)
 			note_failure(ib, ret);
 	}
 	mnic_ib_orphans_free(ib, uc, ret == 0);
+	mnic_ib_eq_destroy(ib, uc, ret == 0);
 }
 
 /* The doorbell page only (rdma_user_mmap_entry_get checks the offset and
@@ -538,6 +546,7 @@ int mnic_ib_register(struct mnic_kdev *d)
 	ib->ibdev.dev.parent = &d->pdev->dev;
 	snprintf(ib->ibdev.node_desc, sizeof(ib->ibdev.node_desc), "mnic %s", board);
 	ib_set_device_ops(&ib->ibdev, &mnic_ib_ops);
+	mnic_ib_eq_init(ib);
 	/* The port's netdev: the core's RoCE GID table follows its addresses
 	 * (add_gid/del_gid), and RTR resolves MACs through it. */
 	BUILD_BUG_ON(MNIC_IB_GID_TBL_LEN != MNIC_GID_TBL_LEN);
@@ -571,6 +580,7 @@ void mnic_ib_unregister(struct mnic_kdev *d)
 	 * runs itself see the flag. */
 	WRITE_ONCE(d->ib->unregistering, true);
 	ib_unregister_device(&d->ib->ibdev);
+	mnic_ib_eq_exit(d->ib);
 	ib_dealloc_device(&d->ib->ibdev);
 	d->ib = NULL;
 }

@@ -5,6 +5,9 @@
 #ifndef MNIC_KMOD_IB_H
 #define MNIC_KMOD_IB_H
 
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
@@ -31,6 +34,11 @@ struct mnic_ib_dev {
 	 * and the rest are only counted (as remove does for open files). */
 	bool unregistering;
 	bool fw_gone;
+	/* completion events (mnic_ib_eq.c): the ucontexts with an EQ, polled */
+	struct mutex eq_list_lock;
+	struct list_head eq_list;
+	struct delayed_work eq_work;
+	bool eq_stop;
 };
 
 /* The doorbell page mapping handed to a ucontext (rdma_user_mmap_entry). */
@@ -56,6 +64,14 @@ struct mnic_ib_ucontext {
 	 * succeeded (else it stays pinned for good, ib_pages_leaked). */
 	struct mutex orphan_lock;
 	struct list_head orphans;
+	/* its event queue (mnic_ib_eq.c): kernel pages, one MTT; the CQs
+	 * bound to it by handle, under eq_lock */
+	bool has_eq;
+	struct page *eq_page;
+	u32 eq_mtt, eq, eq_ci;
+	struct mutex eq_lock;
+	struct xarray cqs;
+	struct list_head eq_node;          /* in mnic_ib_dev.eq_list */
 };
 
 struct mnic_ib_pd {
@@ -76,6 +92,7 @@ struct mnic_ib_cq {
 	struct mnic_ib_ucontext *uc;
 	u32 handle;
 	u32 entries;
+	bool bound;                        /* to its ucontext's EQ */
 };
 
 struct mnic_ib_qp {
@@ -148,6 +165,14 @@ int mnic_ib_dereg_mr(struct ib_mr *mr, struct ib_udata *udata);
 int mnic_ib_create_cq(struct ib_cq *cq, const struct ib_cq_init_attr *attr,
 		      struct ib_udata *udata);
 int mnic_ib_destroy_cq(struct ib_cq *cq, struct ib_udata *udata);
+
+/* mnic_ib_eq.c: completion events */
+void mnic_ib_eq_init(struct mnic_ib_dev *ib);
+void mnic_ib_eq_exit(struct mnic_ib_dev *ib);
+int mnic_ib_eq_create(struct mnic_ib_dev *ib, struct mnic_ib_ucontext *uc);
+void mnic_ib_eq_destroy(struct mnic_ib_dev *ib, struct mnic_ib_ucontext *uc, bool dma_stopped);
+int mnic_ib_eq_bind(struct mnic_ib_dev *ib, struct mnic_ib_cq *cq);
+void mnic_ib_eq_unbind(struct mnic_ib_cq *cq);
 
 /* mnic_ib_qp.c */
 int mnic_ib_create_qp(struct ib_qp *qp, struct ib_qp_init_attr *init, struct ib_udata *udata);

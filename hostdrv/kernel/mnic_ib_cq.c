@@ -8,9 +8,8 @@
  *
  * Not served: resize (the firmware has no command to move a CQ to another
  * ring; the op is NULL and ib_uverbs answers -EOPNOTSUPP), kernel CQs,
- * creation flags.  Completion events reach a uverbs completion channel
- * only once the module takes the NIC's EQ vectors (not yet: an armed CQ's
- * event is counted by the firmware, cq_arm_no_eq).
+ * creation flags.  A CQ created with a completion channel is bound to its
+ * ucontext's EQ (mnic_ib_eq.c): its events reach the channel.
  */
 #include "mnic_ib.h"
 
@@ -77,6 +76,10 @@ int mnic_ib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	cq->handle = out.handle;
 	cq->entries = req.entries;
 	ibcq->cqe = req.entries;
+	/* with a completion channel: its events (mnic_ib_eq.c) */
+	ret = mnic_ib_eq_bind(ib, cq);
+	if (ret)
+		goto err_cq;
 	resp.cq_handle = cq->handle;
 	resp.entries = cq->entries;
 	ret = mnic_ib_udata_resp(udata, &resp, sizeof(resp));
@@ -106,8 +109,12 @@ int mnic_ib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 		.hdr = { .opcode = MNIC_CMD_DESTROY_CQ, .ctx = cq->uc->fw.ctx }, .handle = cq->handle,
 	};
 	struct mnic_cmd_simple_out out;
-	bool ok = mnic_ib_destroy_cmd(ib, &in, sizeof(in), &out, sizeof(out)) == 0;
+	bool ok;
 
+	/* no event reaches the CQ from here on */
+	if (cq->bound)
+		mnic_ib_eq_unbind(cq);
+	ok = mnic_ib_destroy_cmd(ib, &in, sizeof(in), &out, sizeof(out)) == 0;
 	mnic_ib_umem_put(ib, cq->uc, &cq->mem, ok);
 	return 0;
 }

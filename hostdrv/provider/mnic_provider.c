@@ -14,8 +14,9 @@
  * page the ucontext mapped (mnic/abi.h: the firmware rescans the records
  * on a change and polls db_seq anyway).
  *
- * Not served (yet): completion events (req_notify_cq: EOPNOTSUPP, as
- * mnic.ko does not take the NIC's EQ vectors), SRQs, inline data, UD.
+ * Completion events: req_notify_cq writes the CQ's arm word (mnic/queues.h),
+ * mnic.ko polls the firmware's EQ and wakes the completion channel.
+ * Not served (yet): SRQs, inline data, UD.
  */
 #define _GNU_SOURCE
 #include <endian.h>
@@ -72,6 +73,7 @@ struct mnic_pv_cq {
 	size_t buf_len;
 	uint32_t entries;
 	uint32_t ci;
+	uint8_t arm_sn;                /* the arm sequence number (queues.h) */
 	volatile struct mnic_dbrec *rec;
 };
 
@@ -328,13 +330,38 @@ static int mpv_destroy_cq(struct ibv_cq *ibcq)
 	return 0;
 }
 
-/* No completion events yet: mnic.ko does not take the NIC's EQ vectors,
- * so nothing would ever wake a completion channel. */
-static int mpv_req_notify_cq(struct ibv_cq *cq, int solicited_only)
+/* Completion events (mnic/queues.h "Completion events"): the arm word of
+ * the CQ's record, after the consumer index poll_cq wrote, then db_seq;
+ * the firmware writes one EQE when the arm fires, mnic.ko hands it to the
+ * CQ's completion channel.  Only a CQ created with a channel has an EQ. */
+static int mpv_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
-	(void)cq;
-	(void)solicited_only;
-	return EOPNOTSUPP;
+	struct mnic_pv_cq *cq = to_cq(ibcq);
+	uint32_t arm;
+
+	if (!ibcq->channel)
+		return EINVAL;
+	pthread_spin_lock(&cq->lock);
+	arm = MNIC_CQ_ARM(cq->arm_sn, solicited_only ? MNIC_CQ_ARM_SOLICITED : MNIC_CQ_ARM_NEXT);
+	/* the consumer index before the arm: the firmware fires at once for
+	 * CQEs past the index it reads with the arm */
+	__atomic_store_n((uint32_t *)(uintptr_t)&cq->rec->arm, arm, __ATOMIC_RELEASE);
+	__atomic_fetch_add((uint32_t *)(uintptr_t)&to_ctx(ibcq->context)->db->db_seq, 1u,
+			   __ATOMIC_SEQ_CST);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	pthread_spin_unlock(&cq->lock);
+	return 0;
+}
+
+/* ibv_get_cq_event returned an event of this CQ: the arm that fired is
+ * spent, the next one takes sn + 1 (one event per arm). */
+static void mpv_cq_event(struct ibv_cq *ibcq)
+{
+	struct mnic_pv_cq *cq = to_cq(ibcq);
+
+	pthread_spin_lock(&cq->lock);
+	cq->arm_sn++;
+	pthread_spin_unlock(&cq->lock);
 }
 
 static struct mnic_pv_qp *find_qp(struct mnic_pv_context *ctx, uint32_t qpn)
@@ -693,6 +720,7 @@ static void mpv_free_context(struct ibv_context *context)
 
 static const struct verbs_context_ops mnic_ctx_ops = {
 	.alloc_pd = mpv_alloc_pd,
+	.cq_event = mpv_cq_event,
 	.create_ah = mpv_create_ah,
 	.create_cq = mpv_create_cq,
 	.create_qp = mpv_create_qp,

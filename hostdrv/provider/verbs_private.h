@@ -112,7 +112,8 @@ struct verbs_context_ops {
 	mnic_pv_op_unused advise_mr, alloc_dm, alloc_mw, alloc_null_mr, alloc_parent_domain;
 	struct ibv_pd *(*alloc_pd)(struct ibv_context *context);
 	mnic_pv_op_unused alloc_td, async_event, attach_counters_point_flow, attach_mcast,
-		bind_mw, close_xrcd, cq_event;
+		bind_mw, close_xrcd;
+	void (*cq_event)(struct ibv_cq *cq);   /* ibv_get_cq_event took one */
 	struct ibv_ah *(*create_ah)(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 	mnic_pv_op_unused create_counters;
 	struct ibv_cq *(*create_cq)(struct ibv_context *context, int cqe,
@@ -157,6 +158,7 @@ struct verbs_context_ops {
 /* 76 ops, in rdma-core 44's (sorted) order */
 _Static_assert(sizeof(struct verbs_context_ops) == 76 * sizeof(void *), "verbs_context_ops");
 _Static_assert(offsetof(struct verbs_context_ops, alloc_pd) == 5 * sizeof(void *), "alloc_pd");
+_Static_assert(offsetof(struct verbs_context_ops, cq_event) == 12 * sizeof(void *), "cq_event");
 _Static_assert(offsetof(struct verbs_context_ops, create_cq) == 15 * sizeof(void *), "create_cq");
 _Static_assert(offsetof(struct verbs_context_ops, create_qp) == 19 * sizeof(void *), "create_qp");
 _Static_assert(offsetof(struct verbs_context_ops, dereg_mr) == 28 * sizeof(void *), "dereg_mr");

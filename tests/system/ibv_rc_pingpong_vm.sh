@@ -12,7 +12,8 @@
 # rings and ibv_rc_pingpong's buffer are pinned by mnic.ko into MTTs, the
 # data path runs in the VM's user space (WQEs, CQ polling, db_seq).  Both
 # roles (mnic server / rxe client and the reverse), 1 B and 4 KiB, path MTU
-# 1024, ibv_rc_pingpong's -c check on both ends; the exchange goes through
+# 1024, and 4 KiB with completion events (-e), ibv_rc_pingpong's -c check
+# on both ends; the exchange goes through
 # the VMs' restricted user nets (hostfwd / guestfwd on 127.0.0.1 only).
 # The capture of our NIC's port decodes in tshark with no malformed frame;
 # the mnic VM's dmesg has no WARNING/BUG/Oops.
@@ -107,6 +108,10 @@ for sz in 1 4096; do
   run "$CTL_M" "-d mnic0 -g $gidx -s $sz" "$CTL_R" "-d rxe0 -g 1 -s $sz" "mnic-server-$sz"
   run "$CTL_R" "-d rxe0 -g 1 -s $sz" "$CTL_M" "-d mnic0 -g $gidx -s $sz" "rxe-server-$sz"
 done
+# -e on both ends: completion channels (mnic.ko wakes mnic0's from the
+# firmware's event queue)
+run "$CTL_M" "-d mnic0 -g $gidx -s 4096 -e" "$CTL_R" "-d rxe0 -g 1 -s 4096 -e" "mnic-server-4096-e"
+run "$CTL_R" "-d rxe0 -g 1 -s 4096 -e" "$CTL_M" "-d mnic0 -g $gidx -s 4096 -e" "rxe-server-4096-e"
 
 # The mnic VM's kernel log: no warning of any kind.
 rxe_ctl "$CTL_M" "dmesg" >"$out/mnic-dmesg.txt" || true

@@ -375,18 +375,26 @@ arp -i mnic0 -s 10.0.7.2 $MAC_P      # busybox: permanent (ip neigh has show/flu
 check ib_verbs_rc_gid waitgid 0000:0000:0000:0000:0000:ffff:0a00:0701
 rgi=\$(gidindex 0000:0000:0000:0000:0000:ffff:0a00:0701)
 check ib_verbs_rc_rtr_rts mnic-verbs-check rtr mnic0 \${rgi:-0} 10.0.7.2
-ibvserve() {   # tag size iterations
-  ibv_rc_pingpong -d mnic0 -g \${rgi:-0} -p 18515 -s \$2 -m 1024 -n \$3 -c > /tmp/ibvpp-\$1.log 2>&1 &
+ibvserve() {   # tag size iterations [ibv_rc_pingpong options]
+  ibv_tag=\$1; ibv_sz=\$2; ibv_n=\$3; shift 3
+  ibv_rc_pingpong -d mnic0 -g \${rgi:-0} -p 18515 -s \$ibv_sz -m 1024 -n \$ibv_n -c "\$@" > /tmp/ibvpp-\$ibv_tag.log 2>&1 &
   pp=\$!
-  echo "KMOD-PINGPONG-SERVER \$1"
+  echo "KMOD-PINGPONG-SERVER \$ibv_tag"
   rc=0; wait \$pp || rc=\$?
-  sed "s/^/  ibv_rc_pingpong \$1: /" /tmp/ibvpp-\$1.log
-  check ib_verbs_rc_pingpong_\$1 eq "\$rc" 0
+  sed "s/^/  ibv_rc_pingpong \$ibv_tag: /" /tmp/ibvpp-\$ibv_tag.log
+  check ib_verbs_rc_pingpong_\$ibv_tag eq "\$rc" 0
   [ \$rc = 0 ] || { arp -n -i mnic0 -a; ip route; for c in ib_refused_qp_attr ib_refused_udata cmd_ok cmds; do echo "  \$c = \$(cat \$C/\$c)"; done; dmesg | tail -5; }
-  check ib_verbs_rc_pingpong_\${1}_iters grep -q "^\$3 iters in" /tmp/ibvpp-\$1.log
+  check ib_verbs_rc_pingpong_\${ibv_tag}_iters grep -q "^\$ibv_n iters in" /tmp/ibvpp-\$ibv_tag.log
 }
 ibvserve 1b 1 $IBV_ITERS
 ibvserve 4k 4096 $IBV_ITERS
+# -e: ibv_rc_pingpong sleeps on its completion channel (ibv_req_notify_cq
+# arms the CQ in its record; the firmware's EQE, polled by mnic.ko, wakes
+# the channel: counter ib_events)
+ev0=\$(cat \$C/ib_events)
+ibvserve 4k_events 4096 $IBV_ITERS -e
+check ib_verbs_rc_pingpong_events_counted test "\$(( \$(cat \$C/ib_events) - ev0 ))" -gt 0
+check ib_verbs_rc_pingpong_no_event_dropped eq "\$(cat \$C/ib_event_dropped)" 0
 # Hostile: ibv_rc_pingpong killed (SIGKILL) mid-traffic: its uverbs file
 # closes with an RTS QP moving data, so the core destroys the QP in use,
 # its CQ, MRs and PD, and the context goes; the firmware keeps nothing,
@@ -651,7 +659,7 @@ for round in "mnic_alloc $ITERS" "file $MR_ITERS" "heap $MR_ITERS" "stack $MR_IT
 done
 # The rounds of unmodified ibv_rc_pingpong in the VM (ibv_rc_pingpong's
 # own check, -c): the same client, its size and MTU.
-for round in "1b 1" "4k 4096"; do
+for round in "1b 1" "4k 4096" "4k_events 4096"; do
   read -r tag sz <<<"$round"
   SIZE=$sz PP_CHECK=-c pp_client "$tag" "$IBV_ITERS" || client_failed="$client_failed ibv_$tag"
 done

@@ -124,8 +124,12 @@ static int run_rtr(const char *name, int gidx, const char *peer)
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
 	ibv_free_device_list(list);
-	printf("VERBS-CHECK %s %u/%u\n", failures ? "FAIL" : "PASS", failures, checks);
-	return failures ? 1 : 0;
+	if (failures) {
+		printf("VERBS-CHECK FAIL %u/%u\n", failures, checks);
+		return 1;
+	}
+	printf("VERBS-CHECK PASS %u\n", checks);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -215,8 +219,23 @@ int main(int argc, char **argv)
 	ret = ibv_poll_cq(cq, 4, wc);
 	result("ib_verbs_provider_poll_empty", ret == 0, "ibv_poll_cq of an empty CQ: %d", ret);
 	ret = ibv_req_notify_cq(cq, 0);
-	result("ib_verbs_provider_notify_refused", ret == EOPNOTSUPP,
-	       "ibv_req_notify_cq: %d (no completion events yet)", ret);
+	result("ib_verbs_provider_notify_without_channel_refused", ret == EINVAL,
+	       "ibv_req_notify_cq of a CQ without a channel: %d", ret);
+	{
+		struct ibv_comp_channel *ch = ibv_create_comp_channel(ctx);
+		struct ibv_cq *ecq = ch ? ibv_create_cq(ctx, 8, NULL, ch, 0) : NULL;
+
+		ret = ecq ? ibv_req_notify_cq(ecq, 0) : -1;
+		result("ib_verbs_provider_notify_armed", ecq && ret == 0,
+		       "a CQ on a completion channel: %s, ibv_req_notify_cq %d",
+		       ecq ? "created" : strerror(errno), ret);
+		ret = ecq ? ibv_req_notify_cq(ecq, 1) : -1;
+		result("ib_verbs_provider_notify_solicited", ret == 0, "solicited arm: %d", ret);
+		if (ecq)
+			ibv_destroy_cq(ecq);
+		if (ch)
+			ibv_destroy_comp_channel(ch);
+	}
 
 	ud = rc_qp(pd, cq, IBV_QPT_UD);
 	result("ib_verbs_provider_ud_refused", ud == NULL, "a UD QP was created");

@@ -589,7 +589,7 @@ static void *page_buf(size_t len)
  * close with everything left standing. */
 static void run_objects(void)
 {
-	struct mnic_cmd_query_device_out q0, q1;
+	struct mnic_cmd_query_device_out q0, q1, qc;
 	struct ib_uverbs_get_context_resp gc;
 	struct mnic_ib_alloc_ucontext_resp uc;
 	struct ib_uverbs_reg_mr_resp mr, mr2;
@@ -625,6 +625,11 @@ static void run_objects(void)
 	       uc.ctx);
 	if (ret)
 		goto out;
+	/* The context's event queue (mnic_ib_eq.c): one MTT of the module's
+	 * and one EQ in the firmware from GET_CONTEXT on. */
+	ret = fw_query(&qc);
+	result("ib_objects_context_eq", ret == 0 && qc.n_mtt == q0.n_mtt + 1,
+	       "firmware MTTs %u -> %u after GET_CONTEXT (the EQ's)", q0.n_mtt, qc.n_mtt);
 
 	/* The doorbell page: shared, exactly one page at its offset. */
 	mmap0 = counter("ib_refused_mmap");
@@ -665,7 +670,7 @@ static void run_objects(void)
 		     ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ, &mr);
 	result("ib_objects_reg_mr",
 	       ret == 0 && mr.lkey != 0 && fw_query(&q1) == 0 && q1.n_mr == q0.n_mr + 1 &&
-	       q1.n_mtt == q0.n_mtt + 1,
+	       q1.n_mtt == qc.n_mtt + 1,
 	       "REG_MR: %s, lkey 0x%x rkey 0x%x, firmware MRs %u -> %u, MTTs %u -> %u",
 	       strerror(-ret), mr.lkey, mr.rkey, q0.n_mr, q1.n_mr, q0.n_mtt, q1.n_mtt);
 	hole = page_buf(3 * 4096);
