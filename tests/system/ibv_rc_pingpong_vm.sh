@@ -95,9 +95,10 @@ grep -q '^MNIC-VM-READY' "$out/mnic-vm.log" ||
 gidx=$(sed -n 's/^MNIC-VM-READY gidx=\([0-9]*\).*/\1/p' "$out/mnic-vm.log" | head -1)
 rxe_vm_ready rxe 240 >/dev/null || fail "the rxe VM did not come up"
 echo "setup: $(( $(date +%s) - t0 )) s; mnic0 RoCEv2 GID index $gidx; $ITERS iterations per run"
-rxe_ctl "$CTL_M" "ibv_devinfo -d mnic0" >"$out/devinfo.txt" || fail "ibv_devinfo -d mnic0"
-grep -q "link_layer:.*Ethernet" "$out/devinfo.txt" && grep -q "state:.*PORT_ACTIVE" "$out/devinfo.txt" ||
-  { cat "$out/devinfo.txt"; fail "ibv_devinfo: mnic0 not an active Ethernet port"; }
+rxe_ctl "$CTL_M" "ibv_devinfo -v -d mnic0" >"$out/devinfo.txt" || fail "ibv_devinfo -v -d mnic0"
+grep -q "link_layer:.*Ethernet" "$out/devinfo.txt" && grep -q "state:.*PORT_ACTIVE" "$out/devinfo.txt" &&
+  grep -qE "GID\[ *$gidx\]:.*::ffff:10\.0\.9\.1, RoCE v2" "$out/devinfo.txt" ||
+  { cat "$out/devinfo.txt"; fail "ibv_devinfo: mnic0 not an active Ethernet port with its RoCEv2 GID"; }
 
 # unmodified perftest: one test, server on one VM, client on the other;
 # both ends exit 0 and print their result line for all iterations (the

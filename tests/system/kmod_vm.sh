@@ -375,6 +375,10 @@ arp -i mnic0 -s 10.0.7.2 $MAC_P      # busybox: permanent (ip neigh has show/flu
 check ib_verbs_rc_gid waitgid 0000:0000:0000:0000:0000:ffff:0a00:0701
 rgi=\$(gidindex 0000:0000:0000:0000:0000:ffff:0a00:0701)
 check ib_verbs_rc_rtr_rts mnic-verbs-check rtr mnic0 \${rgi:-0} 10.0.7.2
+# ibv_devinfo -v (libibverbs' ibv_query_gid_ex through the provider's
+# context) lists the RoCEv2 GID of mnic0's address
+ibv_devinfo -v -d mnic0 > /tmp/ibv.devinfo-v 2>&1; grep "GID\[" /tmp/ibv.devinfo-v | sed 's/^/  ibv_devinfo -v: /'
+check ib_verbs_ibv_devinfo_gid grep -qE "GID\[ *\${rgi:-x}\]:.*::ffff:10\.0\.7\.1, RoCE v2" /tmp/ibv.devinfo-v
 ibvserve() {   # tag size iterations [ibv_rc_pingpong options]
   ibv_tag=\$1; ibv_sz=\$2; ibv_n=\$3; shift 3
   ibv_rc_pingpong -d mnic0 -g \${rgi:-0} -p 18515 -s \$ibv_sz -m 1024 -n \$ibv_n -c "\$@" > /tmp/ibvpp-\$ibv_tag.log 2>&1 &
