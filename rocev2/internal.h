@@ -300,11 +300,10 @@ int rocev2_parse(struct rocev2 *e, const uint8_t *frame, size_t len, struct roce
 /* ethq.c: 1 when the frame was the host's (written to its RX ring or
  * dropped and counted), 0 when it is RoCEv2 for the engine (or no host
  * queue exists).  tx: send up to budget posted frames (how many moved);
- * doorbell: re-read the TX producer; pending: TX posted or a raise due;
+ * pending: TX posted or a raise due;
  * raise: the queues' vector once for the completions written. */
 int rocev2_ethq_rx(struct rocev2 *e, const uint8_t *frame, size_t len);
 unsigned rocev2_ethq_tx(struct rocev2 *e, unsigned budget);
-int rocev2_ethq_doorbell(struct rocev2 *e);
 int rocev2_ethq_pending(const struct rocev2 *e);
 void rocev2_ethq_raise(struct rocev2 *e);
 

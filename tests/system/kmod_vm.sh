@@ -72,6 +72,7 @@ RW_LEN=${KMOD_RW_LEN:-2097152}
 SIZE=${KMOD_PP_SIZE:-4096}
 MAC_A=52:54:00:00:07:01      # IP 10.0.7.1 (firmware: 10.mac[3].mac[4].mac[5])
 MAC_P=52:54:00:00:07:02      # IP 10.0.7.2
+MAC_PEER=52:54:00:00:07:09   # the VM's virtio NIC on the switch: the netdev's peer, IP 10.0.7.9
 # The VM's RAM, and the A15 NIC's host-memory aperture: a power of two
 # that fits the A15's 32-bit PCI MMIO window beside the BAR (256 MiB at
 # most, qemu-board/nic.sh --hostmem).
@@ -91,6 +92,8 @@ tenant=$root/build/host/hostdrv/mnic-tenant
 mnicctl_host=$root/build/host/hostdrv/mnicctl
 devlink=$(command -v devlink || echo /usr/sbin/devlink)
 [ -x "$devlink" ] || mnic_die "iproute2's devlink missing: run scripts/deps.sh"
+iproute_ip=$(command -v ip || echo /usr/sbin/ip)   # /bin/ip in the VM: netns moves
+[ -x "$iproute_ip" ] || mnic_die "iproute2's ip missing: run scripts/deps.sh"
 rdma=$(command -v rdma || echo /usr/bin/rdma)
 [ -x "$rdma" ] || mnic_die "iproute2's rdma missing: run scripts/deps.sh"
 # The RDMA device (mnic_ib.c) links against ib_core; ib_uverbs (which the
@@ -198,7 +201,11 @@ finish() {
 }
 H=/sys/class/misc/mnic0/health; C=/sys/class/misc/mnic0/counters; D=/dev/mnic0
 modprobe virtio_pci; modprobe virtio_net
-ip link set lo up; ip link set eth0 up; ip addr add 10.0.2.15/24 dev eth0
+# by MAC: the user-net NIC (hostfwds) and the netdev checks' peer NIC on
+# the switch (vm.sh: the --vde NIC is eth0, the user one eth1)
+ifof() { for i in /sys/class/net/*; do [ "\$(cat \$i/address)" = "\$1" ] && echo \${i##*/}; done; }
+UIF=\$(ifof 52:54:00:12:34:56); PIF=\$(ifof $MAC_PEER)
+ip link set lo up; ip link set \$UIF up; ip addr add 10.0.2.15/24 dev \$UIF
 # mnic.ko needs ib_core; ib_uverbs gives user space /dev/infiniband/uverbsN.
 check ib_device_modules_loaded modprobe ib_uverbs
 IB=/sys/class/infiniband/mnic0
@@ -292,6 +299,51 @@ check netdev_gid_cleared waitval \$C/gid_del 1 10
 check netdev_gid_gone eval '! gidindex 0000:0000:0000:0000:0000:ffff:c0a8:4d01'
 check netdev_gid_fw_boot_address eq "\$(fwip)" 10.0.7.1
 check netdev_gid_no_failure eq "\$(cat \$C/gid_failed)" 0
+# The data path (the firmware's host Ethernet queues, NAPI on MSI-X vector
+# 1): the peer is this VM's own virtio NIC on the switch, in a network
+# namespace of its own, so every frame crosses the A15 NIC and the switch.
+# ARP resolves both ways (no static neighbour anywhere), ping, and TCP
+# (busybox nc) with every byte compared, each direction.
+unshare -n sleep 100000 & peerns=\$!
+sleep 1
+pexec() { nsenter -t \$peerns -n "\$@"; }
+/bin/ip link set dev \$PIF netns \$peerns
+pexec /bin/ip link set lo up; pexec /bin/ip link set \$PIF up
+pexec /bin/ip addr add 10.0.7.9/24 dev \$PIF
+ip addr add 10.0.7.1/24 dev mnic0
+check netdev_queue_created eq "\$(cat \$C/net_queue_create)" 1
+check netdev_ping ping -c 3 -W 10 10.0.7.9
+ip neigh show dev mnic0 > /tmp/neigh.txt; pexec ip neigh show > /tmp/pneigh.txt
+sed 's/^/  neigh mnic0: /' /tmp/neigh.txt; sed 's/^/  neigh peer: /' /tmp/pneigh.txt
+check netdev_arp_resolved grep -q "^10.0.7.9 lladdr $MAC_PEER" /tmp/neigh.txt
+check netdev_arp_not_static eval '! grep -q PERMANENT /tmp/neigh.txt'
+check netdev_peer_resolved_us grep -q "10.0.7.1 .*lladdr $MAC_A" /tmp/pneigh.txt
+check netdev_ping_from_peer pexec ping -c 2 -W 10 10.0.7.1
+dd if=/dev/urandom of=/tmp/tcp.a bs=1024 count=256 2>/dev/null
+dd if=/dev/urandom of=/tmp/tcp.b bs=1024 count=256 2>/dev/null
+# mnic0 receives: the peer serves /tmp/tcp.a
+pexec nc -l -p 5001 < /tmp/tcp.a & ncs=\$!
+sleep 1
+timeout 60 nc 10.0.7.9 5001 > /tmp/tcp.a.got; wait \$ncs
+check netdev_tcp_rx_data eq "\$(md5sum < /tmp/tcp.a.got)" "\$(md5sum < /tmp/tcp.a)"
+# mnic0 sends: it serves /tmp/tcp.b to the peer
+nc -l -p 5002 < /tmp/tcp.b & ncs=\$!
+sleep 1
+pexec timeout 60 nc 10.0.7.1 5002 > /tmp/tcp.b.got; wait \$ncs
+check netdev_tcp_tx_data eq "\$(md5sum < /tmp/tcp.b.got)" "\$(md5sum < /tmp/tcp.b)"
+S=\$N/statistics
+for f in rx_packets rx_bytes tx_packets tx_bytes rx_errors tx_errors rx_dropped tx_dropped; do echo "  mnic0 \$f = \$(cat \$S/\$f)"; done
+check netdev_stats_rx test "\$(cat \$S/rx_bytes)" -gt 262144
+check netdev_stats_tx test "\$(cat \$S/tx_bytes)" -gt 262144
+check netdev_stats_no_errors eq "\$(cat \$S/rx_errors) \$(cat \$S/tx_errors)" "0 0"
+check netdev_napi_irq test "\$(cat \$C/net_irq)" -gt 0
+check netdev_irq_proc grep -q "mnic-net@" /proc/interrupts
+mnicctl -d \$D counters --engine > /tmp/eng.txt 2>&1
+grep -E "ethq" /tmp/eng.txt | sed 's/^/  /'
+check netdev_fw_rx_counted grep -qE "rx_ethq_frames +[1-9]" /tmp/eng.txt
+check netdev_fw_tx_counted grep -qE "tx_ethq_frames +[1-9]" /tmp/eng.txt
+check netdev_fw_no_dma_errors grep -qE "ethq_dma_errors +0\$" /tmp/eng.txt
+check netdev_mtu_busy_while_up eval '! ip link set mnic0 mtu 2000 2>/dev/null'
 # The health buffer through the ioctl backend's init-segment mapping: live.
 hbj=\$(mnicctl -d \$D --json health | sed -n 's/.*"heartbeat": *\([0-9]*\).*/\1/p')
 check mnicctl_health_heartbeat test "\${hbj:-0}" -gt 0
@@ -454,6 +506,7 @@ check doorbell_irq_proc_interrupts grep -q "mnic-cmd@" /proc/interrupts
 check cmds_all_ok eq "\$(cat \$C/cmd_ok)" "\$(cat \$C/cmds)"
 check no_timeouts eq "\$(cat \$C/cmd_timeout)" 0
 check no_refusals eq "\$(cat \$C/refused_struct)\$(cat \$C/refused_len)\$(cat \$C/refused_opcode)" 000
+check netdev_no_queue_failures eq "\$(cat \$C/net_queue_failed) \$(cat \$C/net_queue_leaked)" "0 0"
 check contexts_all_freed eq "\$(cat \$C/ctx_dealloc_failed) \$(cat \$C/ctx_dealloc)" "0 \$(cat \$C/ctx_alloc)"
 # Tenancy (hostdrv/kernel/test/mnic_tenancy_check.c): nobody vs root on the
 # privileged set; two tenants that cannot reach each other's objects or
@@ -509,7 +562,7 @@ finish
 INIT
 
 "$root/tests/vm/mkinitramfs.sh" -o "$out/initrd.gz" --kver "$kver" --init "$out/init" \
-  --modules "virtio_net virtio_pci ib_uverbs" --bins "$pingpong $tenant $devlink $rdma" \
+  --modules "virtio_net virtio_pci ib_uverbs" --bins "$pingpong $tenant $devlink $rdma $iproute_ip" \
   --files "$(for i in good corrupt truncated trailing a72 unsigned; do printf '%s ' "$fwdir/$i.img:/lib/firmware/mnic/$i.img"; done)$ko:/lib/mnic.ko $mnicctl:/bin/mnicctl $ioctl_check:/bin/mnic-ioctl-check $tenancy_check:/bin/mnic-tenancy-check $mem_check:/bin/mnic-mem-check $ib_check:/bin/mnic-ib-check $rw_kmod:/bin/mnic-rw-kmod"
 
 # Two more ivshmem devices, probed before the NIC's: one with no init
@@ -527,6 +580,7 @@ PY
 start=$(date +%s)
 "$root/tests/vm/vm.sh" --kver "$kver" --initrd "$out/initrd.gz" --ivshmem "$out/other.bar" \
   --ivshmem "$out/oldrev.bar" --ivshmem "$out/a15.bar" --mem $VM_MEM_MIB --ram-file "$out/vm.ram" \
+  --vde "$out/sw" --mac $MAC_PEER \
   --hostfwd "$port:18516" --hostfwd "$rw_port:18517" --log "$out/vm.log" --append "loglevel=4" >"$out/qemu.log" 2>&1 &
 vm=$!; mnic_track $vm
 # GPA = file offset: the page the VM names holds its pattern at that
