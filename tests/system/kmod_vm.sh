@@ -321,15 +321,19 @@ check netdev_peer_resolved_us grep -q "10.0.7.1 .*lladdr $MAC_A" /tmp/pneigh.txt
 check netdev_ping_from_peer pexec ping -c 2 -W 10 10.0.7.1
 dd if=/dev/urandom of=/tmp/tcp.a bs=1024 count=256 2>/dev/null
 dd if=/dev/urandom of=/tmp/tcp.b bs=1024 count=256 2>/dev/null
-# mnic0 receives: the peer serves /tmp/tcp.a
+# mnic0 receives: the peer serves /tmp/tcp.a (the time is printed, not judged)
+uptime_cs() { read up _ < /proc/uptime; echo \${up%.*}\${up#*.}; }
 pexec nc -l -p 5001 < /tmp/tcp.a & ncs=\$!
 sleep 1
-timeout 60 nc 10.0.7.9 5001 > /tmp/tcp.a.got; wait \$ncs
+t0=\$(uptime_cs); timeout 60 nc 10.0.7.9 5001 > /tmp/tcp.a.got; t1=\$(uptime_cs); wait \$ncs
+echo "  netdev TCP 256 KiB into mnic0: \$(( (t1 - t0) * 10 )) ms"
 check netdev_tcp_rx_data eq "\$(md5sum < /tmp/tcp.a.got)" "\$(md5sum < /tmp/tcp.a)"
 # mnic0 sends: it serves /tmp/tcp.b to the peer
 nc -l -p 5002 < /tmp/tcp.b & ncs=\$!
 sleep 1
-pexec timeout 60 nc 10.0.7.1 5002 > /tmp/tcp.b.got; wait \$ncs
+t0=\$(uptime_cs); pexec timeout 60 nc 10.0.7.1 5002 > /tmp/tcp.b.got; t1=\$(uptime_cs); wait \$ncs
+echo "  netdev TCP 256 KiB out of mnic0: \$(( (t1 - t0) * 10 )) ms"
+ping -c 10 -i 0.2 -q 10.0.7.9 > /tmp/ping.txt 2>&1; sed 's/^/  /' /tmp/ping.txt
 check netdev_tcp_tx_data eq "\$(md5sum < /tmp/tcp.b.got)" "\$(md5sum < /tmp/tcp.b)"
 S=\$N/statistics
 for f in rx_packets rx_bytes tx_packets tx_bytes rx_errors tx_errors rx_dropped tx_dropped; do echo "  mnic0 \$f = \$(cat \$S/\$f)"; done
