@@ -63,6 +63,10 @@
 #                        POSIX peer's capture: doorbell_to_peer_us_posix is
 #                        the POSIX figure at that point), *_a15_plain the
 #                        in-run ivshmem-plain peer; idle_cpu_pct_a15[_plain]
+# perftest (issue 16), bench/perftest.sh: perftest_write_bw_4k_gbps_rxe,
+#   perftest_read_bw_4k_gbps_rxe, perftest_send_lat_64_us_rxe  unmodified
+#                        ib_write_bw / ib_read_bw (4 KiB, Gbit/s) and
+#                        ib_send_lat (64 B, median us) between two rxe VMs
 # Completion events (issue 15 item 4), bench/cq_event.sh:
 #   send_lat_64_us_posix_event, send_lat_64_us_posix_poll  mnic-pingpong
 #                        between two POSIX NICs, 64 B SENDs, the client's
@@ -151,6 +155,9 @@ bash "$MNIC_ROOT/bench/doorbell.sh"
 
 # Completion events: event-driven against busy-polled ping-pong (issue 15)
 bash "$MNIC_ROOT/bench/cq_event.sh"
+
+# Unmodified perftest between two VMs (issue 16): the rxe side for now
+bash "$MNIC_ROOT/bench/perftest.sh"
 
 boot_once() {   # board -> ms to READY
   local board=$1 t0 t1 pid f=$out/boot.log

@@ -309,6 +309,7 @@ void rocev2_ethq_raise(struct rocev2 *e);
 
 /* ---- objects (pd.c mr.c cq.c srq.c qp.c) ---------------------------------- */
 struct rocev2_qp *rocev2_qp_lookup(struct rocev2 *e, uint32_t qpn);
+int rocev2_qpn_stale(const struct rocev2 *e, uint32_t qpn);
 /* Build QP `qpn` in its (free) slot from `a`, in RESET: create and restore
  * (restore.c, need_written 0: its MTTs are refilled before the resume)
  * share it.  0, or -HAL_EINVAL for a bad reference or queue. */

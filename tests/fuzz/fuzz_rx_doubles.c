@@ -33,6 +33,14 @@ struct rocev2_qp *rocev2_qp_lookup(struct rocev2 *e, uint32_t qpn)
 	return NULL;
 }
 
+/* Every other QPN counts as never issued. */
+int rocev2_qpn_stale(const struct rocev2 *e, uint32_t qpn)
+{
+	(void)e;
+	(void)qpn;
+	return 0;
+}
+
 static volatile uint8_t sink;
 
 static void touch_packet(const struct rocev2_pkt *pkt)
