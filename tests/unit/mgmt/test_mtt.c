@@ -734,7 +734,7 @@ static struct reply create_ethq_as(uint16_t ctx, uint32_t buf_mtt, uint32_t ring
  * may place them, the buffer MTT named and the issuer's (a tenant's MTT,
  * which MGMT may name in general, is refused by the engine), fully
  * written; one pair per NIC; the MTT held while the queues live. */
-static void test_ethq_commands(void **state)
+static void test_netdev_ethq_commands(void **state)
 {
 	const uint64_t ring = HOST_USER + 0x40000u;
 	struct mnic_cmd_simple_in d = { in_hdr(MNIC_CMD_DESTROY_ETHQ, 0) };
@@ -781,7 +781,7 @@ static void test_ethq_commands(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_ethq_commands, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_netdev_ethq_commands, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_page_lists, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_and_destroy_while_used, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_create_shapes, setup, teardown),
