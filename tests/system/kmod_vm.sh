@@ -2,9 +2,10 @@
 # The Linux kernel module in a real x86_64 VM (Debian's kernel, a busybox
 # initramfs built here; KVM when it works, else TCG; tests/vm/).
 #
-#   switch --- QEMU A15 NIC (BAR file a15.bar) <-ivshmem-doorbell-> x86 VM: mnic.ko, /dev/mnic0
+#   switch --- QEMU A15 NIC (BAR file a15.bar) <-ivshmem-doorbell-> x86 VM: mnic.ko, /dev/mnic0, netdev mnic0
 #         |         second ivshmem-plain: vm.ram = the x86 VM's RAM (host-memory aperture)
-#         \--- POSIX NIC   (BAR file posix.bar) <- host: mnic-pingpong client (BAR backend)
+#         |--- POSIX NIC   (BAR file posix.bar) <- host: mnic-pingpong client (BAR backend)
+#         \--- the x86 VM's virtio NIC (MAC_PEER, its own netns): mnic0's IP peer
 #
 # Host memory (docs/host-interface.md "Host memory and translation"): the
 # VM's 256 MiB of RAM is the file vm.ram, which the A15 NIC maps as its
@@ -29,6 +30,16 @@
 # Doorbell register after every command and sleeps until MSI-X vector 0
 # (counters irq_rings, irq_cmd; /proc/interrupts), the decoys are
 # ivshmem-plain and stay polled.
+#
+# The Ethernet netdev mnic0 (checks netdev_*; hostdrv/kernel/mnic_netdev.c):
+# MAC, MTU, carrier (off during the heartbeat stall), bound to the RDMA
+# device; ip addr add/del -> a RoCE v2 GID pushed to / cleared in the
+# firmware (SET_GID); the data path through the firmware's host Ethernet
+# queues: the VM's own virtio NIC on the switch (--vde, MAC_PEER), moved
+# into a network namespace, is the peer: ARP both ways with no static
+# neighbour, ping, 256 KiB of TCP each way (md5), statistics, NAPI on
+# MSI-X vector 1, the firmware's ethq counters; the peer's capture (vm.sh
+# --pcap) holds mnic0's ARP, ICMP and TCP and nothing malformed (tshark).
 #
 # Inside the VM: modprobe ib_uverbs (with ib_core, from Debian's
 # linux-image-amd64), insmod mnic.ko (two decoy ivshmem devices: no init
@@ -94,6 +105,7 @@ devlink=$(command -v devlink || echo /usr/sbin/devlink)
 [ -x "$devlink" ] || mnic_die "iproute2's devlink missing: run scripts/deps.sh"
 iproute_ip=$(command -v ip || echo /usr/sbin/ip)   # /bin/ip in the VM: netns moves
 [ -x "$iproute_ip" ] || mnic_die "iproute2's ip missing: run scripts/deps.sh"
+command -v tshark >/dev/null || mnic_die "tshark missing: run scripts/deps.sh"
 rdma=$(command -v rdma || echo /usr/bin/rdma)
 [ -x "$rdma" ] || mnic_die "iproute2's rdma missing: run scripts/deps.sh"
 # The RDMA device (mnic_ib.c) links against ib_core; ib_uverbs (which the
@@ -584,7 +596,7 @@ PY
 start=$(date +%s)
 "$root/tests/vm/vm.sh" --kver "$kver" --initrd "$out/initrd.gz" --ivshmem "$out/other.bar" \
   --ivshmem "$out/oldrev.bar" --ivshmem "$out/a15.bar" --mem $VM_MEM_MIB --ram-file "$out/vm.ram" \
-  --vde "$out/sw" --mac $MAC_PEER \
+  --vde "$out/sw" --mac $MAC_PEER --pcap "$out/peer.pcap" \
   --hostfwd "$port:18516" --hostfwd "$rw_port:18517" --log "$out/vm.log" --append "loglevel=4" >"$out/qemu.log" 2>&1 &
 vm=$!; mnic_track $vm
 # GPA = file offset: the page the VM names holds its pattern at that
@@ -674,6 +686,22 @@ fi
 [ $gpa_rc = 0 ] || { echo "FAIL: GPA = file offset not confirmed by the host (vm.ram)"; fail=1; }
 [ "$ko_depends" = ib_core ] && [ "$ko_softdep" = "post: ib_uverbs" ] ||
   { echo "FAIL: ib_device_module_deps: modinfo depends '$ko_depends', softdep '$ko_softdep'"; fail=1; }
+# What the netdev's peer received from mnic0 (through the A15 NIC's
+# firmware and the switch), in its capture: ARP, ICMP and TCP from the
+# init segment's MAC, nothing tshark finds malformed.
+heur=()
+for h in rpcrdma_infiniband smb_direct_infiniband iser_infiniband lnet_ib sdp_infiniband \
+         eth_over_ib smcr_infiniband fc_infiniband; do heur+=(--disable-heuristic "$h"); done
+pc() { tshark "${heur[@]}" -r "$out/peer.pcap" -Y "$1" 2>/dev/null | wc -l; }
+if [ -s "$out/peer.pcap" ]; then
+  arp=$(pc "eth.src == $MAC_A && arp"); icmp=$(pc "eth.src == $MAC_A && icmp")
+  tcp=$(pc "eth.src == $MAC_A && ip.src == 10.0.7.1 && tcp"); bad=$(pc "_ws.malformed")
+  echo "netdev capture: from mnic0 arp=$arp icmp=$icmp tcp=$tcp; malformed=$bad ($out/peer.pcap)"
+  [ "$arp" -ge 1 ] && [ "$icmp" -ge 3 ] && [ "$tcp" -ge 100 ] && [ "$bad" = 0 ] ||
+    { echo "FAIL: netdev_capture: the peer's capture does not hold mnic0's ARP, ICMP and TCP, or has malformed frames"; fail=1; }
+else
+  echo "FAIL: netdev_capture: no capture $out/peer.pcap"; fail=1
+fi
 sed -n '/^KMOD-DMESG-BEGIN/,/^KMOD-DMESG-END/p' "$out/vm.log" > "$out/dmesg.txt"
 [ -s "$out/dmesg.txt" ] || { echo "FAIL: no dmesg from the VM"; fail=1; }
 if grep -nE "WARNING:|BUG:|Oops|Call Trace|general protection|UBSAN|KASAN|refcount_t|list_(add|del) corruption" \
