@@ -67,6 +67,10 @@
 #   perftest_read_bw_4k_gbps_rxe, perftest_send_lat_64_us_rxe  unmodified
 #                        ib_write_bw / ib_read_bw (4 KiB, Gbit/s) and
 #                        ib_send_lat (64 B, median us) between two rxe VMs
+# The netdev (issue 16 item 2), bench/netdev.sh: netdev_tcp_rx_mbps_a15,
+#   netdev_tcp_tx_mbps_a15, netdev_ping_rtt_ms_a15  256 KiB of TCP each way
+#                        and ping between the x86 VM's mnic0 (QEMU A15 NIC)
+#                        and a virtio peer on the switch (kmod_vm.sh's run)
 # Completion events (issue 15 item 4), bench/cq_event.sh:
 #   send_lat_64_us_posix_event, send_lat_64_us_posix_poll  mnic-pingpong
 #                        between two POSIX NICs, 64 B SENDs, the client's
@@ -158,6 +162,9 @@ bash "$MNIC_ROOT/bench/cq_event.sh"
 
 # Unmodified perftest between two VMs (issue 16): the rxe side for now
 bash "$MNIC_ROOT/bench/perftest.sh"
+
+# The Ethernet netdev mnic0 through the A15 NIC (issue 16 item 2)
+bash "$MNIC_ROOT/bench/netdev.sh"
 
 boot_once() {   # board -> ms to READY
   local board=$1 t0 t1 pid f=$out/boot.log

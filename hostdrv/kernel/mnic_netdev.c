@@ -16,7 +16,15 @@
  *   - the GID table is pushed to the firmware (SET_GID): an IPv4 GID
  *     (::ffff:a.b.c.d, IBA A17.8) at its index, so that the engine sends
  *     from the address the host's GID names; IPv6 GIDs stay in the host
- *     (the engine is IPv4 only), counted in gid_ipv6.
+ *     (the engine is IPv4 only), counted in gid_ipv6;
+ *   - the data path: the firmware's host Ethernet queues (mnic/queues.h,
+ *     CREATE_ETHQ at open, DESTROY_ETHQ at stop): every frame of the port
+ *     that is not RoCEv2 for the NIC.  TX copies the skb into its slot's
+ *     buffer, writes the producer and rings the NIC; the NIC completes
+ *     descriptors in place (owner byte last) and raises MSI-X vector 1,
+ *     whose handler schedules NAPI: TX reaped, RX frames copied into
+ *     fresh skbs, their buffers posted again.  Every value the NIC writes
+ *     (owner, length, status) is checked before use.
  *
  * Lifetime: registered before the RDMA device (which binds it) and
  * unregistered after it, so ib_core never sees a freed netdev.
@@ -304,6 +312,9 @@ static void mnic_net_poll_timer(struct timer_list *t)
 {
 	struct mnic_netdev *nd = from_timer(nd, t, poll_timer);
 
+	/* queues_down clears q_live before del_timer_sync: no re-arm after */
+	if (!READ_ONCE(nd->q_live))
+		return;
 	napi_schedule(&nd->napi);
 	mod_timer(&nd->poll_timer, jiffies + 1);
 }
@@ -399,10 +410,10 @@ static int queues_up(struct mnic_netdev *nd)
 		if (ret)
 			goto err_ethq;
 	}
+	WRITE_ONCE(nd->q_live, true);
 	napi_enable(&nd->napi);
 	if (nd->irq < 0)
 		mod_timer(&nd->poll_timer, jiffies + 1);
-	nd->q_live = true;
 	mnic_count(d, MNIC_KCNT_net_queue_create);
 	return 0;
 
@@ -430,7 +441,7 @@ static void queues_down(struct mnic_netdev *nd)
 {
 	if (!nd->q_live)
 		return;
-	nd->q_live = false;
+	WRITE_ONCE(nd->q_live, false);
 	if (nd->irq < 0)
 		del_timer_sync(&nd->poll_timer);
 	napi_disable(&nd->napi);
