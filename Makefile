@@ -162,7 +162,10 @@ $(GEN)/board.h: $(BOARD_FILE) qemu-board/gen-board.py
 	$(Q)$(PYTHON) qemu-board/gen-board.py $(BOARD_FILE) $(GEN)
 	@touch $@
 
-$(BUILD)/obj/%.c.o: %.c $(GEN)/board.h
+# The Makefile is a prerequisite: it holds the flags (FW_OPT, COLD_ISA,
+# HOT_SRCS, WARM_SRCS), and an object built with other flags would measure
+# the wrong footprint (tests/system/text_budget.sh).
+$(BUILD)/obj/%.c.o: %.c $(GEN)/board.h Makefile
 	@mkdir -p $(dir $@)
 	@command -v $(CC) >/dev/null || { echo "error: $(CC) not found; run scripts/deps.sh (as root) to install the toolchain" >&2; exit 1; }
 	$(if $(Q),@echo "  CC  $(BOARD) $<")
