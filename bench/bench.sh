@@ -46,6 +46,16 @@
 #                        size on a POSIX NIC with host memory, and *_phys the
 #                        same on one without (the in-run peer); how:
 #                        bench/mr_reg.sh
+# Congestion control (issue 18 item 4), bench/dcqcn_converge.sh:
+#   dcqcn_converge_ms    two flows (POSIX NICs A->C, B->C, mnic-traffic)
+#                        meeting in mnic-switch's ECN-marking queue for C:
+#                        from the second flow's start until both flows' rates
+#                        are within 10 % of their mean for 3 consecutive
+#                        200 ms windows, median of 5 runs, -1 = did not
+#                        converge; dcqcn_fair_window_frac the fraction of
+#                        fair windows, dcqcn_bottleneck_drops the frames
+#                        the full queue dropped; all again _off: DCQCN
+#                        disabled on the senders
 # Loss recovery (issue 18 item 5), bench/impaired.sh:
 #   impaired_msg_rate    verified messages/s each way between two POSIX NICs
 #                        under 5 % drop + 1 % dup + 5 % reorder + 0.1 %
@@ -147,6 +157,9 @@ eng_cc "$MNIC_ROOT"/bench/dump_bench.c "$MNIC_ROOT"/rocev2/*.c -lisal -o "$out/d
 
 # ---- RoCEv2 between two POSIX NICs, on the default and a tuned fabric ------
 bash "$MNIC_ROOT/bench/fabric.sh"
+
+# DCQCN: two flows into one ECN-marking bottleneck, time to a fair share (issue 18)
+BENCH_DCQCN_OUT=$out/dcqcn bash "$MNIC_ROOT/bench/dcqcn_converge.sh"
 
 # Loss recovery under impairment (issue 18)
 BENCH_IMPAIRED_OUT=$out/impaired bash "$MNIC_ROOT/bench/impaired.sh"

@@ -96,16 +96,17 @@ if [ "$board" = posix ]; then
 else
   [ -z "$impair" ] || mnic_die "nic.sh: --impair is implemented by the POSIX backend only"
   mnic_board_args "$board"
-  # rawx and rcx (the lab's traffic generators) are in the lab image only
+  # rawx, rcx (the lab's traffic generators) and selftest (the driver
+  # self-test) are in the lab image only (firmware/modes.h)
+  [ $selftest = 0 ] || set -- selftest "$@"
   case "${1:-}" in
-    rawx|rcx) elf=${image:-$MNIC_ROOT/build/$board/mnic-fw-lab.elf} ;;
+    rawx|rcx|selftest) elf=${image:-$MNIC_ROOT/build/$board/mnic-fw-lab.elf} ;;
     *) elf=${image:-$MNIC_ROOT/build/$board/mnic-fw.elf} ;;
   esac
   [ -f "$elf" ] || mnic_die "nic.sh: $elf not built; run: make BOARD=$board"
   # shellcheck disable=SC2206
   cmd=("$QEMU" $QEMU_BOARD_ARGS -kernel "$elf")
   fwargs=("$@")
-  [ $selftest = 0 ] || fwargs=(selftest "$@")
   if [ -n "$flash1" ]; then
     flash0=${flash0:-$MNIC_ROOT/build/$board/loader/flash0.bin}
     [ -f "$flash0" ] || mnic_die "nic.sh: $flash0 not built; run: make BOARD=$board"
