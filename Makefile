@@ -67,14 +67,17 @@ layer_of = $(firstword $(foreach p,boot/loader:loader hal/common:hal-common hal/
 
 # Primitives below every module (lib/: CRCs, hashes): firmware, loader, libmnic, tools.
 LIB_SRCS := $(wildcard lib/*.c)
-# The lab's traffic generators (firmware/modes.h): linked into the POSIX NIC
-# and the boards' mnic-fw-lab.elf, never into the product image mnic-fw.elf.
-LAB_SRCS := firmware/rawx.c firmware/rcx.c firmware/lab_modes.c
+# The lab's modes (firmware/modes.h): the traffic generators and the driver
+# self-test, linked into the POSIX NIC and the boards' mnic-fw-lab.elf, never
+# into the product image mnic-fw.elf (the boot self-test that confirms a
+# slot, firmware/fwflash_boot.c, is the product's).
+LAB_SRCS := firmware/rawx.c firmware/rcx.c firmware/selftest.c firmware/lab_modes.c
 FW_SRCS := $(filter-out $(LAB_SRCS) firmware/lab_none.c,$(wildcard firmware/*.c)) \
 	$(wildcard mgmt/*.c) $(wildcard rocev2/*.c) hal/common/dma_window.c \
 	$(LIB_SRCS) abi/cmd_names.c
-# The boards compile for size (-Os: the text budget, docs/ARCHITECTURE.md
-# "Footprint") except the per-packet path, which keeps -O2.
+# The boards compile for size (-Os, and Thumb-2 on the A15: COLD_ISA; the
+# text budget, docs/ARCHITECTURE.md "Footprint") except the per-packet
+# path, which keeps -O2 (and A32).
 HOT_SRCS := rocev2/resp.c rocev2/req.c rocev2/comp.c rocev2/recv.c rocev2/net.c \
 	rocev2/opcode.c rocev2/icrc.c rocev2/mtt.c rocev2/queue.c rocev2/srq.c rocev2/cq.c \
 	lib/crc32.c firmware/loop.c hal/common/dma_window.c hal/qemu-virt/virtio_net.c
@@ -93,6 +96,20 @@ ARCH_FLAGS := -mcpu=cortex-a15 -marm -mfpu=neon-vfpv4 -mfloat-abi=hard -mno-unal
 LIBS := -lc -lgcc
 LDFLAGS := -nostartfiles --specs=nosys.specs -T $(GEN)/board.ld -Wl,--gc-sections
 START := hal/qemu-virt/start_a32.S
+# The A15's cold code is Thumb-2 (-mthumb: 16/32-bit encodings, about a
+# fifth smaller than A32 here) and calls the hot path's A32 code through
+# BLX, which costs what BL does (ARM ARM A4.1 interworking).  A32 stay: the
+# per-packet helpers outside HOT_SRCS (WARM_SRCS: timers, scheduling,
+# lookups, DCQCN, events, the migration checks on every ACK and response,
+# the stopped-context check on every host access, the board's poll/wait
+# and interrupt drivers),
+# the lab modes (their speed is in the lab's figures) and the semihosting
+# call (the A32 trap is SVC 0x123456; semihosting spec 2.1).
+COLD_ISA := -mthumb
+WARM_SRCS := lib/timer.c rocev2/rocev2.c rocev2/qp.c rocev2/mr.c rocev2/pd.c rocev2/eq.c \
+	rocev2/cc.c rocev2/migrate.c rocev2/query.c hal/qemu-virt/board.c hal/qemu-virt/gic.c hal/qemu-virt/gtimer.c \
+	hal/qemu-virt/ivshmem.c mgmt/doorbell.c firmware/engine.c
+A32_SRCS := $(WARM_SRCS) $(LAB_SRCS) hal/qemu-virt/semihost.c
 endif
 ifeq ($(BOARD),qemu-virt-a72)
 CROSS := aarch64-linux-gnu-
@@ -124,7 +141,7 @@ CC := $(CROSS)gcc
 SIZE := $(CROSS)size
 CFLAGS := $(WARN) -g -ffreestanding -fno-stack-protector -ffunction-sections \
 	-fdata-sections $(ARCH_FLAGS)
-FW_OPT = $(if $(filter $(HOT_SRCS),$<),-O2,-Os)
+FW_OPT = $(if $(filter $(HOT_SRCS),$<),-O2,-Os $(if $(filter $(A32_SRCS),$<),,$(COLD_ISA)))
 BOARD_HAL_SRCS := $(addprefix hal/qemu-virt/,board.c gic.c gtimer.c semihost.c pl011.c \
 	pcie_ecam.c ivshmem.c virtio_net.c pflash.c psci.c) $(START)
 SRCS := $(FW_SRCS) $(BOARD_HAL_SRCS) firmware/lab_none.c
@@ -149,7 +166,10 @@ $(GEN)/board.h: $(BOARD_FILE) qemu-board/gen-board.py
 	$(Q)$(PYTHON) qemu-board/gen-board.py $(BOARD_FILE) $(GEN)
 	@touch $@
 
-$(BUILD)/obj/%.c.o: %.c $(GEN)/board.h
+# The Makefile is a prerequisite: it holds the flags (FW_OPT, COLD_ISA,
+# HOT_SRCS, WARM_SRCS), and an object built with other flags would measure
+# the wrong footprint (tests/system/text_budget.sh).
+$(BUILD)/obj/%.c.o: %.c $(GEN)/board.h Makefile
 	@mkdir -p $(dir $@)
 	@command -v $(CC) >/dev/null || { echo "error: $(CC) not found; run scripts/deps.sh (as root) to install the toolchain" >&2; exit 1; }
 	$(if $(Q),@echo "  CC  $(BOARD) $<")

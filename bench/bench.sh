@@ -46,6 +46,16 @@
 #                        size on a POSIX NIC with host memory, and *_phys the
 #                        same on one without (the in-run peer); how:
 #                        bench/mr_reg.sh
+# Congestion control (issue 18 item 4), bench/dcqcn_converge.sh:
+#   dcqcn_converge_ms    two flows (POSIX NICs A->C, B->C, mnic-traffic)
+#                        meeting in mnic-switch's ECN-marking queue for C:
+#                        from the second flow's start until both flows' rates
+#                        are within 10 % of their mean for 3 consecutive
+#                        200 ms windows, median of 5 runs, -1 = did not
+#                        converge; dcqcn_fair_window_frac the fraction of
+#                        fair windows, dcqcn_bottleneck_drops the frames
+#                        the full queue dropped; all again _off: DCQCN
+#                        disabled on the senders
 # Loss recovery (issue 18 item 5), bench/impaired.sh:
 #   impaired_msg_rate    verified messages/s each way between two POSIX NICs
 #                        under 5 % drop + 1 % dup + 5 % reorder + 0.1 %
@@ -63,6 +73,14 @@
 #                        POSIX peer's capture: doorbell_to_peer_us_posix is
 #                        the POSIX figure at that point), *_a15_plain the
 #                        in-run ivshmem-plain peer; idle_cpu_pct_a15[_plain]
+# perftest (issue 16), bench/perftest.sh: perftest_write_bw_4k_gbps_rxe,
+#   perftest_read_bw_4k_gbps_rxe, perftest_send_lat_64_us_rxe  unmodified
+#                        ib_write_bw / ib_read_bw (4 KiB, Gbit/s) and
+#                        ib_send_lat (64 B, median us) between two rxe VMs
+# The netdev (issue 16 item 2), bench/netdev.sh: netdev_tcp_rx_mbps_a15,
+#   netdev_tcp_tx_mbps_a15, netdev_ping_rtt_ms_a15  256 KiB of TCP each way
+#                        and ping between the x86 VM's mnic0 (QEMU A15 NIC)
+#                        and a virtio peer on the switch (kmod_vm.sh's run)
 # Completion events (issue 15 item 4), bench/cq_event.sh:
 #   send_lat_64_us_posix_event, send_lat_64_us_posix_poll  mnic-pingpong
 #                        between two POSIX NICs, 64 B SENDs, the client's
@@ -140,6 +158,9 @@ eng_cc "$MNIC_ROOT"/bench/dump_bench.c "$MNIC_ROOT"/rocev2/*.c -lisal -o "$out/d
 # ---- RoCEv2 between two POSIX NICs, on the default and a tuned fabric ------
 bash "$MNIC_ROOT/bench/fabric.sh"
 
+# DCQCN: two flows into one ECN-marking bottleneck, time to a fair share (issue 18)
+BENCH_DCQCN_OUT=$out/dcqcn bash "$MNIC_ROOT/bench/dcqcn_converge.sh"
+
 # Loss recovery under impairment (issue 18)
 BENCH_IMPAIRED_OUT=$out/impaired bash "$MNIC_ROOT/bench/impaired.sh"
 
@@ -151,6 +172,12 @@ bash "$MNIC_ROOT/bench/doorbell.sh"
 
 # Completion events: event-driven against busy-polled ping-pong (issue 15)
 bash "$MNIC_ROOT/bench/cq_event.sh"
+
+# Unmodified perftest between two VMs (issue 16): the rxe side for now
+bash "$MNIC_ROOT/bench/perftest.sh"
+
+# The Ethernet netdev mnic0 through the A15 NIC (issue 16 item 2)
+bash "$MNIC_ROOT/bench/netdev.sh"
 
 boot_once() {   # board -> ms to READY
   local board=$1 t0 t1 pid f=$out/boot.log

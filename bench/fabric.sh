@@ -39,6 +39,16 @@
 #   bench/fabric.sh              all three fabrics (FABRIC_QUICK=1: a tenth of the
 #                                traffic, for tests/integration/fabric_posix.sh)
 #   bench/fabric.sh --inside SUFFIX   one fabric, in the current namespace
+#   bench/fabric.sh --dcqcn-ab [ROUNDS]   DCQCN on against off (not in make
+#                                bench): the 1 MiB WRITE run on mnic-switch
+#                                marking CE on both NICs' queues (ecn_queue=
+#                                DCQCN_AB_K, default 8), rcx dcqcn=1 and
+#                                dcqcn=0 alternated ROUNDS times (default 3)
+#                                so that a shared host's load weighs on both
+#                                alike; per mode the median of
+#                                goodput_1MiB_gbps_ecn_dcqcn_{on,off} and of
+#                                switch_queue_drop_frac_ecn_dcqcn_{on,off},
+#                                and dcqcn_ab_failed_runs_{on,off}
 set -euo pipefail
 . "$(dirname "$0")/../qemu-board/lib.sh"
 mnic_init
@@ -46,6 +56,57 @@ TUNED_QLEN=${TUNED_QLEN:-512}
 out=${BENCH_FABRIC_OUT:-$MNIC_ROOT/build/bench/fabric}
 fw=$MNIC_ROOT/build/posix/mnic-fw
 [ -x "$fw" ] || mnic_die "$fw missing: run make BOARD=posix"
+
+if [ "${1:-}" = --dcqcn-ab ]; then
+  rounds=${2:-3} k=${DCQCN_AB_K:-8}
+  d=$out/dcqcn-ab; rm -rf "$d"; mkdir -p "$d"
+  m1=52:54:00:41:00:01 m2=52:54:00:41:00:02
+  MNIC_SWITCH=mnic MNIC_SWITCH_ARGS="--queue ${MNIC_SWITCH_QUEUE:-256} --impair $m1:ecn_queue=$k --impair $m2:ecn_queue=$k" \
+    mnic_switch_start "$d/switch"
+  for r in $(seq 1 "$rounds"); do
+    for en in 1 0; do
+      mnic_switch_stats "$d/switch"; cp "$d/switch.stats.json" "$d/before-$r-$en.json"
+      pids=()
+      for i in 1 2; do
+        mi=m$i mj=m$((3 - i))
+        "$fw" --vde "$d/switch" --mac "${!mi}" --bar "$d/n$i-$r-$en.bar" --bar-size 64M \
+          -- rcx peer="${!mj}" qps=2 msgs=100 size=1048576 ops=write mtu=5 dcqcn=$en \
+          >"$d/n$i-$r-$en.log" 2>&1 &
+        pids+=($!); mnic_track $!
+      done
+      ok=1
+      for p in "${pids[@]}"; do mnic_wait_pid "$p" 300; [ "$MNIC_RC" = 0 ] || ok=0; done
+      mnic_switch_stats "$d/switch"; cp "$d/switch.stats.json" "$d/after-$r-$en.json"
+      if [ $ok = 0 ]; then
+        echo "$en fail" >>"$d/samples"
+        echo "dcqcn-ab: round $r dcqcn=$en: FAILED: $(grep -h "^RCX FAIL\|E: rcx" "$d"/n?-$r-$en.log | head -2 | tr '\n' ' ')" >&2
+        continue
+      fi
+      gp=$(grep -h "^RCX PASS" "$d"/n?-$r-$en.log | sed 's/.* goodput_mbps=\([0-9]*\).*/\1/' | sort -n | head -1)
+      tx=$(grep -h "^RCX PASS" "$d"/n?-$r-$en.log | sed 's/.* tx_packets=\([0-9]*\).*/\1/' | awk '{ s += $1 } END { print s }')
+      drops=$(python3 -c 'import json,sys
+b, a = (json.load(open(f))["ports"] for f in sys.argv[1:3])
+q = lambda ps: sum(p["dropped_queue_full"] for p in ps)
+print(q(a) - q(b))' "$d/before-$r-$en.json" "$d/after-$r-$en.json")
+      echo "$en $gp $tx $drops" >>"$d/samples"
+      echo "dcqcn-ab: round $r dcqcn=$en: goodput ${gp} Mbit/s, queue drops $drops of $tx packets" >&2
+    done
+  done
+  # A run that failed (an error completion: rcx gives up after 7 ACK
+  # timeouts of 67 ms in a row) is counted and left out of the medians; -1
+  # when no run of a mode passed.
+  for en in 1 0; do
+    m=on; [ $en = 0 ] && m=off
+    awk -v e=$en '$1 == e && $2 != "fail" { print $2 }' "$d/samples" | sort -n |
+      awk -v m=$m '{ v[NR] = $1 } END { printf "goodput_1MiB_gbps_ecn_dcqcn_%s: %s Gbit/s\n", m,
+        NR ? sprintf("%.3f", v[int((NR + 1) / 2)] / 1000) : -1 }'
+    awk -v e=$en '$1 == e && $2 != "fail" { printf "%.4f\n", $3 ? $4 / $3 : 0 }' "$d/samples" | sort -g |
+      awk -v m=$m '{ v[NR] = $1 } END { printf "switch_queue_drop_frac_ecn_dcqcn_%s: %s fraction\n", m,
+        NR ? v[int((NR + 1) / 2)] : -1 }'
+    echo "dcqcn_ab_failed_runs_$m: $(awk -v e=$en '$1 == e && $2 == "fail"' "$d/samples" | wc -l) runs"
+  done
+  exit 0
+fi
 
 if [ "${1:-}" != --inside ]; then
   bash "$0" --inside ""

@@ -13,7 +13,6 @@ static struct fw_ctx ctx;
 
 static const struct fw_mode modes[] = {
 	{ "run", fw_mode_run, "serve the host interface and the wire (default)" },
-	{ "selftest", fw_mode_selftest, "exercise every driver, exit 0 if all pass" },
 };
 #define N_MODES (sizeof(modes) / sizeof(modes[0]))
 
@@ -55,7 +54,7 @@ int fw_main(int argc, char **argv)
 			for (i = 0; mode_at(i); i++)
 				LOG_ERR("  %-9s %s", mode_at(i)->name, mode_at(i)->help);
 			if (!fw_lab_n_modes)
-				LOG_ERR("(rawx and rcx are in the lab image, mnic-fw-lab.elf)");
+				LOG_ERR("(rawx, rcx and selftest are in the lab image, mnic-fw-lab.elf)");
 			return FW_EXIT_USAGE;
 		}
 		mode = mode_at(i);

@@ -25,8 +25,10 @@ int fw_mode_selftest(struct fw_ctx *c, const struct fw_args *a);
 int fw_mode_rawx(struct fw_ctx *c, const struct fw_args *a);
 int fw_mode_rcx(struct fw_ctx *c, const struct fw_args *a);
 
-/* The lab's traffic generators (rawx, rcx: the firmware plays the peer and
- * the host, for tests and the bench) are not part of the product image:
+/* The lab's modes (rawx, rcx: traffic generators, the firmware plays the
+ * peer and the host, for tests and the bench; selftest: every driver
+ * exercised on the emulated hardware, tests/system/selftest_boards.sh) are
+ * not part of the product image:
  * the boards link them into mnic-fw-lab.elf only (firmware/lab_modes.c;
  * mnic-fw.elf links firmware/lab_none.c, no lab mode), so what ships and
  * what counts against the text budget is the NIC alone.  The POSIX NIC, a

@@ -9,6 +9,12 @@
  * hostile host can only make the firmware look at its own queues.
  * The engine walks its own queues (rocev2_doorbells_changed).  Cost: one
  * pass over the QP and SRQ pools per db_seq change.
+ *
+ * The host Ethernet TX ring is the kernel driver's alone: its producer is
+ * re-read on every pass (one 8-byte read), with or without a db_seq
+ * change, so the driver only writes the record and rings (a shared
+ * db_seq incremented from the kernel and from applications' mappings
+ * could lose an increment: no atomic crosses them).
  */
 #include "hal/mmio.h"
 #include "mgmt/mgmt.h"
@@ -17,9 +23,10 @@
 int mnic_db_service(struct mnic_mgmt *m)
 {
 	uint32_t seq = m->cfg.db->db_seq;
+	int tx = rocev2_ethq_tx_doorbell(m->cfg.engine);
 
 	if (seq == m->db_seen)
-		return 0;
+		return tx;
 	/* db_seq first, then the doorbell records it announces (the host
 	 * wrote the record, then, after a barrier, db_seq). */
 	hal_rmb();

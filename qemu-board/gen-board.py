@@ -13,7 +13,7 @@ REQUIRED_QEMU = ["cpu", "qemu", "machine", "ram_base", "ram_size", "load_addr",
                  "stack_size", "exc_stack_size", "uart0_base", "gicd_base",
                  "gicc_base", "timer_irq", "virtio_base", "virtio_stride",
                  "virtio_slots", "virtio_irq0", "ecam_base", "ecam_buses",
-                 "pci_mmio_base", "pci_mmio_size", "gicv2m_base"]
+                 "pci_mmio_base", "pci_mmio_size", "gicv2m_base", "host_vectors"]
 # Optional: firmware flash and the first-stage loader (boot/loader).
 OPTIONAL_FLASH = ["flash0_base", "flash1_base", "flash_bank_size", "handoff_addr",
                   "loader_ram", "loader_ram_size"]
@@ -133,8 +133,8 @@ def qemu_args(d):
             "-serial", "stdio", "-monitor", "none",
             "-semihosting-config", "enable=on,target=native",
             "-global", "virtio-mmio.force-legacy=false"]
-    return "QEMU=%s\nQEMU_BOARD_ARGS=\"%s\"\nBAR_SIZE=%d\n" % (
-        d["qemu"], " ".join(args), d["bar_size"])
+    return "QEMU=%s\nQEMU_BOARD_ARGS=\"%s\"\nBAR_SIZE=%d\nHOST_VECTORS=%d\n" % (
+        d["qemu"], " ".join(args), d["bar_size"], d["host_vectors"])
 
 
 def main():

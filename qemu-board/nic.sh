@@ -38,7 +38,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-bar_kind=${MNIC_BAR_KIND:-doorbell}; ivsh_vectors=4
+bar_kind=${MNIC_BAR_KIND:-doorbell}
 board=; name=; mac=; sw=; selftest=0; bar=; hostmem=; impair=; gdb=0; dry=0; pcap=; image=; san=${SAN:-0}; flash1=; flash0=
 while [ $# -gt 0 ]; do
   case $1 in
@@ -96,16 +96,17 @@ if [ "$board" = posix ]; then
 else
   [ -z "$impair" ] || mnic_die "nic.sh: --impair is implemented by the POSIX backend only"
   mnic_board_args "$board"
-  # rawx and rcx (the lab's traffic generators) are in the lab image only
+  # rawx, rcx (the lab's traffic generators) and selftest (the driver
+  # self-test) are in the lab image only (firmware/modes.h)
+  [ $selftest = 0 ] || set -- selftest "$@"
   case "${1:-}" in
-    rawx|rcx) elf=${image:-$MNIC_ROOT/build/$board/mnic-fw-lab.elf} ;;
+    rawx|rcx|selftest) elf=${image:-$MNIC_ROOT/build/$board/mnic-fw-lab.elf} ;;
     *) elf=${image:-$MNIC_ROOT/build/$board/mnic-fw.elf} ;;
   esac
   [ -f "$elf" ] || mnic_die "nic.sh: $elf not built; run: make BOARD=$board"
   # shellcheck disable=SC2206
   cmd=("$QEMU" $QEMU_BOARD_ARGS -kernel "$elf")
   fwargs=("$@")
-  [ $selftest = 0 ] || fwargs=(selftest "$@")
   if [ -n "$flash1" ]; then
     flash0=${flash0:-$MNIC_ROOT/build/$board/loader/flash0.bin}
     [ -f "$flash0" ] || mnic_die "nic.sh: $flash0 not built; run: make BOARD=$board"
@@ -133,7 +134,7 @@ else
     # The server maps FILE for every peer: it must have the BAR's size
     # (growing or shrinking keeps what a restarted NIC's host left there).
     cmd+=(-chardev "socket,id=ivsh,path=$bar.ivsh"
-          -device "ivshmem-doorbell,chardev=ivsh,vectors=$ivsh_vectors")
+          -device "ivshmem-doorbell,chardev=ivsh,vectors=$HOST_VECTORS")
   fi
   # The second ivshmem-plain function (after the BAR's on the bus, which
   # is how the board tells them apart): the host's memory.
@@ -151,7 +152,11 @@ if [ "$board" != posix ] && [ "$bar_kind" = doorbell ]; then
   rm -f "$bar.ivsh"
   # Not tracked by the caller: it stops when QEMU (its first client) and
   # any later client have disconnected, or 30 s after starting without any.
-  "$srv" --socket "$bar.ivsh" --shm "$bar" --vectors $ivsh_vectors --linger 30 \
+  # Hosts (tests/vm/vm.sh) read the vector count from $bar.ivsh.vectors:
+  # QEMU's ivshmem-doorbell wants it on its command line, and a client
+  # with fewer vectors than the server's peers ignores the rest.
+  echo "$HOST_VECTORS" >"$bar.ivsh.vectors"
+  "$srv" --socket "$bar.ivsh" --shm "$bar" --vectors "$HOST_VECTORS" --linger 30 \
     --max-peers "${MNIC_IVSH_MAX_PEERS:-8}" \
     </dev/null >/dev/null 2>"$bar.ivsh.log" &
   srv_pid=$!

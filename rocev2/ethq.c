@@ -187,12 +187,14 @@ unsigned rocev2_ethq_tx(struct rocev2 *e, unsigned budget)
 	return done;
 }
 
-int rocev2_ethq_doorbell(struct rocev2 *e)
+int rocev2_ethq_tx_doorbell(struct rocev2 *e)
 {
+	uint32_t before = e->ethq.tx.pi;
+
 	if (!e->ethq.live)
 		return 0;
 	(void)rocev2_wq_refresh(e, &e->ethq.tx);
-	return 1;
+	return e->ethq.tx.pi != before;
 }
 
 int rocev2_ethq_pending(const struct rocev2 *e)

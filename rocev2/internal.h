@@ -300,16 +300,16 @@ int rocev2_parse(struct rocev2 *e, const uint8_t *frame, size_t len, struct roce
 /* ethq.c: 1 when the frame was the host's (written to its RX ring or
  * dropped and counted), 0 when it is RoCEv2 for the engine (or no host
  * queue exists).  tx: send up to budget posted frames (how many moved);
- * doorbell: re-read the TX producer; pending: TX posted or a raise due;
+ * pending: TX posted or a raise due;
  * raise: the queues' vector once for the completions written. */
 int rocev2_ethq_rx(struct rocev2 *e, const uint8_t *frame, size_t len);
 unsigned rocev2_ethq_tx(struct rocev2 *e, unsigned budget);
-int rocev2_ethq_doorbell(struct rocev2 *e);
 int rocev2_ethq_pending(const struct rocev2 *e);
 void rocev2_ethq_raise(struct rocev2 *e);
 
 /* ---- objects (pd.c mr.c cq.c srq.c qp.c) ---------------------------------- */
 struct rocev2_qp *rocev2_qp_lookup(struct rocev2 *e, uint32_t qpn);
+int rocev2_qpn_stale(const struct rocev2 *e, uint32_t qpn);
 /* Build QP `qpn` in its (free) slot from `a`, in RESET: create and restore
  * (restore.c, need_written 0: its MTTs are refilled before the resume)
  * share it.  0, or -HAL_EINVAL for a bad reference or queue. */

@@ -118,6 +118,27 @@ struct rocev2_qp *rocev2_qp_lookup(struct rocev2 *e, uint32_t qpn)
 	return qp;
 }
 
+/* A QPN that names no live QP but one this NIC issued and has destroyed
+ * since: its slot's generation has moved past it, or the slot is free at
+ * that generation.  Generations start at 1 (pool.h), so generation 0 was
+ * never issued.  Such a packet is a peer's late retransmission (rxe
+ * retransmits after everything is acked, docs/interop.md) or one still in
+ * flight when the QP went away; IBA 9.6.1.5.1 drops it silently like any
+ * packet to an invalid QP, and recv.c counts it apart from QPNs the NIC
+ * never gave out, which point at a misrouted or forged packet.  After the
+ * generation wraps (ROCEV2_QPN_GEN_MAX) the split is approximate. */
+int rocev2_qpn_stale(const struct rocev2 *e, uint32_t qpn)
+{
+	uint32_t idx = qpn & ROCEV2_QPN_IDX_MASK;
+	uint32_t gen = qpn >> ROCEV2_QPN_IDX_BITS;
+	const struct rocev2_qp *qp;
+
+	if (idx >= ROCEV2_MAX_QP || gen == 0 || gen > ROCEV2_QPN_GEN_MAX)
+		return 0;
+	qp = &e->qps[idx];
+	return qp->in_use ? gen < qp->gen : gen <= qp->gen;
+}
+
 /* A work queue of a QP: size 0 means none (a QP that only receives, or
  * one whose receives come from an SRQ). */
 static int qp_wq_check(struct rocev2 *e, const struct rocev2_queue_attr *q, int need_written)

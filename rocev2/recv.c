@@ -35,6 +35,7 @@ enum rx_verdict {
 	RX_BAD_PAD,
 	RX_BAD_ICRC,
 	RX_NO_QP,
+	RX_STALE_QP,
 	RX_BAD_STATE,
 	RX_BAD_SRC,
 	RX_BAD_CNP,
@@ -59,6 +60,7 @@ static const struct {
 	[RX_BAD_PAD] = { RX_CNT(rx_bad_pad), -HAL_EINVAL },
 	[RX_BAD_ICRC] = { RX_CNT(rx_bad_icrc), -HAL_EIO },
 	[RX_NO_QP] = { RX_CNT(rx_no_qp), -HAL_ENXIO },
+	[RX_STALE_QP] = { RX_CNT(rx_stale_qp), -HAL_ENXIO },
 	[RX_BAD_STATE] = { RX_CNT(rx_bad_state), -HAL_EINVAL },
 	[RX_BAD_SRC] = { RX_CNT(rx_bad_src), -HAL_EINVAL },
 	[RX_BAD_CNP] = { RX_CNT(cnp_malformed), -HAL_EINVAL },
@@ -226,7 +228,9 @@ void rocev2_rx(struct rocev2 *e, const uint8_t *frame, size_t len)
 		return;
 	qp = rocev2_qp_lookup(e, pkt.qpn);
 	if (!qp) {
-		rx_discard(e, pkt.info->mask & OPM_CNP ? RX_CNP_NO_QP : RX_NO_QP);
+		rx_discard(e, pkt.info->mask & OPM_CNP      ? RX_CNP_NO_QP
+			      : rocev2_qpn_stale(e, pkt.qpn) ? RX_STALE_QP
+							     : RX_NO_QP);
 		return;
 	}
 	mask = pkt.info->mask;

@@ -181,7 +181,10 @@ unsigned rocev2_doorbells_changed(struct rocev2 *e)
 			refreshed++;
 		}
 	}
-	refreshed += (unsigned)rocev2_ethq_doorbell(e);
+	if (e->ethq.live) {
+		(void)rocev2_ethq_tx_doorbell(e);
+		refreshed++;
+	}
 	for (i = 0; i < ROCEV2_MAX_SRQ; i++) {
 		const struct rocev2_srq *srq = &e->srqs[i];
 

@@ -22,7 +22,6 @@
 #define FAULT_EXIT_BASE 100
 /* Vectors hosts are interrupted on: 0 commands, 1.. event queues; the
  * server hands out as many eventfds per peer (qemu-board/nic.sh). */
-#define HAL_DOORBELL_BOARD_VECTORS 4u
 
 static const struct pflash_config flash1_cfg = PFLASH_CONFIG(BOARD_FLASH1_BASE,
 							     BOARD_FLASH_BANK_SIZE);
@@ -182,7 +181,7 @@ static int attach_doorbell(struct hal_platform *p, const struct pci_fn *fn)
 		rc = gic_enable(&gic, first);
 	if (rc == 0)
 		rc = ivshmem_doorbell_attach(&ecam, fn, BOARD_GICV2M_BASE + GICV2M_MSI_SETSPI_NS,
-					     first, HAL_DOORBELL_BOARD_VECTORS, &host_db);
+					     first, (unsigned)BOARD_HOST_VECTORS, &host_db);
 	if (rc != 0)
 		return rc;
 	host_db_spi = first;

@@ -109,6 +109,14 @@
 	X(net_carrier_on)       /* netdev mnicN: carrier on (firmware READY) */ \
 	X(net_carrier_off)      /* ... carrier off (firmware not serving) */  \
 	X(net_tx_no_queue)      /* ... frame dropped: no host Ethernet queue */ \
+	X(net_tx_bad_len)       /* ... frame dropped: longer than a buffer */ \
+	X(net_tx_refused)       /* ... the NIC completed a frame with an error */ \
+	X(net_rx_bad_len)       /* ... RX completion with an impossible length */ \
+	X(net_rx_nomem)         /* ... no skb for a received frame: dropped */ \
+	X(net_irq)              /* ... MSI-X vector 1: completions written */ \
+	X(net_queue_create)     /* ... CREATE_ETHQ done (interface up) */     \
+	X(net_queue_failed)     /* ... CREATE/DESTROY_ETHQ or its MTT failed */ \
+	X(net_queue_leaked)     /* ... buffers kept: the NIC may still write them */ \
 	X(gid_add)              /* RoCE GID table: IPv4 GID pushed (SET_GID) */ \
 	X(gid_del)              /* ... cleared in the firmware */             \
 	X(gid_ipv6)             /* ... IPv6 GID kept in the host (IPv4 engine) */ \
@@ -169,6 +177,7 @@ struct mnic_kdev {
 	wait_queue_head_t cmd_wq;
 	bool irq_ok;
 	int irq_slot;                      /* our irq_host_ids slot */
+	int irq_nvec;                      /* MSI-X vectors allocated (1 or 2) */
 	u32 irq_own;                       /* MNIC_IRQ_ID_VALID | our peer ID */
 	u32 irq_ring;                      /* Doorbell value: NIC << 16 | 0 */
 	char irq_name[32];
@@ -294,5 +303,9 @@ void mnic_irq_exit(struct mnic_kdev *d);
 void mnic_irq_ring(struct mnic_kdev *d);
 /* MNIC_IOC_RING: 0, or -EOPNOTSUPP without a doorbell register. */
 int mnic_irq_ring_data(struct mnic_kdev *d);
+/* The host Ethernet queues' vector (MNIC_IRQ_VEC_NET): its Linux irq, or
+ * -ENXIO (polled, or the function has one vector). */
+#define MNIC_IRQ_VEC_NET 1
+int mnic_irq_net_vector(struct mnic_kdev *d);
 
 #endif

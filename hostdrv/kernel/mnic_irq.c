@@ -13,7 +13,8 @@
  *          wakes the firmware at once;
  *   irq:   the firmware raises our vector 0 when it answered a command
  *          (or moved cmdq_status): wait_completion sleeps on cmd_wq until
- *          then, instead of polling.
+ *          then, instead of polling; vector 1 after it wrote host
+ *          Ethernet completions (mnic_netdev.c takes it: NAPI).
  * A wakeup is a hint: the waiter re-reads the owner bit, and sleeps at
  * most MNIC_IRQ_RECHECK_MS between looks, so a lost or never-sent
  * interrupt (a firmware that does not raise, a slot not seen yet) costs
@@ -32,6 +33,7 @@
 #define MNIC_IRQ_REG_DOORBELL  0x0c
 #define MNIC_IRQ_REG_LEN       256
 #define MNIC_IRQ_VEC_CMD       0
+#define MNIC_IRQ_VECTORS       (MNIC_IRQ_VEC_NET + 1)
 
 static irqreturn_t mnic_irq_cmd(int irq, void *arg)
 {
@@ -105,11 +107,13 @@ int mnic_irq_init(struct mnic_kdev *d)
 	}
 	/* Bus mastering: an MSI-X message is a DMA write */
 	pci_set_master(pdev);
-	nvec = pci_alloc_irq_vectors(pdev, 1, 1, PCI_IRQ_MSIX);
+	/* vector 0: commands; 1: the netdev (when the function has it) */
+	nvec = pci_alloc_irq_vectors(pdev, 1, MNIC_IRQ_VECTORS, PCI_IRQ_MSIX);
 	if (nvec < 0) {
 		ret = nvec;
 		goto err_unmap;
 	}
+	d->irq_nvec = nvec;
 	snprintf(d->irq_name, sizeof(d->irq_name), "mnic-cmd@%s", pci_name(pdev));
 	ret = request_irq(pci_irq_vector(pdev, MNIC_IRQ_VEC_CMD), mnic_irq_cmd, 0, d->irq_name, d);
 	if (ret)
@@ -157,6 +161,13 @@ void mnic_irq_exit(struct mnic_kdev *d)
 	pci_iounmap(pdev, d->regs);
 	d->regs = NULL;
 	pci_release_region(pdev, MNIC_IRQ_REG_BAR);
+}
+
+int mnic_irq_net_vector(struct mnic_kdev *d)
+{
+	if (!READ_ONCE(d->irq_ok) || d->irq_nvec <= MNIC_IRQ_VEC_NET)
+		return -ENXIO;
+	return pci_irq_vector(d->pdev, MNIC_IRQ_VEC_NET);
 }
 
 int mnic_irq_ring_data(struct mnic_kdev *d)

@@ -21,7 +21,9 @@
  *   -DFUZZ_RX_FULL, with all of rocev2/ (no doubles): a real PD/CQ/MR/QP
  *     made through the verbs calls, receive WQEs posted and four send WQEs
  *     sent, so requests reach the real responder and responses the real
- *     completer
+ *     completer; and the host Ethernet queues (ethq.c) with four RX
+ *     buffers of 4 KiB behind an MTT, so whatever is not RoCE for us
+ *     meets the host ring (full after four frames, too small past 4 KiB)
  *
  * Invariants checked beyond the sanitizers: every frame rocev2_rx takes is
  * either counted by exactly one discard counter or delivered to exactly
@@ -43,7 +45,7 @@ static const uint8_t peer_mac[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
 
 static struct rocev2 eng;
 static struct hal_dma dma;
-static uint8_t host[64 * 1024];
+static uint8_t host[128 * 1024];
 static uint64_t now_ns;
 static uint32_t our_qpn;
 
@@ -75,6 +77,12 @@ uint32_t fuzz_rx_setup_qp(struct rocev2 *e, uint32_t peer_ip, uint32_t peer_qpn)
 #define RQ_RING   0x2000u   /* 8 WQEs */
 #define DATA      0x4000u   /* 48 KiB, one MR with every access */
 #define DATA_LEN  0xc000u
+#define ETH_TX    0x10000u  /* host Ethernet queues: 4 descriptors each */
+#define ETH_RX    0x10100u
+#define ETH_TXREC 0x10200u
+#define ETH_RXREC 0x10208u
+#define ETH_BUF   0x18000u  /* 4 RX buffers of 4 KiB, behind an MTT */
+#define ETH_IOVA  0x40000000u
 
 static void put_dbrec(uint64_t addr, uint32_t index)
 {
@@ -166,6 +174,26 @@ static uint32_t fuzz_rx_setup_qp(struct rocev2 *e, uint32_t peer_ip, uint32_t pe
 	put_dbrec(SQ_DBREC, 4);
 	rocev2_sq_doorbell(e, qpn);
 	rocev2_poll(e, 64);
+	{
+		struct rocev2_mtt_attr ma = { ETH_IOVA, 4u * 4096u, 12 };
+		struct rocev2_ethq_attr ea = {
+			.tx = { ETH_TX, ETH_TXREC, 4, 0, 0 }, .rx = { ETH_RX, ETH_RXREC, 4, 0, 0 },
+			.vector = 1,
+		};
+		uint64_t pages[4];
+		uint32_t np;
+
+		for (i = 0; i < 4; i++) {
+			struct mnic_eth_desc d = { .addr = ETH_IOVA + i * 4096u, .size = 4096 };
+
+			pages[i] = ETH_BUF + i * 4096u;
+			memcpy(host + ETH_RX + i * sizeof(d), &d, sizeof(d));
+		}
+		put_dbrec(ETH_RXREC, 4);
+		if (rocev2_create_mtt(e, &ma, &ea.buf_mtt, &np) ||
+		    rocev2_write_mtt(e, ea.buf_mtt, 0, pages, 4) || rocev2_create_ethq(e, &ea))
+			__builtin_trap();
+	}
 	return qpn;
 }
 #endif
@@ -192,8 +220,11 @@ static uint64_t rx_outcomes(const struct rocev2_counters *c)
 {
 	return c->rx_not_roce + c->rx_short + c->rx_bad_ip + c->rx_bad_dst + c->rx_bad_udp +
 	       c->rx_bad_icrc + c->rx_bad_tver + c->rx_bad_opcode + c->rx_bad_pkey +
-	       c->rx_bad_pad + c->rx_no_qp + c->rx_bad_state + c->rx_bad_src +
-	       c->rx_req_packets + c->rx_resp_packets;
+	       c->rx_bad_pad + c->rx_no_qp + c->rx_stale_qp + c->rx_bad_state + c->rx_bad_src +
+	       c->rx_req_packets + c->rx_resp_packets +
+	       /* taken by the host Ethernet queue (ethq.c), each once */
+	       c->rx_ethq_frames + c->rx_ethq_full + c->rx_ethq_too_long + c->rx_ethq_not_ours +
+	       c->ethq_dma_errors;
 }
 
 /* What rocev2_parse claims about an accepted packet must hold. */

@@ -26,7 +26,7 @@ for b in rdma ibv_rc_pingpong ibv_devinfo ibv_devices; do
   bins+=("$p")
 done
 # Optional: the perftest programs, for users (docs/interop.md).
-for b in ib_send_bw ib_write_bw ib_read_bw ib_send_lat ib_write_lat ib_read_lat; do
+for b in ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw ib_send_lat ib_write_lat ib_read_lat; do
   p=$(command -v "$b" 2>/dev/null) && bins+=("$p")
 done
 [ -x "$root/build/interop/rdma_rw" ] && bins+=("$root/build/interop/rdma_rw")

@@ -86,21 +86,26 @@ iop_rdma_rw() {
 }
 
 # Our engine's error counters must all be zero (ICRC, header checks,
-# sequence errors and NAKs, protection and DMA faults).
+# sequence errors and NAKs, protection and DMA faults).  rx_stale_qp is
+# not among them: a packet for a QP this NIC has destroyed, which rxe's
+# late retransmissions (docs/interop.md) produce when they arrive after
+# our side's run has ended; it is printed.  rx_no_qp (a QPN the NIC never
+# issued) stays an error.
 IOP_ZERO_COUNTERS="rx_short rx_bad_ip rx_bad_udp rx_bad_icrc rx_bad_tver rx_bad_opcode rx_bad_pkey
   rx_bad_pad rx_no_qp rx_bad_state rx_bad_src comp_naks_seq comp_naks_fatal comp_retry_exceeded
   comp_rnr_exceeded comp_bad_resp comp_out_of_seq resp_out_of_seq resp_inv_req_naks resp_rem_acc_naks
   resp_rem_op_naks resp_bad_packet resp_bad_state sge_prot_errors dma_errors cq_overflows"
 iop_check_our_counters() {
-  local f=$IOP_LOG/counters.txt c v bad=0
+  local f=$IOP_LOG/counters.txt c v bad=
   "$IOP_MNICCTL" -d "$IOP_BAR" counters --engine >"$f" || iop_fail "mnicctl counters failed"
   for c in $IOP_ZERO_COUNTERS; do
     v=$(awk -v c="$c" '$1 == c { print $2 }' "$f")
     [ -n "$v" ] || iop_fail "counter $c missing from mnicctl counters ($f)"
-    [ "$v" = 0 ] || { echo "our counter $c = $v"; bad=1; }
+    [ "$v" = 0 ] || bad="$bad $c=$v"
   done
-  [ $bad = 0 ] || iop_fail "our NIC counted errors ($f)"
-  echo "our counters: 0 ICRC/header/sequence/protection errors; $(awk '$1 ~ /^(rx_frames|tx_packets|req_retransmits|resp_dup_requests|comp_dup_acks)$/ { printf "%s=%s ", $1, $2 }' "$f")"
+  # the names in the failure line itself: CI shows only the end of a log
+  [ -z "$bad" ] || { cat "$f"; iop_fail "our NIC counted errors:$bad ($f)"; }
+  echo "our counters: 0 ICRC/header/sequence/protection errors; $(awk '$1 ~ /^(rx_frames|tx_packets|req_retransmits|resp_dup_requests|comp_dup_acks|rx_stale_qp)$/ { printf "%s=%s ", $1, $2 }' "$f")"
 }
 
 # The rxe side: no error counter moved, nothing alarming in dmesg.

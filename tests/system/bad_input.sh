@@ -30,10 +30,14 @@ mnic_switch_start "$out/sw"
 expect_fail "firmware: unknown mode" "unknown mode 'bogus'" \
   timeout 30 "$MNIC_ROOT/qemu-board/nic.sh" --board qemu-virt-a15 --name x --mac 52:54:00:00:00:07 \
   --switch "$out/sw" --bar "$out/x.bar" -- bogus
-# The product image has no lab mode (firmware/modes.h): it says where rcx is.
-expect_fail "firmware: rcx on the product image" "rawx and rcx are in the lab image" \
+# The product image has no lab mode (firmware/modes.h): it says where rcx
+# and the driver self-test are.
+expect_fail "firmware: rcx on the product image" "rawx, rcx and selftest are in the lab image" \
   timeout 30 "$MNIC_ROOT/qemu-board/nic.sh" --board qemu-virt-a15 --name x --mac 52:54:00:00:00:08 \
   --switch "$out/sw" --bar "$out/x.bar" --image "$MNIC_ROOT/build/qemu-virt-a15/mnic-fw.elf" -- rcx peer=52:54:00:00:00:07
+expect_fail "firmware: selftest on the product image" "unknown mode 'selftest'" \
+  timeout 30 "$MNIC_ROOT/qemu-board/nic.sh" --board qemu-virt-a72 --name x --selftest --bar "$out/x.bar" \
+  --image "$MNIC_ROOT/build/qemu-virt-a72/mnic-fw.elf"
 expect_fail "firmware: unknown argument" "unknown argument 'cuont=3'" \
   timeout 30 "$MNIC_ROOT/qemu-board/nic.sh" --board qemu-virt-a72 --name x --selftest --bar "$out/x.bar" -- cuont=3
 expect_fail "firmware: rawx without peers" "rawx needs peers=" \

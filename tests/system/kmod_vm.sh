@@ -2,9 +2,10 @@
 # The Linux kernel module in a real x86_64 VM (Debian's kernel, a busybox
 # initramfs built here; KVM when it works, else TCG; tests/vm/).
 #
-#   switch --- QEMU A15 NIC (BAR file a15.bar) <-ivshmem-doorbell-> x86 VM: mnic.ko, /dev/mnic0
+#   switch --- QEMU A15 NIC (BAR file a15.bar) <-ivshmem-doorbell-> x86 VM: mnic.ko, /dev/mnic0, netdev mnic0
 #         |         second ivshmem-plain: vm.ram = the x86 VM's RAM (host-memory aperture)
-#         \--- POSIX NIC   (BAR file posix.bar) <- host: mnic-pingpong client (BAR backend)
+#         |--- POSIX NIC   (BAR file posix.bar) <- host: mnic-pingpong client (BAR backend)
+#         \--- the x86 VM's virtio NIC (MAC_PEER, its own netns): mnic0's IP peer
 #
 # Host memory (docs/host-interface.md "Host memory and translation"): the
 # VM's 256 MiB of RAM is the file vm.ram, which the A15 NIC maps as its
@@ -29,6 +30,16 @@
 # Doorbell register after every command and sleeps until MSI-X vector 0
 # (counters irq_rings, irq_cmd; /proc/interrupts), the decoys are
 # ivshmem-plain and stay polled.
+#
+# The Ethernet netdev mnic0 (checks netdev_*; hostdrv/kernel/mnic_netdev.c):
+# MAC, MTU, carrier (off during the heartbeat stall), bound to the RDMA
+# device; ip addr add/del -> a RoCE v2 GID pushed to / cleared in the
+# firmware (SET_GID); the data path through the firmware's host Ethernet
+# queues: the VM's own virtio NIC on the switch (--vde, MAC_PEER), moved
+# into a network namespace, is the peer: ARP both ways with no static
+# neighbour, ping, 256 KiB of TCP each way (md5), statistics, NAPI on
+# MSI-X vector 1, the firmware's ethq counters; the peer's capture (vm.sh
+# --pcap) holds mnic0's ARP, ICMP and TCP and nothing malformed (tshark).
 #
 # Inside the VM: modprobe ib_uverbs (with ib_core, from Debian's
 # linux-image-amd64), insmod mnic.ko (two decoy ivshmem devices: no init
@@ -74,6 +85,7 @@ RW_LEN=${KMOD_RW_LEN:-2097152}
 SIZE=${KMOD_PP_SIZE:-4096}
 MAC_A=52:54:00:00:07:01      # IP 10.0.7.1 (firmware: 10.mac[3].mac[4].mac[5])
 MAC_P=52:54:00:00:07:02      # IP 10.0.7.2
+MAC_PEER=52:54:00:00:07:09   # the VM's virtio NIC on the switch: the netdev's peer, IP 10.0.7.9
 # The VM's RAM, and the A15 NIC's host-memory aperture: a power of two
 # that fits the A15's 32-bit PCI MMIO window beside the BAR (256 MiB at
 # most, qemu-board/nic.sh --hostmem).
@@ -99,6 +111,9 @@ tenant=$root/build/host/hostdrv/mnic-tenant
 mnicctl_host=$root/build/host/hostdrv/mnicctl
 devlink=$(command -v devlink || echo /usr/sbin/devlink)
 [ -x "$devlink" ] || mnic_die "iproute2's devlink missing: run scripts/deps.sh"
+iproute_ip=$(command -v ip || echo /usr/sbin/ip)   # /bin/ip in the VM: netns moves
+[ -x "$iproute_ip" ] || mnic_die "iproute2's ip missing: run scripts/deps.sh"
+command -v tshark >/dev/null || mnic_die "tshark missing: run scripts/deps.sh"
 rdma=$(command -v rdma || echo /usr/bin/rdma)
 [ -x "$rdma" ] || mnic_die "iproute2's rdma missing: run scripts/deps.sh"
 # The RDMA device (mnic_ib.c) links against ib_core; ib_uverbs (which the
@@ -206,7 +221,11 @@ finish() {
 }
 H=/sys/class/misc/mnic0/health; C=/sys/class/misc/mnic0/counters; D=/dev/mnic0
 modprobe virtio_pci; modprobe virtio_net
-ip link set lo up; ip link set eth0 up; ip addr add 10.0.2.15/24 dev eth0
+# by MAC: the user-net NIC (hostfwds) and the netdev checks' peer NIC on
+# the switch (vm.sh: the --vde NIC is eth0, the user one eth1)
+ifof() { for i in /sys/class/net/*; do [ "\$(cat \$i/address)" = "\$1" ] && echo \${i##*/}; done; }
+UIF=\$(ifof 52:54:00:12:34:56); PIF=\$(ifof $MAC_PEER)
+ip link set lo up; ip link set \$UIF up; ip addr add 10.0.2.15/24 dev \$UIF
 # mnic.ko needs ib_core; ib_uverbs gives user space /dev/infiniband/uverbsN.
 check ib_device_modules_loaded modprobe ib_uverbs
 IB=/sys/class/infiniband/mnic0
@@ -300,6 +319,55 @@ check netdev_gid_cleared waitval \$C/gid_del 1 10
 check netdev_gid_gone eval '! gidindex 0000:0000:0000:0000:0000:ffff:c0a8:4d01'
 check netdev_gid_fw_boot_address eq "\$(fwip)" 10.0.7.1
 check netdev_gid_no_failure eq "\$(cat \$C/gid_failed)" 0
+# The data path (the firmware's host Ethernet queues, NAPI on MSI-X vector
+# 1): the peer is this VM's own virtio NIC on the switch, in a network
+# namespace of its own, so every frame crosses the A15 NIC and the switch.
+# ARP resolves both ways (no static neighbour anywhere), ping, and TCP
+# (busybox nc) with every byte compared, each direction.
+unshare -n sleep 100000 & peerns=\$!
+sleep 1
+pexec() { nsenter -t \$peerns -n "\$@"; }
+/bin/ip link set dev \$PIF netns \$peerns
+pexec /bin/ip link set lo up; pexec /bin/ip link set \$PIF up
+pexec /bin/ip addr add 10.0.7.9/24 dev \$PIF
+ip addr add 10.0.7.1/24 dev mnic0
+check netdev_queue_created eq "\$(cat \$C/net_queue_create)" 1
+check netdev_ping ping -c 3 -W 10 10.0.7.9
+ip neigh show dev mnic0 > /tmp/neigh.txt; pexec ip neigh show > /tmp/pneigh.txt
+sed 's/^/  neigh mnic0: /' /tmp/neigh.txt; sed 's/^/  neigh peer: /' /tmp/pneigh.txt
+check netdev_arp_resolved grep -q "^10.0.7.9 lladdr $MAC_PEER" /tmp/neigh.txt
+check netdev_arp_not_static eval '! grep -q PERMANENT /tmp/neigh.txt'
+check netdev_peer_resolved_us grep -q "10.0.7.1 .*lladdr $MAC_A" /tmp/pneigh.txt
+check netdev_ping_from_peer pexec ping -c 2 -W 10 10.0.7.1
+dd if=/dev/urandom of=/tmp/tcp.a bs=1024 count=256 2>/dev/null
+dd if=/dev/urandom of=/tmp/tcp.b bs=1024 count=256 2>/dev/null
+# mnic0 receives: the peer serves /tmp/tcp.a (the time is printed, not judged)
+uptime_cs() { read up _ < /proc/uptime; echo \${up%.*}\${up#*.}; }
+pexec nc -l -p 5001 < /tmp/tcp.a & ncs=\$!
+sleep 1
+t0=\$(uptime_cs); timeout 60 nc 10.0.7.9 5001 > /tmp/tcp.a.got; t1=\$(uptime_cs); wait \$ncs
+echo "  netdev TCP 256 KiB into mnic0: \$(( (t1 - t0) * 10 )) ms"
+check netdev_tcp_rx_data eq "\$(md5sum < /tmp/tcp.a.got)" "\$(md5sum < /tmp/tcp.a)"
+# mnic0 sends: it serves /tmp/tcp.b to the peer
+nc -l -p 5002 < /tmp/tcp.b & ncs=\$!
+sleep 1
+t0=\$(uptime_cs); pexec timeout 60 nc 10.0.7.1 5002 > /tmp/tcp.b.got; t1=\$(uptime_cs); wait \$ncs
+echo "  netdev TCP 256 KiB out of mnic0: \$(( (t1 - t0) * 10 )) ms"
+ping -c 10 -i 0.2 -q 10.0.7.9 > /tmp/ping.txt 2>&1; sed 's/^/  /' /tmp/ping.txt
+check netdev_tcp_tx_data eq "\$(md5sum < /tmp/tcp.b.got)" "\$(md5sum < /tmp/tcp.b)"
+S=\$N/statistics
+for f in rx_packets rx_bytes tx_packets tx_bytes rx_errors tx_errors rx_dropped tx_dropped; do echo "  mnic0 \$f = \$(cat \$S/\$f)"; done
+check netdev_stats_rx test "\$(cat \$S/rx_bytes)" -gt 262144
+check netdev_stats_tx test "\$(cat \$S/tx_bytes)" -gt 262144
+check netdev_stats_no_errors eq "\$(cat \$S/rx_errors) \$(cat \$S/tx_errors)" "0 0"
+check netdev_napi_irq test "\$(cat \$C/net_irq)" -gt 0
+check netdev_irq_proc grep -q "mnic-net@" /proc/interrupts
+mnicctl -d \$D counters --engine > /tmp/eng.txt 2>&1
+grep -E "ethq" /tmp/eng.txt | sed 's/^/  /'
+check netdev_fw_rx_counted grep -qE "rx_ethq_frames +[1-9]" /tmp/eng.txt
+check netdev_fw_tx_counted grep -qE "tx_ethq_frames +[1-9]" /tmp/eng.txt
+check netdev_fw_no_dma_errors grep -qE "ethq_dma_errors +0\$" /tmp/eng.txt
+check netdev_mtu_busy_while_up eval '! ip link set mnic0 mtu 2000 2>/dev/null'
 # The objects (mnic_ib_mr.c, mnic_ib_cq.c, mnic_ib_qp.c) with the
 # driver-private udata of mnic/ib_abi.h, the doorbell page's mmap, the
 # hostile variants, and a close that frees all (checks ib_objects_*).
@@ -370,7 +438,7 @@ ppserve pingpong_mr_stack stack $MR_ITERS --mr-mem stack
 # modify_qp to RTR resolves the peer's MAC in the kernel: a static
 # neighbour, as the netdev does not carry frames yet (checks
 # ib_verbs_rc_pingpong_*).
-ip addr add 10.0.7.1/24 dev mnic0
+ip addr show dev mnic0 | grep -q "inet 10.0.7.1/" || ip addr add 10.0.7.1/24 dev mnic0
 arp -i mnic0 -s 10.0.7.2 $MAC_P      # busybox: permanent (ip neigh has show/flush only)
 check ib_verbs_rc_gid waitgid 0000:0000:0000:0000:0000:ffff:0a00:0701
 rgi=\$(gidindex 0000:0000:0000:0000:0000:ffff:0a00:0701)
@@ -539,6 +607,7 @@ check doorbell_irq_proc_interrupts grep -q "mnic-cmd@" /proc/interrupts
 check cmds_all_ok eq "\$(cat \$C/cmd_ok)" "\$(cat \$C/cmds)"
 check no_timeouts eq "\$(cat \$C/cmd_timeout)" 0
 check no_refusals eq "\$(cat \$C/refused_struct)\$(cat \$C/refused_len)\$(cat \$C/refused_opcode)" 000
+check netdev_no_queue_failures eq "\$(cat \$C/net_queue_failed) \$(cat \$C/net_queue_leaked)" "0 0"
 check contexts_all_freed eq "\$(cat \$C/ctx_dealloc_failed) \$(cat \$C/ctx_dealloc)" "0 \$(cat \$C/ctx_alloc)"
 # Tenancy (hostdrv/kernel/test/mnic_tenancy_check.c): nobody vs root on the
 # privileged set; two tenants that cannot reach each other's objects or
@@ -595,7 +664,7 @@ INIT
 
 "$root/tests/vm/mkinitramfs.sh" -o "$out/initrd.gz" --kver "$kver" --init "$out/init" \
   --modules "virtio_net virtio_pci ib_uverbs" \
-  --bins "$pingpong $tenant $devlink $rdma $verbs_check $(command -v ibv_devices) $(command -v ibv_devinfo) $(command -v ibv_rc_pingpong)" \
+  --bins "$pingpong $tenant $devlink $rdma $iproute_ip $verbs_check $(command -v ibv_devices) $(command -v ibv_devinfo) $(command -v ibv_rc_pingpong)" \
   --files "$(for i in good corrupt truncated trailing a72 unsigned; do printf '%s ' "$fwdir/$i.img:/lib/firmware/mnic/$i.img"; done)$ko:/lib/mnic.ko $mnicctl:/bin/mnicctl $ioctl_check:/bin/mnic-ioctl-check $tenancy_check:/bin/mnic-tenancy-check $mem_check:/bin/mnic-mem-check $ib_check:/bin/mnic-ib-check $rw_kmod:/bin/mnic-rw-kmod $provider_so:/usr/lib/x86_64-linux-gnu/libibverbs/libmnic-rdmav34.so $provider_driver:/etc/libibverbs.d/mnic.driver"
 
 # Two more ivshmem devices, probed before the NIC's: one with no init
@@ -613,6 +682,7 @@ PY
 start=$(date +%s)
 "$root/tests/vm/vm.sh" --kver "$kver" --initrd "$out/initrd.gz" --ivshmem "$out/other.bar" \
   --ivshmem "$out/oldrev.bar" --ivshmem "$out/a15.bar" --mem $VM_MEM_MIB --ram-file "$out/vm.ram" \
+  --vde "$out/sw" --mac $MAC_PEER --pcap "$out/peer.pcap" \
   --hostfwd "$port:18516" --hostfwd "$rw_port:18517" --log "$out/vm.log" --append "loglevel=4" >"$out/qemu.log" 2>&1 &
 vm=$!; mnic_track $vm
 # GPA = file offset: the page the VM names holds its pattern at that
@@ -723,6 +793,22 @@ fi
 case ",$ko_depends," in *,ib_core,*) ;; *) ko_depends="$ko_depends (no ib_core)";; esac
 case ",$ko_depends," in *,ib_uverbs,*) [ -z "$ko_softdep" ] ;; *) false;; esac ||
   { echo "FAIL: ib_device_module_deps: modinfo depends '$ko_depends', softdep '$ko_softdep'"; fail=1; }
+# What the netdev's peer received from mnic0 (through the A15 NIC's
+# firmware and the switch), in its capture: ARP, ICMP and TCP from the
+# init segment's MAC, nothing tshark finds malformed.
+heur=()
+for h in rpcrdma_infiniband smb_direct_infiniband iser_infiniband lnet_ib sdp_infiniband \
+         eth_over_ib smcr_infiniband fc_infiniband; do heur+=(--disable-heuristic "$h"); done
+pc() { tshark "${heur[@]}" -r "$out/peer.pcap" -Y "$1" 2>/dev/null | wc -l; }
+if [ -s "$out/peer.pcap" ]; then
+  arp=$(pc "eth.src == $MAC_A && arp"); icmp=$(pc "eth.src == $MAC_A && icmp")
+  tcp=$(pc "eth.src == $MAC_A && ip.src == 10.0.7.1 && tcp"); bad=$(pc "_ws.malformed")
+  echo "netdev capture: from mnic0 arp=$arp icmp=$icmp tcp=$tcp; malformed=$bad ($out/peer.pcap)"
+  [ "$arp" -ge 1 ] && [ "$icmp" -ge 3 ] && [ "$tcp" -ge 100 ] && [ "$bad" = 0 ] ||
+    { echo "FAIL: netdev_capture: the peer's capture does not hold mnic0's ARP, ICMP and TCP, or has malformed frames"; fail=1; }
+else
+  echo "FAIL: netdev_capture: no capture $out/peer.pcap"; fail=1
+fi
 sed -n '/^KMOD-DMESG-BEGIN/,/^KMOD-DMESG-END/p' "$out/vm.log" > "$out/dmesg.txt"
 [ -s "$out/dmesg.txt" ] || { echo "FAIL: no dmesg from the VM"; fail=1; }
 if grep -nE "WARNING:|BUG:|Oops|Call Trace|general protection|UBSAN|KASAN|refcount_t|list_(add|del) corruption" \

@@ -128,7 +128,10 @@ for b in "${bars[@]}"; do
   size=$(stat -c %s "$b")
   [ "$size" -gt 0 ] || die "--ivshmem: $b is empty"
   if [ -S "$b.ivsh" ]; then
-    cmd+=(-chardev "socket,id=ivsh$i,path=$b.ivsh" -device "ivshmem-doorbell,chardev=ivsh$i,vectors=4")
+    # the NIC's board descriptor (host_vectors), written by qemu-board/nic.sh
+    vectors=$(cat "$b.ivsh.vectors" 2>/dev/null) || die "--ivshmem: $b.ivsh has no $b.ivsh.vectors (start the NIC with qemu-board/nic.sh)"
+    [[ $vectors =~ ^[1-9][0-9]?$ ]] || die "--ivshmem: $b.ivsh.vectors holds '$vectors', not a vector count"
+    cmd+=(-chardev "socket,id=ivsh$i,path=$b.ivsh" -device "ivshmem-doorbell,chardev=ivsh$i,vectors=$vectors")
   else
     cmd+=(-object "memory-backend-file,id=bar$i,share=on,mem-path=$b,size=$size"
           -device "ivshmem-plain,memdev=bar$i")

@@ -20,7 +20,8 @@
 	X(rx_bad_opcode)        /* not an RC opcode we know */                  \
 	X(rx_bad_pkey)                                                         \
 	X(rx_bad_pad)           /* pad count or length inconsistent */         \
-	X(rx_no_qp)             /* unknown or stale QPN */                      \
+	X(rx_no_qp)             /* QPN this NIC never issued */                 \
+	X(rx_stale_qp)          /* QPN of a QP since destroyed (late packet) */ \
 	X(rx_bad_state)         /* QP state does not accept this packet */      \
 	X(rx_bad_src)           /* source IP is not the QP's peer */            \
 	X(rx_req_packets)       /* delivered to the responder */               \

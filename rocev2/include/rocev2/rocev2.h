@@ -282,6 +282,9 @@ struct rocev2_ethq_attr {
 };
 int rocev2_create_ethq(struct rocev2 *e, const struct rocev2_ethq_attr *a);
 int rocev2_destroy_ethq(struct rocev2 *e);
+/* Re-read the TX ring's producer (mgmt/doorbell.c, every doorbell pass):
+ * 1 when it moved (frames to send), 0 otherwise or without queues. */
+int rocev2_ethq_tx_doorbell(struct rocev2 *e);
 
 /* ---- queries (mgmt/ and firmware/ read the engine only through these) -- */
 struct rocev2_device_info {

@@ -1169,7 +1169,7 @@ static struct reply set_gid(uint32_t index, uint32_t flags, uint32_t ipv4)
 	return issue(&H, &in, sizeof(in), 8);
 }
 
-static void test_cmd_set_gid(void **state)
+static void test_netdev_set_gid(void **state)
 {
 	struct mnic_cmd_query_device_out d = host_query_device(&H);
 	const uint32_t boot = d.ipv4;
@@ -1217,7 +1217,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_every_opcode_validation, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_cmd_set_gid, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_netdev_set_gid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cmd_dcqcn, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_port_counter_names_and_values, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_handles, setup, teardown),

@@ -715,9 +715,73 @@ static void test_mtt_image_restores_at_any_range(void **state)
 	host_free(&T);
 }
 
+/* ---- host Ethernet queues (CREATE/DESTROY_ETHQ) -------------------------- */
+
+static struct reply create_ethq_as(uint16_t ctx, uint32_t buf_mtt, uint32_t ring_mtt, uint64_t ring)
+{
+	struct mnic_cmd_create_ethq_in in;
+
+	memset(&in, 0, sizeof(in));
+	in.hdr = in_hdr(MNIC_CMD_CREATE_ETHQ, 0);
+	in.vector = 1;
+	in.buf_mtt = buf_mtt;
+	in.tx = (struct mnic_queue_desc){ ring, ring + 0x800u, 16, ring_mtt, ring_mtt, 0 };
+	in.rx = (struct mnic_queue_desc){ ring + 0x400u, ring + 0x808u, 16, ring_mtt, ring_mtt, 0 };
+	return issue_as(&H, ctx, &in, sizeof(in), 8);
+}
+
+/* The kernel driver's queues: MNIC_CTX_MGMT only, rings where the issuer
+ * may place them, the buffer MTT named and the issuer's (a tenant's MTT,
+ * which MGMT may name in general, is refused by the engine), fully
+ * written; one pair per NIC; the MTT held while the queues live. */
+static void test_netdev_ethq_commands(void **state)
+{
+	const uint64_t ring = HOST_USER + 0x40000u;
+	struct mnic_cmd_simple_in d = { in_hdr(MNIC_CMD_DESTROY_ETHQ, 0) };
+	uint64_t p[B_NPAGES];
+	uint32_t mgmt_mtt, b_mtt, unwritten;
+	struct reply r;
+
+	(void)state;
+	ctx_b = new_ctx(&H, CTX_B_UA);
+	good_pages(p);
+	b_mtt = new_mtt(&H, ctx_b, B_IOVA, B_LEN, 12, B_NPAGES);
+	expect((r = write_mtt(&H, ctx_b, b_mtt, 0, B_NPAGES, p, B_NPAGES), &r), MNIC_CMD_STAT_OK, 0);
+	mgmt_mtt = new_mtt(&H, MNIC_CTX_MGMT, B_IOVA, B_LEN, 12, B_NPAGES);
+	unwritten = new_mtt(&H, MNIC_CTX_MGMT, B_IOVA, B_LEN, 12, B_NPAGES);
+	expect((r = write_mtt(&H, MNIC_CTX_MGMT, mgmt_mtt, 0, B_NPAGES, p, B_NPAGES), &r),
+	       MNIC_CMD_STAT_OK, 0);
+	/* a tenant may not, even naming its own MTT */
+	expect((r = create_ethq_as(ctx_b, b_mtt, 0, CTX_B_UA), &r), MNIC_CMD_STAT_NOT_PRIV, MNIC_SITE_PRIV);
+	r = issue_as(&H, ctx_b, &d, sizeof(d), 8);
+	expect(&r, MNIC_CMD_STAT_NOT_PRIV, MNIC_SITE_PRIV);
+	/* no buffer MTT, a stale one, a tenant's, one not written */
+	expect((r = create_ethq_as(0, MNIC_MTT_NONE, 0, ring), &r), MNIC_CMD_STAT_BAD_RES, MNIC_SITE_MTT);
+	expect((r = create_ethq_as(0, mgmt_mtt + 0x10000u, 0, ring), &r), MNIC_CMD_STAT_BAD_RES,
+	       MNIC_SITE_MTT);
+	expect((r = create_ethq_as(0, b_mtt, 0, ring), &r), MNIC_CMD_STAT_BAD_PARAM, MNIC_SITE_ENGINE);
+	expect((r = create_ethq_as(0, unwritten, 0, ring), &r), MNIC_CMD_STAT_BAD_RES_STATE,
+	       MNIC_SITE_MTT_COVER);
+	/* rings in the driver area (physical mode: the user area only) */
+	expect((r = create_ethq_as(0, mgmt_mtt, 0, 0x1000u), &r), MNIC_CMD_STAT_BAD_PARAM,
+	       MNIC_SITE_RING_ADDR);
+	/* none yet */
+	r = issue_as(&H, MNIC_CTX_MGMT, &d, sizeof(d), 8);
+	expect(&r, MNIC_CMD_STAT_BAD_PARAM, MNIC_SITE_ENGINE);
+	expect((r = create_ethq_as(0, mgmt_mtt, 0, ring), &r), MNIC_CMD_STAT_OK, 0);
+	expect((r = create_ethq_as(0, mgmt_mtt, 0, ring), &r), MNIC_CMD_STAT_RES_BUSY, MNIC_SITE_ENGINE);
+	r = by_handle_as(&H, MNIC_CTX_MGMT, MNIC_CMD_DESTROY_MTT, mgmt_mtt);
+	expect(&r, MNIC_CMD_STAT_BAD_RES_STATE, MNIC_SITE_MTT_BUSY);
+	r = issue_as(&H, MNIC_CTX_MGMT, &d, sizeof(d), 8);
+	expect(&r, MNIC_CMD_STAT_OK, 0);
+	r = by_handle_as(&H, MNIC_CTX_MGMT, MNIC_CMD_DESTROY_MTT, mgmt_mtt);
+	expect(&r, MNIC_CMD_STAT_OK, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_netdev_ethq_commands, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_page_lists, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_and_destroy_while_used, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_create_shapes, setup, teardown),

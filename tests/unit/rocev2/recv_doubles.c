@@ -15,6 +15,7 @@ struct recv_delivery {
 };
 extern struct recv_delivery recv_resp_calls[8], recv_comp_calls[8];
 extern unsigned recv_n_resp, recv_n_comp, recv_n_lookup;
+extern uint32_t recv_stale_qpn;
 
 struct recv_delivery recv_resp_calls[8], recv_comp_calls[8];
 unsigned recv_n_resp, recv_n_comp, recv_n_lookup;
@@ -28,6 +29,15 @@ struct rocev2_qp *rocev2_qp_lookup(struct rocev2 *e, uint32_t qpn)
 		if (e->qps[i].in_use && e->qps[i].qpn == qpn)
 			return &e->qps[i];
 	return NULL;
+}
+
+/* qp.c's stale-QPN test: recv_stale_qpn is the one destroyed QPN. */
+uint32_t recv_stale_qpn = 0xffffffffu;
+
+int rocev2_qpn_stale(const struct rocev2 *e, uint32_t qpn)
+{
+	(void)e;
+	return qpn == recv_stale_qpn;
 }
 
 static void record(struct recv_delivery *d, const struct rocev2_qp *qp,
@@ -71,4 +81,14 @@ void rocev2_cc_cnp_rx(struct rocev2 *e, struct rocev2_qp *qp, const struct rocev
 	(void)qp;
 	(void)pkt;
 	recv_n_cnp++;
+}
+
+/* The host Ethernet queues (ethq.c): none here, every frame is the
+ * engine's. */
+int rocev2_ethq_rx(struct rocev2 *e, const uint8_t *frame, size_t len)
+{
+	(void)e;
+	(void)frame;
+	(void)len;
+	return 0;
 }

@@ -178,7 +178,7 @@ static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 static const uint8_t mcast[6] = { 0x33, 0x33, 0x00, 0x00, 0x00, 0x01 };
 static const uint8_t other[6] = { 0x52, 0x54, 0x00, 0x00, 0x07, 0x02 };
 
-static void test_ethq_create_hostile(void **state)
+static void test_netdev_ethq_create_hostile(void **state)
 {
 	struct rocev2_ethq_attr a;
 	struct rocev2_mtt_attr ma = { .iova = 0x1000000, .length = 8192, .page_shift = 12 };
@@ -214,7 +214,7 @@ static void test_ethq_create_hostile(void **state)
 	assert_int_equal(rocev2_destroy_mtt(e, mtt), 0);
 }
 
-static void test_ethq_rx_dispatch(void **state)
+static void test_netdev_ethq_rx_dispatch(void **state)
 {
 	struct rocev2_ethq_attr a = attr();
 	uint8_t f[HAL_ETH_MAX_FRAME];
@@ -304,7 +304,7 @@ static void test_ethq_rx_dispatch(void **state)
 	assert_int_equal(e->cnt.rx_ethq_frames, 7);
 }
 
-static void test_ethq_tx(void **state)
+static void test_netdev_ethq_tx(void **state)
 {
 	struct rocev2_ethq_attr a = attr();
 	uint32_t pi = 0;
@@ -375,9 +375,9 @@ static void test_ethq_tx(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_ethq_create_hostile, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_ethq_rx_dispatch, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_ethq_tx, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_netdev_ethq_create_hostile, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_netdev_ethq_rx_dispatch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_netdev_ethq_tx, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

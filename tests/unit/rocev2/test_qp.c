@@ -278,6 +278,16 @@ static void test_lookup_hostile_qpns(void **state)
 	assert_null(rocev2_qp_lookup(e, (qpn & ~0xfffu) | 0xfff));
 	assert_null(rocev2_qp_lookup(e, qpn + 1));                     /* free slot */
 	assert_non_null(rocev2_qp_lookup(e, qpn));
+	/* None of these was ever issued, so none is stale (recv.c counts
+	 * them as rx_no_qp). */
+	assert_false(rocev2_qpn_stale(e, qpn));                        /* live */
+	assert_false(rocev2_qpn_stale(e, 0));
+	assert_false(rocev2_qpn_stale(e, qpn & 0xfff));
+	assert_false(rocev2_qpn_stale(e, qpn + (1u << 12)));
+	assert_false(rocev2_qpn_stale(e, qpn | 1u << 24));
+	assert_false(rocev2_qpn_stale(e, 0xffffffffu));
+	assert_false(rocev2_qpn_stale(e, (qpn & ~0xfffu) | ROCEV2_MAX_QP));
+	assert_false(rocev2_qpn_stale(e, qpn + 1));
 	assert_int_equal(rocev2_destroy_qp(e, 1), -HAL_EINVAL);
 	assert_int_equal(rocev2_modify_qp(e, 0xffffff, &(struct rocev2_qp_attr){ 0 }, 0),
 			 -HAL_EINVAL);
@@ -320,10 +330,17 @@ static void test_pool_exhaust_stale_and_teardown(void **state)
 	assert_int_equal(rocev2_destroy_qp(e, q[3]), 0);
 	assert_int_equal(rocev2_destroy_qp(e, q[3]), -HAL_EINVAL);
 	assert_null(rocev2_qp_lookup(e, q[3]));
+	/* Stale (a late packet for it is rx_stale_qp), not never-issued;
+	 * the next generation of its free slot was never issued. */
+	assert_true(rocev2_qpn_stale(e, q[3]));
+	assert_false(rocev2_qpn_stale(e, q[3] + (1u << 12)));
 	assert_int_equal(rocev2_create_qp(e, &a, &again), 0);
 	assert_int_equal(again & 0xfff, q[3] & 0xfff);
 	assert_int_not_equal(again, q[3]);
 	assert_null(rocev2_qp_lookup(e, q[3]));
+	assert_true(rocev2_qpn_stale(e, q[3]));          /* the slot's next owner is live */
+	assert_false(rocev2_qpn_stale(e, again));
+	assert_false(rocev2_qpn_stale(e, again + (1u << 12)));
 	assert_int_equal(modify(q[3], ROCEV2_QPS_INIT, M(STATE) | REQ_INIT), -HAL_EINVAL);
 	assert_int_equal(rocev2_query_qp(e, q[3], &(struct rocev2_qp_attr){ 0 }), -HAL_EINVAL);
 	assert_int_equal(rocev2_destroy_qp(e, q[3]), -HAL_EINVAL);

@@ -25,6 +25,7 @@ struct recv_delivery {
 };
 extern struct recv_delivery recv_resp_calls[8], recv_comp_calls[8];
 extern unsigned recv_n_resp, recv_n_comp, recv_n_lookup;
+extern uint32_t recv_stale_qpn;          /* recv_doubles.c */
 
 static const char *const cnt_names[] = {
 #define CNT_NAME(name) #name,
@@ -38,6 +39,7 @@ static const uint8_t peer_mac[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
 #define OUR_IP   0x0a000002u
 #define PEER_IP  0x0a000001u
 #define OUR_QPN  0x123u
+#define STALE_QPN 0x1123u               /* a QP of eng's that is gone */
 #define PEER_QPN 17u
 
 /* From test_net.c: 10.0.0.1 -> 10.0.0.2, DestQP 0x123 (python3-built). */
@@ -100,6 +102,7 @@ static int setup(void **state)
 	env_init(&eng, our_mac, OUR_IP);
 	env_init(&peer, peer_mac, PEER_IP);
 
+	recv_stale_qpn = STALE_QPN;
 	qp = &eng.qps[3];
 	qp->in_use = 1;
 	qp->qpn = OUR_QPN;
@@ -219,7 +222,8 @@ static void expect_delivered(const char *what, const uint8_t *f, size_t len, int
 	uint64_t drops = eng.cnt.rx_not_roce + eng.cnt.rx_short + eng.cnt.rx_bad_ip +
 			 eng.cnt.rx_bad_dst + eng.cnt.rx_bad_udp + eng.cnt.rx_bad_icrc +
 			 eng.cnt.rx_bad_tver + eng.cnt.rx_bad_opcode + eng.cnt.rx_bad_pkey +
-			 eng.cnt.rx_bad_pad + eng.cnt.rx_no_qp + eng.cnt.rx_bad_state +
+			 eng.cnt.rx_bad_pad + eng.cnt.rx_no_qp + eng.cnt.rx_stale_qp +
+			 eng.cnt.rx_bad_state +
 			 eng.cnt.rx_bad_src;
 
 	rocev2_rx(&eng, f, len);
@@ -230,7 +234,8 @@ static void expect_delivered(const char *what, const uint8_t *f, size_t len, int
 					eng.cnt.rx_bad_icrc + eng.cnt.rx_bad_tver +
 					eng.cnt.rx_bad_opcode + eng.cnt.rx_bad_pkey +
 					eng.cnt.rx_bad_pad + eng.cnt.rx_no_qp +
-					eng.cnt.rx_bad_state + eng.cnt.rx_bad_src);
+					eng.cnt.rx_stale_qp + eng.cnt.rx_bad_state +
+					eng.cnt.rx_bad_src);
 }
 
 /* ---- valid packets ------------------------------------------------------ */
@@ -432,6 +437,7 @@ static void m_sport_flip(uint8_t *f, size_t *l) { (void)l; f[35] ^= 0x01; }
 static void m_saddr_flip(uint8_t *f, size_t *l) { (void)l; f[29] ^= 0x01; }
 static void m_qpn_unknown(uint8_t *f, size_t *l) { (void)l; put_be24(f + 47, 0x456); }
 static void m_qpn_zero(uint8_t *f, size_t *l) { (void)l; put_be24(f + 47, 0); }
+static void m_qpn_stale(uint8_t *f, size_t *l) { (void)l; put_be24(f + 47, STALE_QPN); }
 static void m_saddr_other(uint8_t *f, size_t *l) { (void)l; put_be32(f + 26, 0x0a000009u); }
 
 static const struct discard_case discard_cases[] = {
@@ -491,6 +497,8 @@ static const struct discard_case discard_cases[] = {
 	{ "IP source flipped, checksum fixed", BASE_SEND, CNT(rx_bad_icrc), m_saddr_flip, FIX_CSUM },
 	{ "unknown QPN", BASE_SEND, CNT(rx_no_qp), m_qpn_unknown, FIX_ALL },
 	{ "QPN 0", BASE_ACK, CNT(rx_no_qp), m_qpn_zero, FIX_ALL },
+	{ "QPN of a destroyed QP (SEND)", BASE_SEND, CNT(rx_stale_qp), m_qpn_stale, FIX_ALL },
+	{ "QPN of a destroyed QP (ACK)", BASE_ACK, CNT(rx_stale_qp), m_qpn_stale, FIX_ALL },
 	{ "source IP not the peer", BASE_SEND, CNT(rx_bad_src), m_saddr_other, FIX_ALL },
 	{ "ACK from another source", BASE_ACK, CNT(rx_bad_src), m_saddr_other, FIX_ALL },
 };
