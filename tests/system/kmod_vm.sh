@@ -436,7 +436,7 @@ ppserve pingpong_mr_stack stack $MR_ITERS --mr-mem stack
 # mnic0's address 10.0.7.1 (the firmware's own), against the host's
 # mnic-pingpong on the POSIX NIC (ibv_rc_pingpong's exchange and -c).
 # modify_qp to RTR resolves the peer's MAC in the kernel: a static
-# neighbour, as the netdev does not carry frames yet (checks
+# neighbour, as the POSIX NIC's host (libmnic) answers no ARP (checks
 # ib_verbs_rc_pingpong_*).
 ip addr show dev mnic0 | grep -q "inet 10.0.7.1/" || ip addr add 10.0.7.1/24 dev mnic0
 arp -i mnic0 -s 10.0.7.2 $MAC_P      # busybox: permanent (ip neigh has show/flush only)
