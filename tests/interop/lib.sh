@@ -114,3 +114,62 @@ rxe_pcap_check() {
   RXE_PCAP_FRAMES=$n
   [ "$bad" = 0 ] && [ "$n" = "$all" ]
 }
+
+# ---- the mnic verbs VM (tests/interop/mnic-vm-init) ------------------------
+#   mnic_vm_build OUT [EXTRA_BINS]   its initramfs: mnic.ko, the provider and
+#       its .driver file, Debian's libibverbs (the programs' ldd), the tools
+#   mnic_nic_start NAME MAC RAMFILE MIB   a POSIX NIC on $RXE_SWITCH whose
+#       host-memory aperture is RAMFILE (the VM's RAM); BAR $RXE_OUT/NAME.bar
+#   mnic_vm_start NAME INITRD RAMFILE MIB IP/LEN CTLPORT NIC [vm.sh options...]
+#       the VM on NIC's BAR (mnic_nic_start NIC); console $RXE_OUT/NAME.log; extra kernel
+#       knobs in $MNIC_VM_APPEND (MNIC_NEIGH=); sets MNIC_VM_PID_<NAME>
+#   mnic_vm_ready NAME [TIMEOUT_S]   wait for MNIC-VM-READY; prints the GID index
+mnic_vm_build() {
+  local out=$1 extra=${2:-} kver
+  kver=$("$MNIC_ROOT/tests/vm/kver.sh")
+  "$MNIC_ROOT/tests/vm/mkinitramfs.sh" -o "$out" --kver "$kver" \
+    --init "$MNIC_ROOT/tests/interop/mnic-vm-init" --modules "virtio_net virtio_pci ib_uverbs" \
+    --bins "$(command -v ibv_rc_pingpong) $(command -v ibv_devices) $(command -v ibv_devinfo) $extra" \
+    --files "$MNIC_ROOT/build/kmod/mnic.ko:/lib/mnic.ko $MNIC_ROOT/tests/interop/ctl:/bin/ctl $MNIC_ROOT/build/host/provider/libmnic-rdmav34.so:/usr/lib/x86_64-linux-gnu/libibverbs/libmnic-rdmav34.so $MNIC_ROOT/build/host/provider/mnic.driver:/etc/libibverbs.d/mnic.driver" \
+    >/dev/null
+}
+
+mnic_nic_start() {
+  local name=$1 mac=$2 ram=$3 mib=$4 i
+  [ -n "$RXE_SWITCH" ] || mnic_die "mnic_nic_start: set RXE_SWITCH to a started switch"
+  truncate -s "${mib}M" "$ram"
+  MNIC_PCAP=$RXE_OUT/$name.pcap "$MNIC_ROOT/qemu-board/nic.sh" --board posix --name "$name" --mac "$mac" \
+    --switch "$RXE_SWITCH" --bar "$RXE_OUT/$name.bar" --hostmem "$ram" -- run db_min_us=200 db_max_us=2000 \
+    >"$RXE_OUT/$name.log" 2>&1 &
+  mnic_track $!
+  for i in $(seq 300); do
+    "$MNIC_ROOT/build/host/hostdrv/mnicctl" -d "$RXE_OUT/$name.bar" info >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  echo "the POSIX NIC $name did not come up ($RXE_OUT/$name.log)" >&2
+  return 1
+}
+
+mnic_vm_start() {
+  local name=$1 initrd=$2 ram=$3 mib=$4 ip=$5 port=$6 nic=$7 pid
+  shift 7
+  "$MNIC_ROOT/tests/vm/vm.sh" --initrd "$initrd" --ivshmem "$RXE_OUT/$nic.bar" --mem "$mib" \
+    --ram-file "$ram" --hostfwd "$port:$port" --log "$RXE_OUT/$name.log" \
+    --append "quiet MNIC_IP=$ip CTL_PORT=$port ${MNIC_VM_APPEND:-}" "$@" \
+    </dev/null >"$RXE_OUT/$name.qemu.log" 2>&1 &
+  pid=$!
+  mnic_track "$pid"
+  printf -v "MNIC_VM_PID_${name//[^A-Za-z0-9_]/_}" '%s' "$pid"
+}
+
+mnic_vm_ready() {
+  local name=$1 t=${2:-240} pid
+  pid=MNIC_VM_PID_${name//[^A-Za-z0-9_]/_}
+  mnic_wait_line "$RXE_OUT/$name.log" '^MNIC-VM-(READY|FAIL)' "$t" "${!pid}" || true
+  if ! grep -q '^MNIC-VM-READY' "$RXE_OUT/$name.log"; then
+    echo "mnic VM $name not ready (console: $RXE_OUT/$name.log):" >&2
+    tail -n 30 "$RXE_OUT/$name.log" >&2
+    return 1
+  fi
+  sed -n 's/^MNIC-VM-READY gidx=\([0-9]*\).*/\1/p' "$RXE_OUT/$name.log" | head -1
+}

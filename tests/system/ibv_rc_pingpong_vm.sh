@@ -52,47 +52,27 @@ if [ "$mode" = perftest ]; then
     perftest_bins="$perftest_bins $p"
   done
 fi
-kver=$("$root/tests/vm/kver.sh")
 base=$(mnic_free_ports 4 17400) || mnic_die "no free 127.0.0.1 ports"
 CTL_M=$base CTL_R=$((base + 1)) PP_M=$((base + 2)) PP_R=$((base + 3))
 
 # The mnic VM's initramfs: the module, the provider and its .driver file,
 # Debian's libibverbs (with the programs' ldd) and the tools.
-"$root/tests/vm/mkinitramfs.sh" -o "$out/mnic-initrd.gz" --kver "$kver" \
-  --init "$root/tests/interop/mnic-vm-init" --modules "virtio_net virtio_pci ib_uverbs" \
-  --bins "$(command -v ibv_rc_pingpong) $(command -v ibv_devices) $(command -v ibv_devinfo) $perftest_bins" \
-  --files "$root/build/kmod/mnic.ko:/lib/mnic.ko $root/tests/interop/ctl:/bin/ctl $root/build/host/provider/libmnic-rdmav34.so:/usr/lib/x86_64-linux-gnu/libibverbs/libmnic-rdmav34.so $root/build/host/provider/mnic.driver:/etc/libibverbs.d/mnic.driver" \
-  >/dev/null
+mnic_vm_build "$out/mnic-initrd.gz" "$perftest_bins"
 rxe_build
 mnic_switch_start "$out/sw"
 RXE_SWITCH=$out/sw
 
 t0=$(date +%s)
-truncate -s ${VM_MEM_MIB}M "$out/vm.ram"
-MNIC_PCAP=$out/nic.pcap "$root/qemu-board/nic.sh" --board posix --name ibvvm --mac $MNIC_MAC \
-  --switch "$out/sw" --bar "$out/nic.bar" --hostmem "$out/vm.ram" -- run db_min_us=200 db_max_us=2000 \
-  >"$out/nic.log" 2>&1 &
-mnic_track $!
-for _ in $(seq 300); do
-  "$root/build/host/hostdrv/mnicctl" -d "$out/nic.bar" info >/dev/null 2>&1 && break; sleep 0.1
-done
-"$root/build/host/hostdrv/mnicctl" -d "$out/nic.bar" info >/dev/null || fail "the POSIX NIC did not come up ($out/nic.log)"
+mnic_nic_start nic $MNIC_MAC "$out/vm.ram" $VM_MEM_MIB || fail "the POSIX NIC did not come up"
 
 # mnic VM: its guest's 10.0.2.100:18515 is the rxe VM's ibv_rc_pingpong
 # server (host PP_R), its own server is reached at host PP_M.
-"$root/tests/vm/vm.sh" --initrd "$out/mnic-initrd.gz" --ivshmem "$out/nic.bar" --mem $VM_MEM_MIB \
-  --ram-file "$out/vm.ram" --hostfwd "$CTL_M:$CTL_M" --hostfwd "$PP_M:18515" --guestfwd "18515:$PP_R" \
-  --log "$out/mnic-vm.log" \
-  --append "quiet MNIC_IP=10.0.9.1/24 MNIC_NEIGH=10.0.9.241@$RXE_MAC CTL_PORT=$CTL_M" \
-  </dev/null >"$out/mnic-vm.qemu.log" 2>&1 &
-mvm=$!
-mnic_track $mvm
+MNIC_VM_APPEND="MNIC_NEIGH=10.0.9.241@$RXE_MAC" \
+  mnic_vm_start mnic-vm "$out/mnic-initrd.gz" "$out/vm.ram" $VM_MEM_MIB 10.0.9.1/24 "$CTL_M" nic \
+  --hostfwd "$PP_M:18515" --guestfwd "18515:$PP_R"
 RXE_APPEND="RXE_NEIGH=10.0.9.1@$MNIC_MAC" \
   rxe_vm_start rxe "$RXE_MAC" 10.0.9.241/24 "$CTL_R" --hostfwd "$PP_R:18515" --guestfwd "18515:$PP_M"
-mnic_wait_line "$out/mnic-vm.log" '^MNIC-VM-(READY|FAIL)' 240 $mvm || true
-grep -q '^MNIC-VM-READY' "$out/mnic-vm.log" ||
-  { tail -30 "$out/mnic-vm.log"; fail "the mnic VM did not come up ($out/mnic-vm.log)"; }
-gidx=$(sed -n 's/^MNIC-VM-READY gidx=\([0-9]*\).*/\1/p' "$out/mnic-vm.log" | head -1)
+gidx=$(mnic_vm_ready mnic-vm 240) || fail "the mnic VM did not come up ($out/mnic-vm.log)"
 rxe_vm_ready rxe 240 >/dev/null || fail "the rxe VM did not come up"
 echo "setup: $(( $(date +%s) - t0 )) s; mnic0 RoCEv2 GID index $gidx; $ITERS iterations per run"
 rxe_ctl "$CTL_M" "ibv_devinfo -v -d mnic0" >"$out/devinfo.txt" || fail "ibv_devinfo -v -d mnic0"
