@@ -100,14 +100,15 @@ START := hal/qemu-virt/start_a32.S
 # fifth smaller than A32 here) and calls the hot path's A32 code through
 # BLX, which costs what BL does (ARM ARM A4.1 interworking).  A32 stay: the
 # per-packet helpers outside HOT_SRCS (WARM_SRCS: timers, scheduling,
-# lookups, DCQCN, events, the migration checks on every ACK and response,
+# lookups, DCQCN, events, the host Ethernet dispatch on every frame (ethq.c),
+# the migration checks on every ACK and response,
 # the stopped-context check on every host access, the board's poll/wait
 # and interrupt drivers),
 # the lab modes (their speed is in the lab's figures) and the semihosting
 # call (the A32 trap is SVC 0x123456; semihosting spec 2.1).
 COLD_ISA := -mthumb
 WARM_SRCS := lib/timer.c rocev2/rocev2.c rocev2/qp.c rocev2/mr.c rocev2/pd.c rocev2/eq.c \
-	rocev2/cc.c rocev2/migrate.c rocev2/query.c hal/qemu-virt/board.c hal/qemu-virt/gic.c hal/qemu-virt/gtimer.c \
+	rocev2/cc.c rocev2/migrate.c rocev2/query.c rocev2/ethq.c hal/qemu-virt/board.c hal/qemu-virt/gic.c hal/qemu-virt/gtimer.c \
 	hal/qemu-virt/ivshmem.c mgmt/doorbell.c firmware/engine.c
 A32_SRCS := $(WARM_SRCS) $(LAB_SRCS) hal/qemu-virt/semihost.c
 endif
