@@ -302,14 +302,14 @@ kmod: build/kmod/mnic.ko build/kmod/mnic-ioctl-check build/kmod/mnic-tenancy-che
       build/kmod/mnic-verbs-check provider
 # The provider through unmodified libibverbs, run in the test VM (dynamic:
 # libibverbs dlopens the provider; the initramfs gets the libraries ldd names).
-build/kmod/mnic-verbs-check: tests/tools/mnic-verbs-check.c
+build/kmod/mnic-verbs-check: tests/tools/mnic-verbs-check.c hostdrv/kernel/test/check_result.h
 	@mkdir -p $(dir $@)
 	$(Q)gcc -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 		-O2 $< -libverbs -o $@
 # Hostile-caller, tenancy and host-memory checks of /dev/mnicN, run in the test VM
 # (static: any libc).
 build/kmod/mnic-%-check: hostdrv/kernel/test/mnic_%_check.c $(wildcard abi/include/mnic/*.h) \
-			hostdrv/kernel/test/check_counter.h
+			hostdrv/kernel/test/check_counter.h hostdrv/kernel/test/check_result.h
 	@mkdir -p $(dir $@)
 	$(Q)gcc -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 		-O2 $(INC_kernel) -static -pthread $< -o $@

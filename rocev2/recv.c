@@ -163,6 +163,10 @@ int rocev2_parse(struct rocev2 *e, const uint8_t *frame, size_t len, struct roce
 	 * lengths are migrate.c's business, not the demux's. */
 	if (info->mask & OPM_PAYLOAD ? ((paylen + pad) & 3u) != 0 : (pad | paylen) != 0)
 		return rx_discard(e, info->mask & OPM_CNP ? RX_BAD_CNP : RX_BAD_PAD);
+	/* IBA A17.9.2: a CNP has BECN set.  Refused here, so that a frame is
+	 * counted once: a CNP that reaches cc.c is cnp_received and valid. */
+	if ((info->mask & OPM_CNP) && !bth_becn(bth))
+		return rx_discard(e, RX_BAD_CNP);
 
 	/* ---- ICRC (IBA A17.3.3): over IPv4 header .. pad.  (Offsets are
 	 * taken from frame, never from the small wire structs' arrays, which

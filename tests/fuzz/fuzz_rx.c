@@ -222,6 +222,8 @@ static uint64_t rx_outcomes(const struct rocev2_counters *c)
 	       c->rx_bad_icrc + c->rx_bad_tver + c->rx_bad_opcode + c->rx_bad_pkey +
 	       c->rx_bad_pad + c->rx_no_qp + c->rx_stale_qp + c->rx_bad_state + c->rx_bad_src +
 	       c->rx_req_packets + c->rx_resp_packets +
+	       /* CNPs (DCQCN, cc.c): delivered, malformed, for no QP */
+	       c->cnp_received + c->cnp_malformed + c->cnp_no_qp +
 	       /* taken by the host Ethernet queue (ethq.c), each once */
 	       c->rx_ethq_frames + c->rx_ethq_full + c->rx_ethq_too_long + c->rx_ethq_not_ours +
 	       c->ethq_dma_errors;

@@ -25,26 +25,7 @@
 
 #include <infiniband/verbs.h>
 
-static unsigned int checks, failures;
-
-static void result(const char *name, int ok, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void result(const char *name, int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	checks++;
-	if (ok) {
-		printf("ok %s\n", name);
-		return;
-	}
-	failures++;
-	printf("FAIL %s: ", name);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-}
+#include "../../hostdrv/kernel/test/check_result.h"
 
 static struct ibv_qp *rc_qp(struct ibv_pd *pd, struct ibv_cq *cq, enum ibv_qp_type type)
 {

@@ -73,26 +73,7 @@ _Static_assert(sizeof(struct ib_uverbs_query_qp_resp) == 128, "query_qp resp");
 
 static const char *ibdev, *mnicdev;
 static char sysdir[128];
-static unsigned int checks, failures;
-
-static void result(const char *name, int ok, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void result(const char *name, int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	checks++;
-	if (ok) {
-		printf("ok %s\n", name);
-		return;
-	}
-	failures++;
-	printf("FAIL %s: ", name);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-}
+#include "check_result.h"
 
 static long counter(const char *name)
 {

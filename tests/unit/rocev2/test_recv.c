@@ -312,7 +312,9 @@ static void test_round_trip_every_opcode(void **state)
 	for (op = 0; op < 256; op++) {
 		const struct rocev2_opcode_info *info = rocev2_opcode((uint8_t)op);
 
-		if (!(info->mask & OPM_VALID))
+		/* A CNP needs BECN, which this generic builder does not set:
+		 * test_dcqcn round-trips CNPs from cc.c's own builder. */
+		if (!(info->mask & OPM_VALID) || (info->mask & OPM_CNP))
 			continue;
 		for (n = 0; n <= ((info->mask & OPM_PAYLOAD) ? 9u : 0u); n++) {
 			struct rocev2_pkt pkt;
