@@ -1,7 +1,7 @@
 /* The provider ABI of Debian 12's libibverbs 44 (symbol version
  * IBVERBS_PRIVATE_34), as far as libmnic-rdmav34.so uses it.  Debian does
- * not ship rdma-core's <infiniband/driver.h> (/work/shared/reference/
- * rdma-device-notes.md), so these are the project's own declarations of
+ * not ship rdma-core's <infiniband/driver.h> (the team's reference notes,
+ * ../shared/reference/rdma-device-notes.md), so these are the project's own declarations of
  * the documented layout: the structs libibverbs reads from a provider
  * (device ops and match table, the device and MR wrappers, the context
  * ops table) and the prototypes of the ibv_cmd_* helpers with the command
