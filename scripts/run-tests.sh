@@ -13,6 +13,7 @@ run_cmocka() {   # name binary
   local name=$1 bin=$2 out p f
   out=$("$bin" 2>&1); local rc=$?
   printf '%s\n' "$out"
+  printf '%s\n' "$out" >"$logdir/$(echo "$name" | tr / _).log"
   p=$(printf '%s\n' "$out" | sed -n 's/.*\[  PASSED  \] \([0-9]*\) test.*/\1/p' | tail -1)
   f=$(printf '%s\n' "$out" | sed -n 's/.*\[  FAILED  \] \([0-9]*\) test.*/\1/p' | tail -1)
   p=${p:-0}; f=${f:-0}
@@ -63,6 +64,14 @@ for t in tests/integration/*.sh tests/system/*.sh; do
   echo "[ $res ] $name ($(( $(date +%s) - start )) s, log: $log)"
 done
 
+# CI shows only the end of this output: repeat each failed test's last lines
+# here, just above the summary, so the reason is on screen where it is read.
+for f in "${failures[@]}"; do
+  log=$logdir/$(echo "$f" | tr / _).log
+  [ -f "$log" ] || continue
+  echo "--- last lines of $f ($log)"
+  tail -40 "$log" | sed 's/^/    | /'
+done
 [ ${#failures[@]} -eq 0 ] || printf 'failed: %s\n' "${failures[*]}"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

@@ -106,6 +106,8 @@
 	X(ib_pages_leaked)      /* ... left pinned: the context did not go */ \
 	X(ib_events)            /* ... completion events handed to a CQ's channel */ \
 	X(ib_event_dropped)     /* ... an EQE naming no CQ with a channel */ \
+	X(ib_eq_irqs)           /* ... MSI-X interrupts of the EQ vector */   \
+	X(ib_eq_polls)          /* ... EQ polls without one (ivshmem-plain) */ \
 	X(net_carrier_on)       /* netdev mnicN: carrier on (firmware READY) */ \
 	X(net_carrier_off)      /* ... carrier off (firmware not serving) */  \
 	X(net_tx_no_queue)      /* ... frame dropped: no host Ethernet queue */ \
@@ -177,7 +179,7 @@ struct mnic_kdev {
 	wait_queue_head_t cmd_wq;
 	bool irq_ok;
 	int irq_slot;                      /* our irq_host_ids slot */
-	int irq_nvec;                      /* MSI-X vectors allocated (1 or 2) */
+	int irq_nvec;                      /* MSI-X vectors allocated (1 to 3) */
 	u32 irq_own;                       /* MNIC_IRQ_ID_VALID | our peer ID */
 	u32 irq_ring;                      /* Doorbell value: NIC << 16 | 0 */
 	char irq_name[32];
@@ -307,5 +309,9 @@ int mnic_irq_ring_data(struct mnic_kdev *d);
  * -ENXIO (polled, or the function has one vector). */
 #define MNIC_IRQ_VEC_NET 1
 int mnic_irq_net_vector(struct mnic_kdev *d);
+/* The RDMA device's event queues' vector (after the netdev's): its Linux
+ * irq, or -ENXIO (polled, or the function has fewer vectors). */
+#define MNIC_IRQ_VEC_EQ (MNIC_IRQ_VEC_NET + 1)
+int mnic_irq_eq_vector(struct mnic_kdev *d);
 
 #endif

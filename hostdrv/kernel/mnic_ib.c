@@ -553,6 +553,7 @@ int mnic_ib_register(struct mnic_kdev *d)
 	ret = ib_device_set_netdev(&ib->ibdev, mnic_netdev_of(d), MNIC_IB_PORT);
 	if (ret) {
 		dev_err(&d->pdev->dev, "ib_device_set_netdev failed: %d\n", ret);
+		mnic_ib_eq_exit(ib);
 		ib_dealloc_device(&ib->ibdev);
 		goto out;
 	}
@@ -560,6 +561,7 @@ int mnic_ib_register(struct mnic_kdev *d)
 	ret = ib_register_device(&ib->ibdev, "mnic%d", &d->pdev->dev);
 	if (ret) {
 		dev_err(&d->pdev->dev, "ib_register_device failed: %d\n", ret);
+		mnic_ib_eq_exit(ib);
 		ib_dealloc_device(&ib->ibdev);
 		goto out;
 	}

@@ -34,11 +34,14 @@ struct mnic_ib_dev {
 	 * and the rest are only counted (as remove does for open files). */
 	bool unregistering;
 	bool fw_gone;
-	/* completion events (mnic_ib_eq.c): the ucontexts with an EQ, polled */
+	/* completion events (mnic_ib_eq.c): the ucontexts with an EQ, read
+	 * by eq_work on the EQ vector's MSI-X (eq_irq >= 0), else polled */
 	struct mutex eq_list_lock;
 	struct list_head eq_list;
 	struct delayed_work eq_work;
 	bool eq_stop;
+	int eq_irq;
+	char eq_irq_name[32];
 };
 
 /* The doorbell page mapping handed to a ucontext (rdma_user_mmap_entry). */

@@ -7,12 +7,21 @@
  * record, one MTT the module writes), and every CQ created with a
  * completion channel is bound to it (MODIFY_CQ).  The application arms a
  * CQ itself (the provider writes the arm word of the CQ's record and rings
- * db_seq); the firmware then writes one EQE when the arm fires.  The
- * module polls the EQs of all ucontexts from a delayed work, every jiffy
- * while any ucontext has one (the function's vectors beyond the command
- * queue's are not taken yet, and an ivshmem-plain NIC raises nothing), and
- * hands each EQE to its CQ's comp_handler: ib_uverbs queues the event on
- * the CQ's completion channel, ibv_get_cq_event returns it.
+ * db_seq); the firmware then writes one EQE when the arm fires and
+ * raises the EQ's vector, MNIC_IRQ_VEC_EQ (rocev2/eq.c, after the owner
+ * byte).  On an ivshmem-doorbell function that is MSI-X vector 2: its
+ * handler queues eq_work at once, which reads every EQ of the device (one
+ * vector for all ucontexts: num_comp_vectors is 1).  Where the function
+ * has no such vector (an ivshmem-plain BAR raises nothing, or fewer
+ * vectors were granted), eq_work polls instead, every jiffy while any
+ * ucontext has an EQ (counter ib_eq_polls).  eq_work hands each EQE to its
+ * CQ's comp_handler: ib_uverbs queues the event on the CQ's completion
+ * channel, ibv_get_cq_event returns it.
+ *
+ * No event is lost between an interrupt and the work: queueing work that
+ * is already running queues it again (its pending bit is cleared before
+ * it runs), and the firmware raises the vector only after the EQE's owner
+ * byte is written, so a pass that starts after the raise sees the EQE.
  *
  * Ownership of the EQE (as of a CQE): the firmware writes the body, a
  * write barrier, the owner byte (MNIC_CQE_OWNER of its producer index);
@@ -26,6 +35,7 @@
  * its pages are freed only if that succeeded (else leaked, ib_pages_leaked).
  */
 #include <linux/gfp.h>
+#include <linux/interrupt.h>
 #include <linux/mm.h>
 #include <linux/workqueue.h>
 
@@ -36,9 +46,9 @@
 #define MNIC_IB_EQ_ENTRIES (PAGE_SIZE / MNIC_EQE_SIZE)
 #define MNIC_IB_EQ_PAGES   2u          /* the ring, then the record */
 #define MNIC_IB_EQ_IOVA    0x10000ull  /* any page-aligned IOVA: the MTT is the EQ's own */
-/* A vector of its own, after the netdev's (the module does not take it
- * yet: the EQs are polled, a raise of it reaches no handler) */
-#define MNIC_IB_EQ_VECTOR  (MNIC_IRQ_VEC_NET + 1)
+/* A vector of its own, after the netdev's; raised also where it reaches
+ * no handler (ivshmem-plain: nothing is delivered, the EQs are polled) */
+#define MNIC_IB_EQ_VECTOR  MNIC_IRQ_VEC_EQ
 
 struct eq_walk {
 	struct page *page;
@@ -90,7 +100,8 @@ int mnic_ib_eq_create(struct mnic_ib_dev *ib, struct mnic_ib_ucontext *uc)
 	mutex_lock(&ib->eq_list_lock);
 	list_add(&uc->eq_node, &ib->eq_list);
 	mutex_unlock(&ib->eq_list_lock);
-	mod_delayed_work(system_wq, &ib->eq_work, 1);
+	/* polled: start the poll; on MSI-X a first pass finds nothing */
+	mod_delayed_work(system_wq, &ib->eq_work, ib->eq_irq >= 0 ? 0 : 1);
 	return 0;
 
 err_mtt:
@@ -213,20 +224,57 @@ static void eq_work(struct work_struct *w)
 		eq_poll(ib, uc);
 	any = !list_empty(&ib->eq_list);
 	mutex_unlock(&ib->eq_list_lock);
-	if (any && !READ_ONCE(ib->eq_stop))
-		schedule_delayed_work(&ib->eq_work, 1);
+	if (ib->eq_irq >= 0 || !any || READ_ONCE(ib->eq_stop))
+		return;
+	mnic_count(ib->d, MNIC_KCNT_ib_eq_polls);
+	schedule_delayed_work(&ib->eq_work, 1);
 }
 
+/* MSI-X vector 2: an EQE was written (or an EQ is full and has EQEs to
+ * take).  Hard-irq context: the EQs are read in eq_work, which sleeps on
+ * the lists' mutexes; mod_delayed_work is safe here (irqsave inside). */
+static irqreturn_t eq_irq(int irq, void *data)
+{
+	struct mnic_ib_dev *ib = data;
+
+	mnic_count(ib->d, MNIC_KCNT_ib_eq_irqs);
+	if (!READ_ONCE(ib->eq_stop))
+		mod_delayed_work(system_wq, &ib->eq_work, 0);
+	return IRQ_HANDLED;
+}
+
+/* Before ib_register_device (no ucontext yet): the EQ vector's handler if
+ * the function has that vector, else the EQs will be polled. */
 void mnic_ib_eq_init(struct mnic_ib_dev *ib)
 {
+	struct mnic_kdev *d = ib->d;
+	int irq = mnic_irq_eq_vector(d);
+
 	mutex_init(&ib->eq_list_lock);
 	INIT_LIST_HEAD(&ib->eq_list);
 	INIT_DELAYED_WORK(&ib->eq_work, eq_work);
+	ib->eq_irq = -1;
+	if (irq < 0) {
+		dev_info(&d->pdev->dev, "completion events: no event-queue vector, polled\n");
+		return;
+	}
+	snprintf(ib->eq_irq_name, sizeof(ib->eq_irq_name), "mnic-eq@%s", pci_name(d->pdev));
+	if (request_irq(irq, eq_irq, 0, ib->eq_irq_name, ib)) {
+		dev_warn(&d->pdev->dev, "completion events: irq %d refused, polled\n", irq);
+		return;
+	}
+	ib->eq_irq = irq;
+	dev_info(&d->pdev->dev, "completion events on MSI-X vector %d = irq %d\n",
+		 MNIC_IRQ_VEC_EQ, irq);
 }
 
-/* After ib_unregister_device: every ucontext is gone. */
+/* After ib_unregister_device: every ucontext is gone.  The handler first
+ * (it queues the work), then the work. */
 void mnic_ib_eq_exit(struct mnic_ib_dev *ib)
 {
 	WRITE_ONCE(ib->eq_stop, true);
+	if (ib->eq_irq >= 0)
+		free_irq(ib->eq_irq, ib);
+	ib->eq_irq = -1;
 	cancel_delayed_work_sync(&ib->eq_work);
 }

@@ -33,7 +33,7 @@
 #define MNIC_IRQ_REG_DOORBELL  0x0c
 #define MNIC_IRQ_REG_LEN       256
 #define MNIC_IRQ_VEC_CMD       0
-#define MNIC_IRQ_VECTORS       (MNIC_IRQ_VEC_NET + 1)
+#define MNIC_IRQ_VECTORS       (MNIC_IRQ_VEC_EQ + 1)
 
 static irqreturn_t mnic_irq_cmd(int irq, void *arg)
 {
@@ -107,7 +107,8 @@ int mnic_irq_init(struct mnic_kdev *d)
 	}
 	/* Bus mastering: an MSI-X message is a DMA write */
 	pci_set_master(pdev);
-	/* vector 0: commands; 1: the netdev (when the function has it) */
+	/* vector 0: commands; 1: the netdev; 2: the RDMA device's event
+	 * queues (each when the function has it) */
 	nvec = pci_alloc_irq_vectors(pdev, 1, MNIC_IRQ_VECTORS, PCI_IRQ_MSIX);
 	if (nvec < 0) {
 		ret = nvec;
@@ -168,6 +169,13 @@ int mnic_irq_net_vector(struct mnic_kdev *d)
 	if (!READ_ONCE(d->irq_ok) || d->irq_nvec <= MNIC_IRQ_VEC_NET)
 		return -ENXIO;
 	return pci_irq_vector(d->pdev, MNIC_IRQ_VEC_NET);
+}
+
+int mnic_irq_eq_vector(struct mnic_kdev *d)
+{
+	if (!READ_ONCE(d->irq_ok) || d->irq_nvec <= MNIC_IRQ_VEC_EQ)
+		return -ENXIO;
+	return pci_irq_vector(d->pdev, MNIC_IRQ_VEC_EQ);
 }
 
 int mnic_irq_ring_data(struct mnic_kdev *d)

@@ -461,11 +461,16 @@ ibvserve() {   # tag size iterations [ibv_rc_pingpong options]
 ibvserve 1b 1 $IBV_ITERS
 ibvserve 4k 4096 $IBV_ITERS
 # -e: ibv_rc_pingpong sleeps on its completion channel (ibv_req_notify_cq
-# arms the CQ in its record; the firmware's EQE, polled by mnic.ko, wakes
-# the channel: counter ib_events)
-ev0=\$(cat \$C/ib_events)
+# arms the CQ in its record; the firmware writes an EQE and raises MSI-X
+# vector 2, whose handler has mnic.ko read the EQ and wake the channel:
+# counters ib_events, ib_eq_irqs; the A15 NIC is an ivshmem-doorbell, so
+# the jiffy poll of the EQs never runs: ib_eq_polls stays 0)
+ev0=\$(cat \$C/ib_events); eqirq0=\$(cat \$C/ib_eq_irqs)
+check ib_verbs_eq_msix grep -q "mnic-eq@" /proc/interrupts
 ibvserve 4k_events 4096 $IBV_ITERS -e
 check ib_verbs_rc_pingpong_events_counted test "\$(( \$(cat \$C/ib_events) - ev0 ))" -gt 0
+check ib_verbs_rc_pingpong_events_msix test "\$(( \$(cat \$C/ib_eq_irqs) - eqirq0 ))" -gt 0
+check ib_verbs_rc_pingpong_events_not_polled eq "\$(cat \$C/ib_eq_polls)" 0
 check ib_verbs_rc_pingpong_no_event_dropped eq "\$(cat \$C/ib_event_dropped)" 0
 # Hostile: ibv_rc_pingpong killed (SIGKILL) mid-traffic: its uverbs file
 # closes with an RTS QP moving data, so the core destroys the QP in use,
