@@ -8,6 +8,8 @@
 #   IOP_SRV       host port our servers listen on; the VM reaches it as
 #                 10.0.2.100:18515 (vm.sh --guestfwd 18515:IOP_SRV)
 #   IOP_LOG       directory for the per-run outputs
+#   IOP_SWITCH    (optional) the mnic-switch's directory (mnic_switch_start):
+#                 its drop counters excuse loss recovery, iop_check_our_counters
 # The VM must have been booted with --hostfwd IOP_PP:18515 --hostfwd IOP_RW:18516
 # --guestfwd 18515:IOP_SRV.
 
@@ -92,20 +94,39 @@ iop_rdma_rw() {
 # our side's run has ended; it is printed.  rx_no_qp (a QPN the NIC never
 # issued) stays an error.
 IOP_ZERO_COUNTERS="rx_short rx_bad_ip rx_bad_udp rx_bad_icrc rx_bad_tver rx_bad_opcode rx_bad_pkey
-  rx_bad_pad rx_no_qp rx_bad_state rx_bad_src comp_naks_seq comp_naks_fatal comp_retry_exceeded
-  comp_rnr_exceeded comp_bad_resp comp_out_of_seq resp_out_of_seq resp_inv_req_naks resp_rem_acc_naks
+  rx_bad_pad rx_no_qp rx_bad_state rx_bad_src comp_naks_fatal comp_retry_exceeded
+  comp_rnr_exceeded comp_bad_resp resp_inv_req_naks resp_rem_acc_naks
   resp_rem_op_naks resp_bad_packet resp_bad_state sge_prot_errors dma_errors cq_overflows"
+# Loss recovery (IBA 9.7.5.2.2 PSN sequence error: the responder NAKs, the
+# requester goes back): correct protocol, but only a frame lost on the way
+# starts it.  Zero, unless the switch (IOP_SWITCH) counted a dropped frame.
+IOP_LOSS_COUNTERS="comp_naks_seq comp_out_of_seq resp_out_of_seq"
 iop_check_our_counters() {
-  local f=$IOP_LOG/counters.txt c v bad=
+  local f=$IOP_LOG/counters.txt c v bad= loss= drops=0
   "$IOP_MNICCTL" -d "$IOP_BAR" counters --engine >"$f" || iop_fail "mnicctl counters failed"
-  for c in $IOP_ZERO_COUNTERS; do
+  for c in $IOP_ZERO_COUNTERS $IOP_LOSS_COUNTERS; do
     v=$(awk -v c="$c" '$1 == c { print $2 }' "$f")
     [ -n "$v" ] || iop_fail "counter $c missing from mnicctl counters ($f)"
-    [ "$v" = 0 ] || bad="$bad $c=$v"
+    [ "$v" = 0 ] && continue
+    if [[ " $IOP_LOSS_COUNTERS " == *" $c "* ]]; then loss="$loss $c=$v"; else bad="$bad $c=$v"; fi
   done
+  if [ -n "${IOP_SWITCH:-}" ]; then
+    mnic_switch_stats "$IOP_SWITCH"
+    drops=$(python3 -c 'import json,sys
+s=json.load(open(sys.argv[1]))
+d=0
+for p in s["ports"]:
+    n=sum(p[k] for k in ("dropped_queue_full","dropped_send_error","dropped_closed","impaired_drop"))
+    d+=n
+    print("switch port %d (%s): tx=%d waited=%d queue_max=%d dropped=%d" % (p["port"], p["mac"] or "-", p["tx"], p["waited"], p["queue_max"], n), file=sys.stderr)
+print(d)' "$IOP_SWITCH.stats.json" 2>"$IOP_LOG/switch.txt") || iop_fail "cannot read the switch's counters ($IOP_SWITCH.stats.json)"
+    sed 's/^/  /' "$IOP_LOG/switch.txt"
+  fi
+  [ -z "$loss" ] || [ "$drops" -gt 0 ] || bad="$bad$loss (no frame was dropped on the way)"
   # the names in the failure line itself: CI shows only the end of a log
   [ -z "$bad" ] || { cat "$f"; iop_fail "our NIC counted errors:$bad ($f)"; }
-  echo "our counters: 0 ICRC/header/sequence/protection errors; $(awk '$1 ~ /^(rx_frames|tx_packets|req_retransmits|resp_dup_requests|comp_dup_acks|rx_stale_qp)$/ { printf "%s=%s ", $1, $2 }' "$f")"
+  [ -z "$loss" ] || echo "loss recovery after $drops frames the switch dropped:$loss"
+  echo "our counters: 0 ICRC/header/protection errors; $(awk '$1 ~ /^(rx_frames|tx_packets|req_retransmits|resp_dup_requests|comp_dup_acks|rx_stale_qp)$/ { printf "%s=%s ", $1, $2 }' "$f")"
 }
 
 # The rxe side: no error counter moved, nothing alarming in dmesg.
