@@ -37,21 +37,43 @@ for h in tests/fuzz/*.c; do
   h=$(basename "$h" .c)
   [[ $covered == *" $h "* ]] || { echo "fuzz: harness tests/fuzz/$h.c has no target in scripts/fuzz.sh"; rc=1; }
 done
+# one TARGET: build it and fuzz it; its report in build/fuzz/TARGET/report,
+# status 1 if it found a crash (or did not build).
+one() {
+  local t=$1 hn=${HARNESS[$1]:-$1} seeds= d=build/fuzz/$1 libs=
+  [ -d "tests/fuzz/corpus/$hn" ] && seeds=$PWD/tests/fuzz/corpus/$hn
+  mkdir -p "$d/corpus"
+  # The ICRC runs ISA-L on x86-64 hosts (rocev2/icrc.c).
+  [[ " ${SRCS[$t]} " == *" rocev2/icrc.c "* ]] && libs=-lisal
+  {
+    # shellcheck disable=SC2086
+    clang $CFLAGS ${DEFS[$t]:-} "tests/fuzz/$hn.c" ${SRCS[$t]} $libs -o "$d/$t" 2>&1 ||
+      { echo "fuzz: $t does not build"; return 1; }
+    echo "fuzz: $t for ${secs}s"
+    if ! (cd "$d" && "./$t" -max_total_time="$secs" -print_final_stats=1 corpus $seeds >run.log 2>&1); then
+      echo "fuzz: $t FOUND A CRASH; see $d/run.log and $d/crash-*"; tail -30 "$d/run.log"; return 1
+    fi
+    grep -E "stat::number_of_executed_units|cov:" "$d/run.log" | tail -2
+  } >"$d/report" 2>&1
+}
+# The targets run FUZZ_JOBS at a time (default: one per core): each is one
+# single-threaded process, so the whole pass takes about secs x targets /
+# cores of wall time instead of secs x targets.
+jobs=${FUZZ_JOBS:-$(nproc)}
+declare -A pid_of=()
+targets=()
 for t in "${!SRCS[@]}"; do
   hn=${HARNESS[$t]:-$t}
   [ -f "tests/fuzz/$hn.c" ] || { echo "fuzz: target $t: no tests/fuzz/$hn.c"; rc=1; continue; }
   [ -z "${FUZZ_TARGETS:-}" ] || [[ " $FUZZ_TARGETS " == *" $t "* ]] || continue
-  seeds=; [ -d "tests/fuzz/corpus/$hn" ] && seeds=$PWD/tests/fuzz/corpus/$hn
-  d=build/fuzz/$t; mkdir -p "$d/corpus"
-  # The ICRC runs ISA-L on x86-64 hosts (rocev2/icrc.c).
-  libs=; [[ " ${SRCS[$t]} " == *" rocev2/icrc.c "* ]] && libs=-lisal
-  # shellcheck disable=SC2086
-  clang $CFLAGS ${DEFS[$t]:-} "tests/fuzz/$hn.c" ${SRCS[$t]} $libs -o "$d/$t"
-  echo "fuzz: $t for ${secs}s"
-  if ! (cd "$d" && "./$t" -max_total_time="$secs" -print_final_stats=1 corpus $seeds >run.log 2>&1); then
-    echo "fuzz: $t FOUND A CRASH; see $d/run.log and $d/crash-*"; tail -30 "$d/run.log"; rc=1
-  else
-    grep -E "stat::number_of_executed_units|cov:" "$d/run.log" | tail -2
-  fi
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+  one "$t" &
+  pid_of[$t]=$!
+  targets+=("$t")
+done
+for t in "${targets[@]}"; do
+  st=0; wait "${pid_of[$t]}" || st=$?
+  cat "build/fuzz/$t/report"
+  [ $st = 0 ] || rc=1
 done
 exit $rc
