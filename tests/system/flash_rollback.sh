@@ -14,7 +14,9 @@ set -euo pipefail
 . "$(dirname "$0")/../../qemu-board/lib.sh"
 mnic_init
 BOARDS=${BOARDS:-qemu-virt-a15 qemu-virt-a72}
-root=$MNIC_ROOT/build/test-system/flash-rollback; rm -rf "$root"; mkdir -p "$root"
+root=$MNIC_ROOT/build/test-system/flash-rollback
+# (a run for one board of several leaves its siblings' output alone)
+[ -n "${FLASH_BOARD_N:-}" ] || { rm -rf "$root"; mkdir -p "$root"; }
 M=$MNIC_ROOT/build/host-asan/hostdrv/mnicctl
 [ -x "$M" ] || mnic_die "$M missing: run make images"
 command -v python3 >/dev/null || mnic_die "python3 missing"
@@ -22,8 +24,9 @@ command -v python3 >/dev/null || mnic_die "python3 missing"
 . "$MNIC_ROOT/tests/tools/flash-test-lib.sh"
 start_nic() { flash_nic rb --flash "$out/flash1.bin"; }
 
+flash_per_board   # the boards at the same time, one run each
 cd "$MNIC_ROOT"
-n=0
+n=$((FLASH_BOARD_N - 1))
 for board in $BOARDS; do
   n=$((n + 1))
   out=$root/$board; mkdir -p "$out"

@@ -18,7 +18,9 @@ set -euo pipefail
 . "$(dirname "$0")/../../qemu-board/lib.sh"
 mnic_init
 BOARDS=${BOARDS:-qemu-virt-a15 qemu-virt-a72}
-root=$MNIC_ROOT/build/test-system/flash-signed; rm -rf "$root"; mkdir -p "$root"
+root=$MNIC_ROOT/build/test-system/flash-signed
+# (a run for one board of several leaves its siblings' output alone)
+[ -n "${FLASH_BOARD_N:-}" ] || { rm -rf "$root"; mkdir -p "$root"; }
 M=$MNIC_ROOT/build/host-asan/hostdrv/mnicctl
 [ -x "$M" ] || mnic_die "$M missing: run make images"
 command -v python3 >/dev/null || mnic_die "python3 missing"
@@ -47,8 +49,9 @@ refused() {   # IMG reason-regex verify-regex: refused by the NIC, the NIC uncha
   "$M" -d "$A" info >/dev/null || fail "the NIC stopped answering after refusing $1"
 }
 
+flash_per_board   # the boards at the same time, one run each
 cd "$MNIC_ROOT"
-n=0
+n=$((FLASH_BOARD_N - 1))
 for board in $BOARDS; do
   n=$((n + 1))
   out=$root/$board; mkdir -p "$out"

@@ -19,7 +19,9 @@ set -euo pipefail
 . "$(dirname "$0")/../../qemu-board/lib.sh"
 mnic_init
 BOARDS=${BOARDS:-qemu-virt-a15 qemu-virt-a72}
-root=$MNIC_ROOT/build/test-system/flash-update; rm -rf "$root"; mkdir -p "$root"
+root=$MNIC_ROOT/build/test-system/flash-update
+# (a run for one board of several leaves its siblings' output alone)
+[ -n "${FLASH_BOARD_N:-}" ] || { rm -rf "$root"; mkdir -p "$root"; }
 M=$MNIC_ROOT/build/host-asan/hostdrv/mnicctl
 PP=$MNIC_ROOT/build/host-asan/hostdrv/mnic-pingpong
 posix=$MNIC_ROOT/build/posix/mnic-fw
@@ -29,8 +31,9 @@ command -v python3 >/dev/null || mnic_die "python3 missing"
 . "$MNIC_ROOT/tests/tools/flash-test-lib.sh"
 start_nic() { flash_nic fl --flash "$out/flash1.bin"; }
 
+flash_per_board   # the boards at the same time, one run each
 cd "$MNIC_ROOT"
-n=0
+n=$((FLASH_BOARD_N - 1))
 for board in $BOARDS; do
   n=$((n + 1))
   out=$root/$board; mkdir -p "$out"
@@ -66,7 +69,7 @@ for board in $BOARDS; do
   [ "$(fwq 'd["slots"][1]["state"]')" = empty ] || fail "a refused image changed slot B"
 
   # ---- 3. flash while traffic runs, activate ---------------------------------
-  port=$((19300 + RANDOM % 400))
+  port=$(mnic_free_ports 1 $((19300 + 200 * (n - 1) + RANDOM % 100))) || mnic_die "no free 127.0.0.1 port"
   # Each FW_FLASH_DATA erases at most one sector, but QEMU's pflash erase
   # can hold the NIC's event loop for a good part of a second on a loaded
   # host; retry_cnt 7 is seven retries (IBA), so with the default 67 ms ACK

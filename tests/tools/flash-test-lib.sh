@@ -32,3 +32,31 @@ wait_running() {   # VERSION: the NIC answers, runs VERSION, and confirmed it
   fail "not running $1 confirmed (last: '$got')"
 }
 fwq() { "$M" -d "$A" --json fw | json "$1"; }
+
+# flash_per_board SCRIPT: with more than one board in BOARDS, run SCRIPT
+# once per board, all at the same time (each board has its own switch, BAR
+# files and flash files under $root/<board>; FLASH_BOARD_N is the board's
+# place in BOARDS, which the board ids follow), print each run's log in
+# order and exit with failure if any failed.  With one board (or in such a
+# run) it returns and the script goes on with that board.
+flash_per_board() {
+  local script b i=0 st rc=0 pids=() names=()
+  [ -z "${FLASH_BOARD_N:-}" ] || return 0
+  # shellcheck disable=SC2086
+  set -- $BOARDS
+  if [ $# -le 1 ]; then FLASH_BOARD_N=1; return 0; fi
+  script=$(realpath "$0")
+  for b; do
+    i=$((i + 1))
+    FLASH_BOARD_N=$i BOARDS=$b bash "$script" >"$root/$b.log" 2>&1 &
+    pids+=($!); names+=("$b"); mnic_track $!
+  done
+  for i in "${!pids[@]}"; do
+    st=0; wait "${pids[$i]}" || st=$?
+    echo "=== ${names[$i]}: exit $st (log: $root/${names[$i]}.log)"
+    cat "$root/${names[$i]}.log"
+    [ $st = 0 ] || rc=1
+  done
+  [ $rc = 0 ] || echo "FAIL: $(basename "$script"): a board failed (above)"
+  exit $rc
+}
