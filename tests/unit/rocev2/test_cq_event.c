@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "silent_env.h"
 
 #define HOST_SIZE (256u << 10)
 #define CQ_RING   0x01000u
@@ -25,28 +26,6 @@ static struct hal_dma dma;
 static struct rocev2 eng;
 static struct rocev2 *const e = &eng;
 static uint32_t cq, cq2, eq;
-static unsigned raised, last_vector;
-
-static int no_tx(void *ctx, const void *frame, size_t len)
-{
-	(void)ctx;
-	(void)frame;
-	(void)len;
-	return 0;
-}
-
-static uint64_t no_clock(void *ctx)
-{
-	(void)ctx;
-	return 0;
-}
-
-static void on_raise(void *ctx, unsigned vector)
-{
-	(void)ctx;
-	raised++;
-	last_vector = vector;
-}
 
 static struct mnic_dbrec *rec_at(uint64_t addr)
 {
@@ -60,13 +39,14 @@ static void arm(uint64_t dbrec, uint32_t sn, uint32_t cmd)
 
 static int setup(void **state)
 {
-	struct rocev2_env env = { .tx = no_tx, .now_ns = no_clock, .dma = &dma, .raise = on_raise };
+	struct rocev2_env env = silent_env(&dma);
 	struct rocev2_queue_attr cqa = { .ring_addr = CQ_RING, .dbrec_addr = CQ_DBREC, .size = CQ_SIZE };
 	struct rocev2_queue_attr cqb = { .ring_addr = CQ2_RING, .dbrec_addr = CQ2_DBREC,
 					 .size = CQ_SIZE };
 	struct rocev2_queue_attr eqa = { .ring_addr = EQ_RING, .dbrec_addr = EQ_DBREC, .size = EQ_SIZE };
 
 	(void)state;
+	env.raise = count_raise;
 	memset(host, 0, sizeof(host));
 	hal_dma_window_init(&dma, host, sizeof(host));
 	raised = last_vector = 0;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "silent_env.h"
 #include "wire.h"
 
 #define HOST_SIZE  (256u << 10)
@@ -32,7 +33,6 @@ static struct hal_dma dma;
 static struct rocev2 eng;
 static struct rocev2 *const e = &eng;
 static uint32_t mtt;
-static unsigned raised, last_vector;
 static uint8_t sent[4][HAL_ETH_MAX_FRAME];
 static size_t sent_len[4];
 static unsigned n_sent;
@@ -51,18 +51,6 @@ static int cap_tx(void *ctx, const void *frame, size_t len)
 	return 0;
 }
 
-static uint64_t no_clock(void *ctx)
-{
-	(void)ctx;
-	return 0;
-}
-
-static void on_raise(void *ctx, unsigned vector)
-{
-	(void)ctx;
-	raised++;
-	last_vector = vector;
-}
 
 static struct mnic_eth_desc *desc(uint64_t ring, uint32_t size, uint32_t index)
 {
@@ -97,13 +85,15 @@ static struct rocev2_ethq_attr attr(void)
 
 static int setup(void **state)
 {
-	struct rocev2_env env = { .tx = cap_tx, .now_ns = no_clock, .dma = &dma, .raise = on_raise,
-				  .ipv4 = MY_IP };
+	struct rocev2_env env = silent_env(&dma);
 	struct rocev2_mtt_attr ma = { .iova = BUF_IOVA, .length = BUF_LEN, .page_shift = 12 };
 	uint64_t pages[BUF_LEN >> 12];
 	uint32_t npages, i;
 
 	(void)state;
+	env.tx = cap_tx;
+	env.raise = count_raise;
+	env.ipv4 = MY_IP;
 	memcpy(env.mac, my_mac, 6);
 	memset(host, 0, sizeof(host));
 	hal_dma_window_init(&dma, host, sizeof(host));
