@@ -34,12 +34,14 @@
  *
  * Lifetime: the server exits by itself, unlinking its socket, when the
  * last client has gone (the NIC's QEMU exits, then the host's), or when no
- * client came within --linger seconds of starting; SIGTERM/SIGINT also
- * stop it.  Refusals are counted and logged on stderr; a client that sends
+ * client came within --linger seconds of starting, or at once when the
+ * process --owner names exits (nic.sh names itself: it execs the NIC's
+ * QEMU, so a QEMU that dies before it connects takes the server with it;
+ * a pidfd in the poll set, Linux 5.3); SIGTERM/SIGINT also stop it.  Refusals are counted and logged on stderr; a client that sends
  * anything (the protocol is one-way) or cannot take a message is dropped.
  *
  * Usage: mnic-ivshmem-server --socket PATH --shm FILE [--vectors N]
- *                            [--max-peers N] [--linger S]
+ *                            [--max-peers N] [--linger S] [--owner PID]
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -55,6 +57,7 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -267,6 +270,7 @@ int main(int argc, char **argv)
 {
 	const char *shm_path = NULL;
 	unsigned linger_s = 30, i, v;
+	int owner_fd = -1;
 	struct sockaddr_un sa;
 	struct sigaction sig;
 	struct stat sb;
@@ -278,7 +282,7 @@ int main(int argc, char **argv)
 
 		if (!val)
 			die("every option takes a value; usage: --socket PATH --shm FILE "
-			    "[--vectors N] [--max-peers N] [--linger S]");
+			    "[--vectors N] [--max-peers N] [--linger S] [--owner PID]");
 		if (!strcmp(a, "--socket"))
 			sock_path = val;
 		else if (!strcmp(a, "--shm"))
@@ -289,6 +293,16 @@ int main(int argc, char **argv)
 			max_peers = parse_uint(val, a, 2, IVSH_MAX_PEERS);
 		else if (!strcmp(a, "--linger"))
 			linger_s = parse_uint(val, a, 1, 3600);
+		else if (!strcmp(a, "--owner")) {
+			pid_t pid = (pid_t)parse_uint(val, a, 1, 0x3fffffff);
+
+			owner_fd = (int)syscall(SYS_pidfd_open, pid, 0);
+			if (owner_fd < 0) {
+				fprintf(stderr, "mnic-ivshmem-server: --owner %d: %s\n", (int)pid,
+					errno == ESRCH ? "no such process" : strerror(errno));
+				return 2;
+			}
+		}
 		else {
 			fprintf(stderr, "mnic-ivshmem-server: unknown option '%s'\n", a);
 			return 2;
@@ -340,7 +354,7 @@ int main(int argc, char **argv)
 		sock_path, shm_path, (long long)sb.st_size, n_vectors);
 
 	while (!stop) {
-		struct pollfd pfd[1 + IVSH_MAX_PEERS];
+		struct pollfd pfd[2 + IVSH_MAX_PEERS];
 		unsigned ids[IVSH_MAX_PEERS], n = 0, k;
 		int rc;
 
@@ -357,11 +371,19 @@ int main(int argc, char **argv)
 			served = 1;
 		else if (served || time(NULL) - started >= (time_t)linger_s)
 			break;   /* the last client went, or none ever came */
-		rc = poll(pfd, 1 + n, 1000);
+		/* the owner last: readable once it has exited */
+		pfd[1 + n].fd = owner_fd;
+		pfd[1 + n].events = POLLIN;
+		pfd[1 + n].revents = 0;
+		rc = poll(pfd, 2 + n, 1000);
 		if (rc < 0 && errno != EINTR)
 			break;
 		if (rc <= 0)
 			continue;
+		if (pfd[1 + n].revents) {
+			fprintf(stderr, "mnic-ivshmem-server: the owner process exited\n");
+			break;
+		}
 		for (k = 0; k < n; k++) {
 			char junk[64];
 			ssize_t r;

@@ -151,12 +151,14 @@ if [ "$board" != posix ] && [ "$bar_kind" = doorbell ]; then
   [ "$(stat -c %s "$bar" 2>/dev/null || echo 0)" = "$((BAR_SIZE))" ] || truncate -s "$((BAR_SIZE))" "$bar"
   rm -f "$bar.ivsh"
   # Not tracked by the caller: it stops when QEMU (its first client) and
-  # any later client have disconnected, or 30 s after starting without any.
+  # any later client have disconnected, or 30 s after starting without
+  # any, or at once when this process (which becomes QEMU: exec below)
+  # exits, so a QEMU that fails before it connects leaves no server.
   # Hosts (tests/vm/vm.sh) read the vector count from $bar.ivsh.vectors:
   # QEMU's ivshmem-doorbell wants it on its command line, and a client
   # with fewer vectors than the server's peers ignores the rest.
   echo "$HOST_VECTORS" >"$bar.ivsh.vectors"
-  "$srv" --socket "$bar.ivsh" --shm "$bar" --vectors "$HOST_VECTORS" --linger 30 \
+  "$srv" --socket "$bar.ivsh" --shm "$bar" --vectors "$HOST_VECTORS" --linger 30 --owner $$ \
     --max-peers "${MNIC_IVSH_MAX_PEERS:-8}" \
     </dev/null >/dev/null 2>"$bar.ivsh.log" &
   srv_pid=$!

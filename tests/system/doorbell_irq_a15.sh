@@ -15,7 +15,8 @@
 #      poll, at its pace (>= 0.5 s for mnicctl info)
 #   3. the server drops a client that talks (one-way protocol), refuses a
 #      peer beyond its --max-peers (4 here), keeps serving, and exits by
-#      itself once the NIC is gone
+#      itself once the NIC is gone; a server whose --owner exits before any
+#      client came goes at once
 set -euo pipefail
 . "$(dirname "$0")/../../qemu-board/lib.sh"
 mnic_init
@@ -92,4 +93,19 @@ for _ in $(seq 100); do kill -0 "$srv_pid" 2>/dev/null || break; sleep 0.05; don
 kill -0 "$srv_pid" 2>/dev/null && mnic_die "mnic-ivshmem-server still runs after its NIC exited"
 [ ! -e "$A.ivsh" ] || mnic_die "the server left its socket behind"
 tail -1 "$A.ivsh.log"
+# A NIC's QEMU that dies before it connects leaves no server behind: the
+# server started with --owner (nic.sh names itself, then execs QEMU) goes
+# as soon as that process exits, not --linger (30 s) later.
+srv=$MNIC_ROOT/build/host-asan/qemu-board/mnic-ivshmem-server
+sleep 1 & owner=$!
+"$srv" --socket "$out/own.ivsh" --shm "$A" --vectors 4 --linger 30 --owner $owner 2>"$out/own.log" &
+own_srv=$!; mnic_track $own_srv
+wait $owner || true
+for _ in $(seq 40); do kill -0 $own_srv 2>/dev/null || break; sleep 0.05; done
+kill -0 $own_srv 2>/dev/null && { cat "$out/own.log"; mnic_die "the server outlived its --owner by 2 s (linger 30)"; }
+grep -q "the owner process exited" "$out/own.log" || { cat "$out/own.log"; mnic_die "the server did not say why it went"; }
+[ ! -e "$out/own.ivsh" ] || mnic_die "the server left its socket behind after its owner exited"
+"$srv" --socket "$out/own.ivsh" --shm "$A" --owner 999999999 2>"$out/own2.log" && mnic_die "--owner of no process accepted"
+grep -q -- "--owner" "$out/own2.log" || { cat "$out/own2.log"; mnic_die "--owner refusal does not say what is wrong"; }
+echo "ok: a server whose owner (the NIC's QEMU) exits goes at once; a bad --owner is refused"
 echo "PASS doorbell_irq_a15"
