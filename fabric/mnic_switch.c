@@ -70,6 +70,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -122,6 +123,7 @@ struct port {
 	int mac_known;
 	struct sw_queue q;
 	struct sw_rule *rule;            /* bound impairment rule or NULL */
+	struct sw_shaper shaper;         /* the rule's rate_mbps (0: not shaped) */
 	struct impair *in_imp, *out_imp;
 	int send_error_logged;
 };
@@ -164,6 +166,14 @@ static uint64_t now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static struct port_record *rec_of(const struct port *p)
@@ -330,12 +340,13 @@ static void egress_emit(void *ctx, const void *frame, size_t len)
 			frame = sw.ecn_scratch;
 		}
 	}
-	if (p->q.count == 0) {
+	if (p->q.count == 0 && sw_shaper_wait_ns(&p->shaper, now_ns()) == 0) {
 		ssize_t n = send(p->data_fd, frame, len, MSG_DONTWAIT);
 
 		if (n == (ssize_t)len) {
 			r->tx++;
 			r->tx_bytes += len;
+			sw_shaper_charge(&p->shaper, now_ns(), len);
 			return;
 		}
 		if (n >= 0 || !would_block(errno)) {
@@ -361,13 +372,18 @@ static void drain(struct port *p)
 	const struct sw_slot *s;
 
 	while ((s = sw_queue_peek(&p->q)) != NULL) {
-		ssize_t n = send(p->data_fd, s->data, s->len, MSG_DONTWAIT);
+		ssize_t n;
 
+		/* a shaped port's link is busy: the main loop wakes at free_ns */
+		if (sw_shaper_wait_ns(&p->shaper, now_ns()))
+			return;
+		n = send(p->data_fd, s->data, s->len, MSG_DONTWAIT);
 		if (n < 0 && would_block(errno))
 			return;
 		if (n == (ssize_t)s->len) {
 			r->tx++;
 			r->tx_bytes += s->len;
+			sw_shaper_charge(&p->shaper, now_ns(), s->len);
 		} else {
 			note_send_error(p, n >= 0 ? EMSGSIZE : errno);
 		}
@@ -435,9 +451,11 @@ static void bind_rule(struct port *p, struct rule_slot *rs)
 {
 	impair_setup(p, &rs->r.impair);
 	p->rule = &rs->r;
+	p->shaper = (struct sw_shaper){ .rate_mbps = rs->r.rate_mbps };
 	rs->bound_port = rec_of(p)->num;
-	fprintf(stderr, "mnic-switch: port %d (%s): impairment bound\n", rec_of(p)->num,
-		rec_of(p)->mac[0] ? rec_of(p)->mac : "by number");
+	fprintf(stderr, "mnic-switch: port %d (%s): impairment bound%s\n", rec_of(p)->num,
+		rec_of(p)->mac[0] ? rec_of(p)->mac : "by number",
+		rs->r.rate_mbps ? " (egress shaped)" : "");
 }
 
 static void ingress(struct port *p, const uint8_t *f, size_t len)
@@ -658,7 +676,8 @@ static void usage_exit(const char *msg)
 		"usage: mnic-switch --dir DIR [--queue FRAMES] [--age-s SECONDS] [--stats FILE]\n"
 		"                   [--max-ports N] [--impair PORTSPEC:SPEC]...\n"
 		"  PORTSPEC: a MAC (52:54:00:00:00:01) or a port number (1, 2, ... in join order)\n"
-		"  SPEC: drop=R,dup=R,reorder=R,corrupt=R,seed=N,ecn_queue=K (R a fraction or N%%)\n",
+		"  SPEC: drop=R,dup=R,reorder=R,corrupt=R,seed=N,ecn_queue=K,rate_mbps=M\n"
+		"        (R a fraction or N%%; M the port's egress line rate in Mbit/s)\n",
 		msg);
 	exit(2);
 }
@@ -779,6 +798,9 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);   /* a client gone before our answer: EPIPE */
+	/* A shaped port's wake-up is a ppoll timeout of a few hundred us: the
+	 * default 50 us timer slack would be a large part of it. */
+	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	if (open_listener() < 0)
 		return 1;
 	fprintf(stderr, "mnic-switch: listening at %s (queue %" PRIu32 " frames per port, "
@@ -786,8 +808,8 @@ int main(int argc, char **argv)
 
 	while (!want_exit) {
 		struct timespec tick = { .tv_sec = 1 };
+		uint64_t now, wake = 1000000000u, t_ns = now_ns();
 		nfds_t n = 0;
-		uint64_t now;
 
 		pfd[n] = (struct pollfd){ .fd = sw.listen_fd, .events = POLLIN };
 		pidx[n++] = -1;
@@ -799,11 +821,19 @@ int main(int argc, char **argv)
 			pfd[n] = (struct pollfd){ .fd = p->ctl_fd, .events = POLLIN };
 			pidx[n++] = (int)i;
 			if (p->state == PORT_LIVE) {
+				/* a queue whose link is busy (shaper) waits for the
+				 * timeout, not for POLLOUT, which would spin */
+				uint64_t w = p->q.count ? sw_shaper_wait_ns(&p->shaper, t_ns) : 0;
+
+				if (w && w < wake)
+					wake = w;
 				pfd[n] = (struct pollfd){ .fd = p->data_fd,
-							  .events = POLLIN | (p->q.count ? POLLOUT : 0) };
+							  .events = POLLIN | (p->q.count && !w ? POLLOUT : 0) };
 				pidx[n++] = (int)i;
 			}
 		}
+		tick = (struct timespec){ .tv_sec = (time_t)(wake / 1000000000u),
+					  .tv_nsec = (long)(wake % 1000000000u) };
 		if (ppoll(pfd, n, &tick, &orig) < 0 && errno != EINTR) {
 			fprintf(stderr, "mnic-switch: poll: %s\n", strerror(errno));
 			break;
@@ -846,6 +876,13 @@ int main(int argc, char **argv)
 
 			if (p->state == PORT_LIVE)
 				impair_flush(p->out_imp, egress_emit, p);
+		}
+		/* shaped queues whose link came free (the timeout above) */
+		for (uint32_t i = 0; i < sw.max_ports; i++) {
+			struct port *p = &sw.ports[i];
+
+			if (p->state == PORT_LIVE && p->q.count && p->shaper.rate_mbps)
+				drain(p);
 		}
 		now = now_ms();
 		for (uint32_t i = 0; i < sw.max_ports; i++)

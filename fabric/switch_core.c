@@ -178,8 +178,63 @@ int sw_mac_parse(uint8_t mac[SW_ALEN], const char *s)
 	return lib_mac_parse(s, mac);
 }
 
+uint64_t sw_shaper_wait_ns(const struct sw_shaper *s, uint64_t now_ns)
+{
+	if (!s->rate_mbps || s->free_ns <= now_ns)
+		return 0;
+	return s->free_ns - now_ns;
+}
+
+void sw_shaper_charge(struct sw_shaper *s, uint64_t now_ns, size_t len)
+{
+	if (!s->rate_mbps)
+		return;
+	if (s->free_ns + SW_SHAPER_SLACK_NS < now_ns)
+		s->free_ns = now_ns - SW_SHAPER_SLACK_NS;   /* idle: credit capped */
+	/* 1 Mbit/s is one bit per 1000 ns */
+	s->free_ns += ((uint64_t)len + 24u) * 8u * 1000u / s->rate_mbps;
+}
+
 #define MAC_TEXT_LEN 17u
-#define ECN_KEY "ecn_queue="
+
+/* The keys the switch takes itself (every other goes to impair_parse):
+ * each a whole number within its bounds, given at most once. */
+static const struct sw_key {
+	const char *name;           /* with its '=' */
+	size_t off;                 /* of its uint32_t in struct sw_rule */
+	uint32_t lo, hi;
+	const char *example;
+} sw_keys[] = {
+	{ "ecn_queue=", offsetof(struct sw_rule, ecn_queue), 1, 999999,
+	  "a queue depth in frames from 1 (ecn_queue=8)" },
+	{ "rate_mbps=", offsetof(struct sw_rule, rate_mbps), 1, 100000,
+	  "a line rate in Mbit/s, 1..100000 (rate_mbps=100)" },
+};
+
+/* 1: p[0..n) was one of sw_keys (parsed into r), 0: not ours, -1: bad. */
+static int sw_key_parse(struct sw_rule *r, const char *p, size_t n, char *err, size_t errlen)
+{
+	for (size_t k = 0; k < sizeof(sw_keys) / sizeof(sw_keys[0]); k++) {
+		const struct sw_key *key = &sw_keys[k];
+		size_t i = strlen(key->name);
+		uint32_t *field = (uint32_t *)((char *)r + key->off);
+		unsigned long v = 0;
+
+		if (n <= i || strncmp(p, key->name, i))
+			continue;
+		for (; i < n && p[i] >= '0' && p[i] <= '9'; i++)
+			if (v <= key->hi)
+				v = v * 10 + (unsigned long)(p[i] - '0');
+		if (i != n || v < key->lo || v > key->hi || *field) {
+			snprintf(err, errlen, "--impair: %.*s: give %.*s once, %s", (int)(n > 40 ? 40 : n),
+				 p, (int)strlen(key->name) - 1, key->name, key->example);
+			return -1;
+		}
+		*field = (uint32_t)v;
+		return 1;
+	}
+	return 0;
+}
 
 int sw_rule_parse(struct sw_rule *r, const char *arg, char *err, size_t errlen)
 {
@@ -212,29 +267,21 @@ int sw_rule_parse(struct sw_rule *r, const char *arg, char *err, size_t errlen)
 			 sizeof(rest) - 1);
 		return -1;
 	}
-	/* ecn_queue is ours; every other key goes to impair_parse(). */
+	/* ecn_queue and rate_mbps are ours (sw_keys); every other key goes to
+	 * impair_parse(). */
 	while (*p) {
 		const char *end = strchr(p, ',');
 		size_t n = end ? (size_t)(end - p) : strlen(p);
+		int ours;
 
 		if (end && end[1] == '\0') {
 			snprintf(err, errlen, "--impair: empty item at the end (stray ',')");
 			return -1;
 		}
-		if (n > strlen(ECN_KEY) && !strncmp(p, ECN_KEY, strlen(ECN_KEY))) {
-			unsigned long k = 0;
-			size_t i = strlen(ECN_KEY);
-
-			for (; i < n && p[i] >= '0' && p[i] <= '9'; i++)
-				if (k < 1000000)
-					k = k * 10 + (unsigned long)(p[i] - '0');
-			if (i != n || k == 0 || k >= 1000000 || out_rule.ecn_queue) {
-				snprintf(err, errlen, "--impair: %.*s: give ecn_queue once, a queue "
-					 "depth in frames from 1 (ecn_queue=8)", (int)(n > 40 ? 40 : n), p);
-				return -1;
-			}
-			out_rule.ecn_queue = (uint32_t)k;
-		} else {
+		ours = sw_key_parse(&out_rule, p, n, err, errlen);
+		if (ours < 0)
+			return -1;
+		if (!ours) {
 			if (out != rest)
 				*out++ = ',';
 			memcpy(out, p, n);

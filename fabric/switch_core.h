@@ -86,14 +86,36 @@ void sw_queue_pop(struct sw_queue *q);
  * capable, already CE, or too short for its header). */
 int sw_ecn_mark_ce(uint8_t *frame, size_t len);
 
+/* ---- egress shaper --------------------------------------------------------
+ * A port's line rate: a frame of len bytes (without FCS) holds an Ethernet
+ * link for (len + 24) * 8 / rate bits' time: FCS 4, preamble and SFD 8,
+ * the minimum inter-packet gap 12 (IEEE 802.3-2018 3.1.1, 4.4.2).  The
+ * shaper keeps the time the link is next free.  The switch wakes for it
+ * a little late (timer and scheduling latency), so the link may lag the
+ * clock by up to SW_SHAPER_SLACK_NS and catch up: the average rate holds,
+ * and an idle link saves no more credit than that (a burst of at most
+ * slack x rate: 1.25 KB at 20 Mbit/s). */
+#define SW_SHAPER_SLACK_NS 500000u
+struct sw_shaper {
+	uint32_t rate_mbps;         /* 0 = not shaped */
+	uint64_t free_ns;           /* the link is busy until then */
+};
+
+/* Nanoseconds until a frame of len bytes may start at now_ns (0: now).
+ * Charges nothing: sw_shaper_charge once the frame has gone. */
+uint64_t sw_shaper_wait_ns(const struct sw_shaper *s, uint64_t now_ns);
+void sw_shaper_charge(struct sw_shaper *s, uint64_t now_ns, size_t len);
+
 /* ---- impairment rules -----------------------------------------------------
  *   --impair PORTSPEC:KEY=VALUE,...
  * PORTSPEC is a MAC (xx:xx:xx:xx:xx:xx: the port the switch learns that
  * source address on) or a port number (1, 2, ...: in the order ports join).
  * Keys: those of hal/posix/impair.h (drop, dup, reorder, corrupt, seed),
  * applied to frames in both directions of the port (from it with seed, to it
- * with seed + 1, as the POSIX NIC does), and ecn_queue=K: frames to the port
- * are marked CE while its egress queue holds >= K frames. */
+ * with seed + 1, as the POSIX NIC does), ecn_queue=K: frames to the port
+ * are marked CE while its egress queue holds >= K frames, and rate_mbps=R:
+ * the port's egress is a link of R Mbit/s (sw_shaper), so a sender faster
+ * than that fills the port's queue, a real bottleneck for ECN to mark. */
 #define SW_MAX_RULES 16u
 
 struct sw_rule {
@@ -102,6 +124,7 @@ struct sw_rule {
 	int port;
 	struct impair_cfg impair;
 	uint32_t ecn_queue;         /* 0 = no marking */
+	uint32_t rate_mbps;         /* 0 = the socket's pace */
 };
 
 /* Parse one --impair argument.  Returns 0, or -1 with a message naming what

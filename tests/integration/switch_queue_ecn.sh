@@ -19,46 +19,18 @@ out=$MNIC_ROOT/build/test-integration/switch-queue-ecn; rm -rf "$out"; mkdir -p 
 MNIC_SWITCH=mnic MNIC_SWITCH_ARGS="--queue 32 --max-ports 2 --impair 2:ecn_queue=4" mnic_switch_start "$out/switch"
 qlen=$(cat /proc/sys/net/unix/max_dgram_qlen)
 n=$((qlen + 300))
-python3 - "$out/switch" "$n" >"$out/clients.log" 2>&1 <<'PY' || { cat "$out/clients.log"; mnic_die "the VDE clients failed"; }
-import os, socket, struct, sys, time
+python3 - "$out/switch" "$n" "$MNIC_ROOT/tests/tools" >"$out/clients.log" 2>&1 <<'PY' || { cat "$out/clients.log"; mnic_die "the VDE clients failed"; }
+import struct, sys, time
+sys.path.insert(0, sys.argv[3])
+import vde_client
 
 sw, n = sys.argv[1], int(sys.argv[2])
 A, B = bytes.fromhex("525400630001"), bytes.fromhex("525400630002")
-
+csum = vde_client.csum
 def join(name, magic=0xfeedface):
-    me = f"{sw}/.py-{os.getpid()}-{name}"
-    d = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    d.bind(me)
-    c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    c.connect(f"{sw}/ctl")
-    # u32 magic | u32 version 3 | u32 type 0 (new control) | sockaddr_un | description
-    try:
-        c.send(struct.pack("=III", magic, 3, 0) + struct.pack("=H108s", socket.AF_UNIX, me.encode())
-               + b"switch_queue_ecn " + name.encode())
-        reply = c.recv(110)
-    except ConnectionError:             # refused: the switch closed the stream
-        reply = b""
-    os.unlink(me)
-    if len(reply) != 110:
-        return None, None
-    fam, path = struct.unpack("=H108s", reply)
-    assert fam == socket.AF_UNIX, fam
-    d.connect(path.rstrip(b"\0").decode())
-    return c, d
-
-def csum(h):
-    s = sum(struct.unpack("!10H", h))
-    while s >> 16:
-        s = (s & 0xffff) + (s >> 16)
-    return ~s & 0xffff
-
+    return vde_client.join(sw, name, magic, tag="switch_queue_ecn")
 def frame(seq):
-    payload = struct.pack("!I", seq) + bytes(996)
-    ip = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, 0x02, 20 + 8 + len(payload), seq & 0xffff,
-                               0x4000, 64, 17, 0, bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2])))
-    ip[10:12] = struct.pack("!H", csum(bytes(ip)))
-    udp = struct.pack("!HHHH", 49152, 4791, 8 + len(payload), 0)
-    return B + A + b"\x08\x00" + bytes(ip) + udp + payload
+    return vde_client.frame(B, A, seq)
 
 c, d = join("bad", magic=0xdeadbeef)
 assert c is None, "a request with a wrong magic was answered"

@@ -254,6 +254,12 @@ static void test_rule_errors(void **state)
 		"1:ecn_queue=0",
 		"1:ecn_queue=abc",
 		"1:ecn_queue=4,ecn_queue=5",
+		"1:rate_mbps=0",
+		"1:rate_mbps=100001",
+		"1:rate_mbps=99999999999999999999",
+		"1:rate_mbps=10x",
+		"1:rate_mbps=",
+		"1:rate_mbps=10,rate_mbps=20",
 		"1:drop=0.1,",
 		"52:54:00:00:00:01:drop=0.1,nope=2",
 	};
@@ -267,6 +273,73 @@ static void test_rule_errors(void **state)
 		assert_true(strlen(err) > 10);      /* says what to fix */
 		assert_int_equal(r.port, 99);       /* untouched on failure */
 	}
+}
+
+/* rate_mbps: parsed with its bounds, beside the impairment keys */
+static void test_rule_rate(void **state)
+{
+	struct sw_rule r;
+	char err[200];
+
+	(void)state;
+	assert_int_equal(sw_rule_parse(&r, "2:rate_mbps=50,ecn_queue=4,drop=0.01", err, sizeof(err)), 0);
+	assert_int_equal(r.rate_mbps, 50);
+	assert_int_equal(r.ecn_queue, 4);
+	assert_int_equal(r.impair.drop_ppm, 10000);
+	assert_int_equal(sw_rule_parse(&r, "1:rate_mbps=100000", err, sizeof(err)), 0);
+	assert_int_equal(r.rate_mbps, 100000);
+	assert_int_equal(sw_rule_parse(&r, "1:drop=0.01", err, sizeof(err)), 0);
+	assert_int_equal(r.rate_mbps, 0);
+}
+
+/* The shaper holds a link of R Mbit/s: a 1000-byte frame takes
+ * (1000 + 24) * 8 bits = 819.2 us at 10 Mbit/s; back-to-back frames go one
+ * wire time apart, a sender that comes late catches up by at most the
+ * slack, an idle link saves no more, and unshaped never waits. */
+static void test_shaper(void **state)
+{
+	struct sw_shaper s = { .rate_mbps = 10 }, off = { 0 };
+	const uint64_t wire = (1000u + 24u) * 8u * 1000u / 10u;   /* ns */
+	uint64_t t = 5000000000u;
+
+	(void)state;
+	assert_int_equal(wire, 819200);
+	/* a link that was idle: the first frame goes at once and brings the
+	 * slack's credit, so the second is due a slack sooner */
+	assert_int_equal(sw_shaper_wait_ns(&s, t), 0);
+	sw_shaper_charge(&s, t, 1000);
+	assert_int_equal(sw_shaper_wait_ns(&s, t), wire - SW_SHAPER_SLACK_NS);
+	t += wire - SW_SHAPER_SLACK_NS;
+	sw_shaper_charge(&s, t, 1000);
+	assert_int_equal(sw_shaper_wait_ns(&s, t), wire);
+	assert_int_equal(sw_shaper_wait_ns(&s, t + wire - 1), 1);
+	assert_int_equal(sw_shaper_wait_ns(&s, t + wire), 0);
+	/* 100 more frames back to back: one wire time apart */
+	for (unsigned i = 0; i < 100; i++) {
+		uint64_t w = sw_shaper_wait_ns(&s, t);
+
+		assert_int_equal(w, wire);
+		t += w;
+		sw_shaper_charge(&s, t, 1000);
+	}
+	/* woken 300 us late: the frame goes, and the next one is due 300 us
+	 * sooner than a wire time from now (the link catches up) */
+	t += wire + 300000u;
+	assert_int_equal(sw_shaper_wait_ns(&s, t), 0);
+	sw_shaper_charge(&s, t, 1000);
+	assert_int_equal(sw_shaper_wait_ns(&s, t), wire - 300000u);
+	/* idle for a second: credit for SW_SHAPER_SLACK_NS only */
+	t += 1000000000u;
+	assert_int_equal(sw_shaper_wait_ns(&s, t), 0);
+	sw_shaper_charge(&s, t, 1000);
+	assert_int_equal(sw_shaper_wait_ns(&s, t), wire - SW_SHAPER_SLACK_NS);
+	t += wire - SW_SHAPER_SLACK_NS;
+	sw_shaper_charge(&s, t, 1000);
+	assert_int_equal(sw_shaper_wait_ns(&s, t), wire);
+	/* not shaped: never waits, charging does nothing */
+	sw_shaper_charge(&off, t, 9000);
+	assert_int_equal(sw_shaper_wait_ns(&off, t), 0);
+	assert_int_equal(off.free_ns, 0);
 }
 
 static void count_emit(void *ctx, const void *frame, size_t len)
@@ -327,6 +400,8 @@ int main(void)
 		cmocka_unit_test(test_rule_by_mac),
 		cmocka_unit_test(test_rule_by_port),
 		cmocka_unit_test(test_rule_errors),
+		cmocka_unit_test(test_rule_rate),
+		cmocka_unit_test(test_shaper),
 		cmocka_unit_test(test_rule_decisions_reproducible),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
