@@ -21,6 +21,20 @@
  *   FETCH_ADD / CMP_SWAP on a per-QP word only this side touches: the
  *                    returned original value must be the tracked one
  * Any error completion, mismatch or timeout fails the run.
+ *
+ * Start: the two NICs boot at different times (two emulated boards on a
+ * loaded machine can be seconds apart), and a requester that starts at
+ * READY would spend its retry budget (IBA 9.7.6.1.3: retry_cnt x the
+ * timeout) on a peer that is not there yet.  So each side first says
+ * hello: a raw frame (EtherType 0x88B5, IEEE 802 local experimental, kind
+ * RCX_HELLO, so rawx and the POSIX NIC's announce frame never take it for
+ * theirs) every RCX_HELLO_NS until it starts, flagged HEARD once it has
+ * heard the peer and STARTED once it has started.  A side starts posting
+ * work when a hello says the peer heard it (both QP sets are in RTS by
+ * then: setup() precedes the hellos on each side), and answers at once
+ * every hello from a side that has not started, so the exchange ends
+ * with the side that starts last, whichever hellos were lost.  The run's
+ * clock (elapsed_us, rates) starts there too.
  */
 #include <string.h>
 
@@ -36,6 +50,17 @@
 #define RCX_SQ_SIZE   16u
 #define RCX_RQ_SIZE   16u
 #define RCX_CQ_SIZE   1024u
+
+/* The start handshake's frame: Ethernet header, then kind, version, flags
+ * and the magic, padded to the 60-byte minimum frame. */
+#define RCX_ETHERTYPE   0x88b5u
+#define RCX_HELLO       0x52u       /* 'R': not a rawx kind (1, 2) */
+#define RCX_HELLO_VER   1u
+#define RCX_HELLO_HEARD 0x01u       /* the sender has heard our hello */
+#define RCX_HELLO_STARTED 0x02u     /* the sender has started: no answer */
+#define RCX_HELLO_MAGIC 0x52435848u /* "RCXH" */
+#define RCX_HELLO_LEN   60u
+#define RCX_HELLO_NS    20000000u   /* 20 ms */
 
 enum rcx_op { RCX_SEND, RCX_SEND_IMM, RCX_WRITE, RCX_WRITE_IMM, RCX_READ, RCX_FADD, RCX_CSWAP,
 	      RCX_NUM_OPS };
@@ -97,7 +122,9 @@ struct rcx {
 	uint64_t start_ns, done_ns, last_rx_ns;
 	int done, failed;
 	uint32_t leaked;              /* objects still in the pools after teardown */
-	struct timer tick, linger, timeout;
+	struct timer tick, linger, timeout, hello;
+	int heard_peer, started;      /* the start handshake */
+	uint64_t hellos_tx, hellos_rx, hellos_bad;
 	uint8_t buf[4096];
 };
 
@@ -459,12 +486,78 @@ static int all_done(const struct rcx *x)
 	return 1;
 }
 
+/* ---- the start handshake ----------------------------------------------------- */
+static uint32_t be32_at(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static void hello_send(struct rcx *x)
+{
+	struct hal_eth *eth = x->c->plat->eth[0];
+	uint8_t f[RCX_HELLO_LEN] = { 0 };
+
+	memcpy(f, x->peer_mac, 6);
+	memcpy(f + 6, eth->mac, 6);
+	f[12] = (uint8_t)(RCX_ETHERTYPE >> 8);
+	f[13] = (uint8_t)RCX_ETHERTYPE;
+	f[14] = RCX_HELLO;
+	f[15] = RCX_HELLO_VER;
+	f[16] = (uint8_t)((x->heard_peer ? RCX_HELLO_HEARD : 0u) |
+			  (x->started ? RCX_HELLO_STARTED : 0u));
+	f[18] = (uint8_t)(RCX_HELLO_MAGIC >> 24);
+	f[19] = (uint8_t)(RCX_HELLO_MAGIC >> 16);
+	f[20] = (uint8_t)(RCX_HELLO_MAGIC >> 8);
+	f[21] = (uint8_t)RCX_HELLO_MAGIC;
+	/* a full TX ring loses this one: the next tick or answer sends again */
+	if (hal_eth_tx(eth, f, sizeof(f)) == 0)
+		x->hellos_tx++;
+}
+
+static void start(struct rcx *x)
+{
+	x->started = 1;
+	x->start_ns = x->last_rx_ns = fw_loop_now(x->c->loop);
+	fw_loop_timer_cancel(x->c->loop, &x->hello);
+	LOG_INFO("rcx: the peer answered: starting");
+}
+
+/* 1: f was a hello (taken), 0: not one (the engine's). */
+static int hello_rx(struct rcx *x, const uint8_t *f, size_t len)
+{
+	if (len < 22u || (((unsigned)f[12] << 8) | f[13]) != RCX_ETHERTYPE || f[14] != RCX_HELLO)
+		return 0;
+	if (len < RCX_HELLO_LEN || f[15] != RCX_HELLO_VER || be32_at(f + 18) != RCX_HELLO_MAGIC ||
+	    memcmp(f + 6, x->peer_mac, 6) != 0) {
+		x->hellos_bad++;
+		return 1;
+	}
+	x->hellos_rx++;
+	x->heard_peer = 1;
+	if (!x->started && (f[16] & RCX_HELLO_HEARD))
+		start(x);
+	/* a peer still waiting: our answer says we heard it (and started) */
+	if (!(f[16] & RCX_HELLO_STARTED))
+		hello_send(x);
+	return 1;
+}
+
+static void on_hello(struct timer *t, void *arg)
+{
+	struct rcx *x = arg;
+
+	hello_send(x);
+	fw_loop_timer_arm(x->c->loop, t, fw_loop_now(x->c->loop) + RCX_HELLO_NS);
+}
+
 /* ---- the loop's hooks ------------------------------------------------------ */
 static void on_frame(void *arg, unsigned port, const uint8_t *f, size_t len)
 {
 	struct rcx *x = arg;
 
 	(void)port;
+	if (hello_rx(x, f, len))
+		return;
 	rocev2_rx(x->e, f, len);
 	x->last_rx_ns = fw_loop_now(x->c->loop);
 }
@@ -475,7 +568,7 @@ static int on_work(void *arg)
 	int more = rocev2_poll(x->e, 64);
 
 	poll_cq(x);
-	if (!x->failed && !x->done) {
+	if (x->started && !x->failed && !x->done) {
 		fill_window(x);
 		if (all_done(x)) {
 			x->done = 1;
@@ -710,7 +803,7 @@ static void report(struct rcx *x, int ok)
 	fw_print("RCX %s qps=%u msgs=%u ops=%llu recvs=%llu bytes=%llu elapsed_us=%llu "
 		 "msg_rate=%llu goodput_mbps=%llu tx_packets=%llu retransmits=%llu seq_naks=%llu "
 		 "rnr_naks=%llu dup_requests=%llu bad_icrc=%llu rx_frames=%llu pools_leaked=%u "
-		 "timeouts=%llu",
+		 "timeouts=%llu hellos=%llu/%llu/%llu",
 		 ok ? "PASS" : "FAIL", (unsigned)x->nqps, (unsigned)x->msgs,
 		 (unsigned long long)x->ops_done,
 		 (unsigned long long)x->recvs_done, (unsigned long long)bytes,
@@ -721,7 +814,8 @@ static void report(struct rcx *x, int ok)
 		 (unsigned long long)k->comp_naks_seq, (unsigned long long)k->comp_naks_rnr,
 		 (unsigned long long)k->resp_dup_requests, (unsigned long long)k->rx_bad_icrc,
 		 (unsigned long long)k->rx_frames, (unsigned)x->leaked,
-		 (unsigned long long)k->comp_retry_timeouts);
+		 (unsigned long long)k->comp_retry_timeouts, (unsigned long long)x->hellos_tx,
+		 (unsigned long long)x->hellos_rx, (unsigned long long)x->hellos_bad);
 	/* Every engine counter that moved, one per line: how the run
 	 * recovered (bench/impaired.sh reads them). */
 	for (size_t i = 0; i < ROCEV2_NUM_COUNTERS; i++) {
@@ -806,11 +900,13 @@ int fw_mode_rcx(struct fw_ctx *c, const struct fw_args *a)
 	timer_setup(&x->tick, on_tick, x);
 	timer_setup(&x->linger, on_linger, x);
 	timer_setup(&x->timeout, on_timeout, x);
+	timer_setup(&x->hello, on_hello, x);
 	fw_loop_set_frame_handler(c->loop, on_frame, x);
 	fw_loop_set_work_handler(c->loop, on_work, x);
 	x->start_ns = x->last_rx_ns = fw_loop_now(c->loop);
 	fw_loop_timer_arm(c->loop, &x->tick, x->start_ns + 1000000000u);
 	fw_loop_timer_arm(c->loop, &x->timeout, x->start_ns + timeout_ms * 1000000u);
+	fw_loop_timer_arm(c->loop, &x->hello, x->start_ns);   /* the first hello now */
 	fw_print("MNIC READY board=%s rcx qps=%u msgs=%u max_size=%u", c->plat->board,
 		 (unsigned)x->nqps, (unsigned)x->msgs, (unsigned)x->max_size);
 	rc = fw_loop_run(c->loop);

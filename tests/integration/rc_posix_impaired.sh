@@ -63,7 +63,8 @@ done
 tshark() { command tshark "${heur[@]}" "$@"; }
 for f in "$out"/*-nic?.pcap; do
   i=${f%.pcap}; i=${i##*nic}
-  own="eth.src == 52:54:00:60:00:0$i"
+  # (rcx's start hellos, EtherType 0x88b5, are ours but not RoCE)
+  own="eth.src == 52:54:00:60:00:0$i && eth.type != 0x88b5"
   n=$(tshark -r "$f" -Y "$own && infiniband" 2>/dev/null | wc -l)
   all=$(tshark -r "$f" -Y "$own" 2>/dev/null | wc -l)
   [ "$n" = "$all" ] || mnic_die "$f: only $n of our $all frames decode as InfiniBand over UDP 4791"
