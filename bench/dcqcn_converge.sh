@@ -8,11 +8,15 @@
 # mnic-traffic contexts (hostdrv/tools/mnic-traffic.c: verified SEND,
 # WRITE_IMM, READ and atomics, every byte checked); flow 1 is A's client,
 # flow 2 B's, both towards C, so A->C and B->C meet in the switch's queue
-# for C's port: the bottleneck is how fast C takes frames (its socket and
-# its CPU).  A and B run DCQCN with line_rate_mbps = DCQCN_LINE_MBPS
+# for C's port, a link of DCQCN_RATE_MBPS (default 100 Mbit/s: mnic-switch
+# rate_mbps=, below what the POSIX NICs carry, so the bottleneck is the
+# link and not C's CPU; 0 = unshaped, the old fabric, where it is how fast
+# C takes frames).  A and B run DCQCN with line_rate_mbps = DCQCN_LINE_MBPS
 # (default 1000, what dcqcn_cnp_posix.sh uses: the POSIX NICs carry a few
 # hundred Mbit/s, so 10 Gbit/s would leave DCQCN nothing to regulate) and
-# every other parameter at its default (rocev2/cc.c).
+# every other parameter at its default (rocev2/cc.c), or as DCQCN_SET gives
+# them (mnicctl dcqcn set KEY=VALUE..., e.g. "rai_mbps=2 rate_timer_us=1000":
+# the defaults are the DCQCN paper's, for 40 Gbit/s links and 10 us RTTs).
 #
 # Flow 1 runs alone for DCQCN_LEAD_S (default 2 s), then flow 2 starts; both
 # run for DCQCN_RUN_S (default 8 s) after flow 2's start (DCQCN_QPS QPs
@@ -52,7 +56,7 @@ T=$MNIC_ROOT/build/host/hostdrv/mnic-traffic
 for f in "$fw" "$M" "$T" "$MNIC_ROOT/build/host/fabric/mnic-switch"; do
   [ -x "$f" ] || mnic_die "$f missing: make BOARD=posix all hostdrv mnic-switch"
 done
-K=${DCQCN_K:-8} QUEUE=${DCQCN_QUEUE:-256} LINE=${DCQCN_LINE_MBPS:-1000}
+K=${DCQCN_K:-8} QUEUE=${DCQCN_QUEUE:-256} LINE=${DCQCN_LINE_MBPS:-1000} RATE=${DCQCN_RATE_MBPS:-100}
 LEAD=${DCQCN_LEAD_S:-2} RUN=${DCQCN_RUN_S:-8} WIN=${DCQCN_WINDOW_MS:-200}
 RUNS=${DCQCN_RUNS:-5} QPS=${DCQCN_QPS:-4} SIZE=${DCQCN_SIZE:-65536}
 macA=52:54:00:74:00:01 macB=52:54:00:74:00:02 macC=52:54:00:74:00:03
@@ -63,7 +67,8 @@ median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 one_run() {
   local d=$1 en=$2 n pids=() port1 port2 s1 s2 c1 c2 i
   rm -rf "$d"; mkdir -p "$d"
-  MNIC_SWITCH=mnic MNIC_SWITCH_ARGS="--queue $QUEUE --impair $macC:ecn_queue=$K" mnic_switch_start "$d/switch"
+  local shape=; [ "$RATE" = 0 ] || shape=,rate_mbps=$RATE
+  MNIC_SWITCH=mnic MNIC_SWITCH_ARGS="--queue $QUEUE --impair $macC:ecn_queue=$K$shape" mnic_switch_start "$d/switch"
   pids+=("$MNIC_SWITCH_PID")
   for n in A B C; do
     local mac=macC; [ $n = A ] && mac=macA; [ $n = B ] && mac=macB
@@ -73,7 +78,8 @@ one_run() {
     mnic_wait_line "$d/$n.log" "^MNIC READY" 20 $! || { cat "$d/$n.log"; mnic_die "NIC $n not ready"; }
   done
   for n in A B; do
-    "$M" -d "$d/$n.bar" dcqcn set line_rate_mbps="$LINE" enable="$en" >"$d/dcqcn-$n.txt" ||
+    # shellcheck disable=SC2086
+    "$M" -d "$d/$n.bar" dcqcn set line_rate_mbps="$LINE" enable="$en" ${DCQCN_SET:-} >"$d/dcqcn-$n.txt" ||
       mnic_die "mnicctl dcqcn set on $n failed"
   done
   port1=$((20000 + RANDOM % 5000)); port2=$((port1 + 1))
