@@ -162,18 +162,24 @@ echo "switch_drop_frac$sfx: $(awk -v t="$tx" -v r="$rx" 'BEGIN { printf "%.4f", 
 if [ "${MNIC_SWITCH:-vde}" = mnic ]; then
   mnic_switch_stats "$d/switch"
   # The WRITE run's two ports are the ones that joined after the snapshot.
-  python3 - "$d/before-write1m.json" "$d/switch.stats.json" "$tx" "$rx" "$sfx" <<'PY'
+  # rcx's start hellos (firmware/rcx.c: hellos=TX/RX/BAD) pass the switch
+  # too, outside the engine's tx_packets and rx_frames
+  hellos=$(grep -h "^RCX PASS" "$d/write1m"/n*.log | grep -o " hellos=[0-9]*/[0-9]*/[0-9]*" | cut -d= -f2)
+  htx=$(echo "$hellos" | awk -F/ '{ s += $1 } END { print s + 0 }')
+  hrx=$(echo "$hellos" | awk -F/ '{ s += $2 + $3 } END { print s + 0 }')
+  python3 - "$d/before-write1m.json" "$d/switch.stats.json" "$tx" "$rx" "$sfx" "$htx" "$hrx" <<'PY'
 import json, sys
 before, after = (json.load(open(f)) for f in sys.argv[1:3])
 tx, rx, sfx = int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+htx, hrx = int(sys.argv[6]), int(sys.argv[7])
 last = max((p["port"] for p in before["ports"]), default=0)
 ports = [p for p in after["ports"] if p["port"] > last]
 s = lambda k: sum(p[k] for p in ports)
 frac = lambda v: "%.4f" % (v / tx if tx else 0)
-print(f"fabric_loss_nic_to_switch_frac{sfx}: {frac(tx - s('rx') + 2)} fraction")  # + 2 announce frames
+print(f"fabric_loss_nic_to_switch_frac{sfx}: {frac(tx + htx - s('rx') + 2)} fraction")  # + 2 announce frames
 print(f"switch_queue_drop_frac{sfx}: {frac(s('dropped_queue_full'))} fraction")
 print(f"switch_send_error_frac{sfx}: {frac(s('dropped_send_error'))} fraction")
-print(f"fabric_loss_switch_to_nic_frac{sfx}: {frac(s('tx') - rx)} fraction")
+print(f"fabric_loss_switch_to_nic_frac{sfx}: {frac(s('tx') - rx - hrx)} fraction")
 print(f"switch_queue_max{sfx}: {max((p['queue_max'] for p in ports), default=0)} frames")
 print(f"switch_waited_frac{sfx}: {frac(s('waited'))} fraction")
 PY
