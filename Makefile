@@ -299,13 +299,23 @@ KMOD_SRCS := $(notdir $(wildcard hostdrv/kernel/*.c hostdrv/kernel/*.h)) Kbuild
 .PHONY: kmod
 kmod: build/kmod/mnic.ko build/kmod/mnic-ioctl-check build/kmod/mnic-tenancy-check \
       build/kmod/mnic-mem-check build/kmod/mnic-ib-check build/kmod/mnic-rw-kmod \
-      build/kmod/mnic-verbs-check provider
+      build/kmod/mnic-verbs-check provider ibv-traffic
 # The provider through unmodified libibverbs, run in the test VM (dynamic:
 # libibverbs dlopens the provider; the initramfs gets the libraries ldd names).
 build/kmod/mnic-verbs-check: tests/tools/mnic-verbs-check.c hostdrv/kernel/test/check_result.h
 	@mkdir -p $(dir $@)
 	$(Q)gcc -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 		-O2 $< -libverbs -o $@
+# The verified verbs workload (tests/tools/ibv-traffic.c): libibverbs and
+# lib/crc32 only, no libmnic and no mnic header, so that the one binary runs
+# on rxe and on mnic (the VMs get it with the libraries ldd names).
+.PHONY: ibv-traffic
+ibv-traffic: build/host/tools/ibv-traffic
+IBV_TRAFFIC_SRCS := tests/tools/ibv-traffic.c tests/tools/ibv_traffic_msg.c lib/crc32.c
+build/host/tools/ibv-traffic: $(IBV_TRAFFIC_SRCS) tests/tools/ibv_traffic_msg.h lib/include/lib/crc32.h
+	@mkdir -p $(dir $@)
+	$(Q)gcc -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+		-O2 -Ilib/include $(IBV_TRAFFIC_SRCS) -libverbs -o $@
 # Hostile-caller, tenancy and host-memory checks of /dev/mnicN, run in the test VM
 # (static: any libc).
 build/kmod/mnic-%-check: hostdrv/kernel/test/mnic_%_check.c $(wildcard abi/include/mnic/*.h) \

@@ -176,3 +176,8 @@ test_mnicctl_fw_LIBS := -lsodium
 UNIT_TESTS += test_switch_core
 test_switch_core_SRCS := tests/unit/fabric/test_switch_core.c fabric/switch_core.c hal/posix/impair.c lib/mac.c
 test_switch_core_CFLAGS := -Ifabric
+
+# tests/tools/: ibv-traffic's message format, CRC32C and receive checks.
+UNIT_TESTS += test_ibv_traffic_msg
+test_ibv_traffic_msg_SRCS := tests/unit/tools/test_ibv_traffic_msg.c tests/tools/ibv_traffic_msg.c lib/crc32.c
+build/host/unit/test_ibv_traffic_msg build/host-asan/unit/test_ibv_traffic_msg: tests/tools/ibv_traffic_msg.h
