@@ -2,7 +2,8 @@
 # Build the rxe peer VM's initramfs: busybox, Linux SoftRoCE (rdma_rxe) and
 # its dependencies from the installed Debian kernel, rdma-core's libibverbs
 # with the rxe provider, iproute2's `rdma`, the rdma-core example programs,
-# perftest (if installed) and tests/interop/rdma_rw (if built).
+# perftest (if installed), tests/interop/rdma_rw and build/host/tools/ibv-traffic
+# (if built).
 #
 #   tests/interop/build-rxe-initrd.sh [OUT]    default build/interop/rxe-initrd.cpio.gz
 #
@@ -30,6 +31,7 @@ for b in ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw ib_send_lat ib_write_lat
   p=$(command -v "$b" 2>/dev/null) && bins+=("$p")
 done
 [ -x "$root/build/interop/rdma_rw" ] && bins+=("$root/build/interop/rdma_rw")
+[ -x "$root/build/host/tools/ibv-traffic" ] && bins+=("$root/build/host/tools/ibv-traffic")
 
 # The provider is dlopen'ed (ldd of the programs does not name it); its own
 # libraries (libibverbs, libc) come with the programs.
