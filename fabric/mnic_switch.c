@@ -160,20 +160,17 @@ static void on_signal(int sig)
 		want_exit = 1;
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t now_ms(void)
+{
+	return now_ns() / 1000000u;
 }
 
 static struct port_record *rec_of(const struct port *p)
@@ -340,13 +337,15 @@ static void egress_emit(void *ctx, const void *frame, size_t len)
 			frame = sw.ecn_scratch;
 		}
 	}
-	if (p->q.count == 0 && sw_shaper_wait_ns(&p->shaper, now_ns()) == 0) {
+	uint64_t t = now_ns();
+
+	if (p->q.count == 0 && sw_shaper_wait_ns(&p->shaper, t) == 0) {
 		ssize_t n = send(p->data_fd, frame, len, MSG_DONTWAIT);
 
 		if (n == (ssize_t)len) {
 			r->tx++;
 			r->tx_bytes += len;
-			sw_shaper_charge(&p->shaper, now_ns(), len);
+			sw_shaper_charge(&p->shaper, t, len);
 			return;
 		}
 		if (n >= 0 || !would_block(errno)) {
@@ -372,10 +371,11 @@ static void drain(struct port *p)
 	const struct sw_slot *s;
 
 	while ((s = sw_queue_peek(&p->q)) != NULL) {
+		uint64_t t = now_ns();
 		ssize_t n;
 
 		/* a shaped port's link is busy: the main loop wakes at free_ns */
-		if (sw_shaper_wait_ns(&p->shaper, now_ns()))
+		if (sw_shaper_wait_ns(&p->shaper, t))
 			return;
 		n = send(p->data_fd, s->data, s->len, MSG_DONTWAIT);
 		if (n < 0 && would_block(errno))
@@ -383,7 +383,7 @@ static void drain(struct port *p)
 		if (n == (ssize_t)s->len) {
 			r->tx++;
 			r->tx_bytes += s->len;
-			sw_shaper_charge(&p->shaper, now_ns(), s->len);
+			sw_shaper_charge(&p->shaper, t, s->len);
 		} else {
 			note_send_error(p, n >= 0 ? EMSGSIZE : errno);
 		}
