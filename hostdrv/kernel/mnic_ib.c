@@ -30,6 +30,7 @@
 #include <linux/module.h>
 #include <linux/slab.h>
 
+#include <rdma/ib_addr.h>
 #include <rdma/ib_mad.h>
 
 #include "mnic_ib.h"
@@ -198,6 +199,8 @@ static int mnic_ib_query_port(struct ib_device *ibdev, u32 port, struct ib_port_
 {
 	struct mnic_ib_dev *ib = to_mib(ibdev);
 	struct mnic_kdev *d = ib->d;
+	struct net_device *ndev;
+	enum ib_mtu active;
 	bool up;
 
 	if (port != MNIC_IB_PORT) {
@@ -209,11 +212,20 @@ static int mnic_ib_query_port(struct ib_device *ibdev, u32 port, struct ib_port_
 	memset(pa, 0, sizeof(*pa));
 	pa->state = up ? IB_PORT_ACTIVE : IB_PORT_DOWN;
 	pa->phys_state = up ? IB_PORT_PHYS_STATE_LINK_UP : IB_PORT_PHYS_STATE_DISABLED;
-	/* The engine takes path MTUs up to 4096 (MODIFY_QP); a 1500-byte
-	 * Ethernet frame carries 1024 (until a netdev says otherwise). */
+	/* The engine takes path MTUs up to 4096 (MODIFY_QP); the active one
+	 * is the largest whose RoCEv2 frame (IBA A16.2: IP, UDP, BTH, the
+	 * largest extended header, ICRC around the payload) fits the
+	 * netdev's MTU: 1024 at 1500, 4096 from 4196 (iboe_get_mtu, as
+	 * rxe).  Without the netdev, a 1500-byte Ethernet frame's 1024. */
+	ndev = mnic_netdev_of(d);
+	active = ndev ? iboe_get_mtu(READ_ONCE(ndev->mtu)) : IB_MTU_1024;
+	if (active < IB_MTU_256)
+		active = IB_MTU_256;
+	if (active > IB_MTU_4096)
+		active = IB_MTU_4096;
 	pa->max_mtu = IB_MTU_4096;
-	pa->active_mtu = IB_MTU_1024;
-	pa->phys_mtu = ib_mtu_enum_to_int(IB_MTU_1024);
+	pa->active_mtu = active;
+	pa->phys_mtu = ib_mtu_enum_to_int(active);
 	pa->gid_tbl_len = MNIC_IB_GID_TBL_LEN;
 	pa->ip_gids = 1;
 	pa->port_cap_flags = IB_PORT_CM_SUP | IB_UVERBS_PCF_IP_BASED_GIDS;
