@@ -228,6 +228,19 @@ static uint8_t req_wqe_check(struct rocev2_qp *qp, const struct mnic_send_wqe *w
 	if ((wi->flags & WR_ATOMIC) && (w->remote_addr & 7u))
 		return MNIC_WC_LOC_QP_OP_ERR;
 	*vendor = ROCEV2_VERR_LENGTH;
+	if (w->send_flags & MNIC_SEND_INLINE) {
+		/* IBA 10.8.2.1: inline data only on SENDs and WRITEs; the
+		 * payload fills the gather list's place (mnic/queues.h). */
+		*vendor = ROCEV2_VERR_BAD_WQE;
+		if (!(wi->flags & WR_PAYLOAD) || w->num_sge != 0)
+			return MNIC_WC_LOC_QP_OP_ERR;
+		*vendor = ROCEV2_VERR_LENGTH;
+		if (w->inline_len > MNIC_MAX_INLINE)
+			return MNIC_WC_LOC_LEN_ERR;
+		*len = w->inline_len;
+		*vendor = ROCEV2_VERR_NONE;
+		return MNIC_WC_SUCCESS;
+	}
 	if (rocev2_sge_total(w->sge, w->num_sge, len) < 0)
 		return MNIC_WC_LOC_LEN_ERR;
 	if ((wi->flags & WR_ATOMIC) && (w->num_sge != 1 || w->sge[0].length != 8u))
@@ -470,7 +483,18 @@ static enum req_step step_build(struct req_ctx *c)
 		immdt_init((struct immdt *)(c->tx.bth + info->immdt), w->imm_data);
 	if (info->mask & OPM_IETH)
 		ieth_init((struct ieth *)(c->tx.bth + info->ieth), w->imm_data);
-	if (c->paylen) {
+	if (c->paylen && (w->send_flags & MNIC_SEND_INLINE)) {
+		/* The WQE copy is the payload (re-read from the SQ slot for a
+		 * retransmission); req_wqe_check bounded inline_len, and the
+		 * packet lies inside the message. */
+		if (req->offset >= w->inline_len || c->paylen > w->inline_len - req->offset) {
+			c->status = MNIC_WC_LOC_LEN_ERR;
+			c->vendor = ROCEV2_VERR_LENGTH;
+			return REQST_WQE_ERROR;
+		}
+		memcpy(c->tx.payload, w->inline_data + req->offset, c->paylen);
+		c->e->cnt.req_inline_pkts++;
+	} else if (c->paylen) {
 		rc = rocev2_sge_gather(c->e, qp, w->sge, w->num_sge, req->offset, c->tx.payload,
 				       c->paylen);
 		if (rc < 0) {

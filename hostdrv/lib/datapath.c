@@ -52,6 +52,13 @@ static void *wqe_slot(struct mnic_dev *dev, const struct mnic_queue_desc *q, uin
 			       MNIC_WQE_SIZE);
 }
 
+/* Inline data of a libmnic work request: its SGE addresses are user-area
+ * addresses (as for every MR of this API). */
+static const void *user_area_map(void *arg, uint64_t addr, uint32_t len)
+{
+	return mnic_window_ptr(arg, addr, len);
+}
+
 int mnic_post_send(struct mnic_qp *qp, struct mnic_send_wr *wr, struct mnic_send_wr **bad_wr)
 {
 	struct mnic_sq_track t;
@@ -78,7 +85,7 @@ int mnic_post_send(struct mnic_qp *qp, struct mnic_send_wr *wr, struct mnic_send
 			err = -EFAULT;
 			break;
 		}
-		err = mnic_wqe_send_fill(slot, wr, qp->max_send_sge);
+		err = mnic_wqe_send_fill(slot, wr, qp->max_send_sge, user_area_map, qp->dev);
 		if (err)
 			break;
 		mnic_sq_posted(&t, idx, qp->sq_sig_all || (wr->send_flags & MNIC_SEND_SIGNALED));

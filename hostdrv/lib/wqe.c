@@ -21,27 +21,76 @@ static const uint8_t wr_opcode_ok[MNIC_WR_NUM] = {
 	[MNIC_WR_ATOMIC_FETCH_AND_ADD] = 1, [MNIC_WR_SEND_WITH_INV] = 1,
 };
 
-int mnic_wqe_send_fill(void *slot, const struct mnic_send_wr *wr, uint32_t max_sge)
+/* IBA 10.8.2.1: the operations that may carry inline data (mnic/queues.h) */
+static const uint8_t wr_inline_ok[MNIC_WR_NUM] = {
+	[MNIC_WR_RDMA_WRITE] = 1, [MNIC_WR_RDMA_WRITE_WITH_IMM] = 1, [MNIC_WR_SEND] = 1,
+	[MNIC_WR_SEND_WITH_IMM] = 1, [MNIC_WR_SEND_WITH_INV] = 1,
+};
+
+/* Copy the gather list's bytes into the WQE: each SGE's buffer is found
+ * through map (the caller's address space), the total bounded by
+ * MNIC_MAX_INLINE before anything is copied. */
+static int inline_fill(struct mnic_send_wqe *w, const struct mnic_send_wr *wr,
+		       mnic_inline_map_fn map, void *arg)
+{
+	uint32_t total = 0, i;
+
+	if (!wr_inline_ok[wr->opcode] || !map || wr->num_sge > MNIC_MAX_SGE ||
+	    (wr->num_sge && !wr->sg_list))
+		return -EINVAL;
+	for (i = 0; i < wr->num_sge; i++) {
+		if (wr->sg_list[i].length > MNIC_MAX_INLINE - total)
+			return -EINVAL;
+		total += wr->sg_list[i].length;
+	}
+	total = 0;
+	for (i = 0; i < wr->num_sge; i++) {
+		const struct mnic_sge *s = &wr->sg_list[i];
+		const void *p;
+
+		if (!s->length)
+			continue;
+		p = map(arg, s->addr, s->length);
+		if (!p)
+			return -EFAULT;
+		memcpy(w->inline_data + total, p, s->length);
+		total += s->length;
+	}
+	w->inline_len = total;
+	w->num_sge = 0;
+	return 0;
+}
+
+int mnic_wqe_send_fill(void *slot, const struct mnic_send_wr *wr, uint32_t max_sge,
+		       mnic_inline_map_fn map, void *arg)
 {
 	struct mnic_send_wqe w;
+	int inl = (wr->send_flags & MNIC_SEND_INLINE) != 0;
+	int err;
 
 	if (wr->opcode >= MNIC_WR_NUM || !wr_opcode_ok[wr->opcode] ||
-	    !sges_ok(wr->sg_list, wr->num_sge, max_sge) ||
+	    (!inl && !sges_ok(wr->sg_list, wr->num_sge, max_sge)) ||
 	    (wr->send_flags & ~(uint32_t)(MNIC_SEND_FENCE | MNIC_SEND_SIGNALED |
-					   MNIC_SEND_SOLICITED)))
+					   MNIC_SEND_SOLICITED | MNIC_SEND_INLINE)))
 		return -EINVAL;
 	memset(&w, 0, sizeof(w));
 	w.wr_id = wr->wr_id;
 	w.opcode = (uint8_t)wr->opcode;
 	w.send_flags = (uint8_t)wr->send_flags;
-	w.num_sge = (uint8_t)wr->num_sge;
 	w.imm_data = wr->imm_data;
 	w.remote_addr = wr->remote_addr;
 	w.rkey = wr->rkey;
 	w.compare_add = wr->compare_add;
 	w.swap = wr->swap;
-	if (wr->num_sge)
-		memcpy(w.sge, wr->sg_list, wr->num_sge * sizeof(w.sge[0]));
+	if (inl) {
+		err = inline_fill(&w, wr, map, arg);
+		if (err)
+			return err;
+	} else {
+		w.num_sge = (uint8_t)wr->num_sge;
+		if (wr->num_sge)
+			memcpy(w.sge, wr->sg_list, wr->num_sge * sizeof(w.sge[0]));
+	}
 	memcpy(slot, &w, sizeof(w));
 	return 0;
 }

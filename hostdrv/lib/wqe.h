@@ -12,9 +12,17 @@
 #include "mnic/libmnic.h"
 #include "mnic/queues.h"
 
+/* The caller's buffer behind an SGE of an inline work request (NULL: not
+ * mapped): libmnic's user area, or the provider's process address. */
+typedef const void *(*mnic_inline_map_fn)(void *arg, uint64_t addr, uint32_t len);
+
 /* Validate wr (opcode, flags, num_sge <= max_sge) and write its WQE into
- * slot (one MNIC_WQE_SIZE store of a zeroed WQE).  0 or -EINVAL. */
-int mnic_wqe_send_fill(void *slot, const struct mnic_send_wr *wr, uint32_t max_sge);
+ * slot (one MNIC_WQE_SIZE store of a zeroed WQE).  With MNIC_SEND_INLINE
+ * the SGEs' bytes (at most MNIC_MAX_INLINE in all, found through map) are
+ * copied into the WQE: the buffers are free when this returns.  0,
+ * -EINVAL or -EFAULT (an SGE map does not resolve). */
+int mnic_wqe_send_fill(void *slot, const struct mnic_send_wr *wr, uint32_t max_sge,
+		       mnic_inline_map_fn map, void *arg);
 int mnic_wqe_recv_fill(void *slot, const struct mnic_recv_wr *wr, uint32_t max_sge);
 
 /* Poll a ring of `size` CQEs at consumer index *ci: up to n new CQEs

@@ -16,7 +16,8 @@
  *
  * Completion events: req_notify_cq writes the CQ's arm word (mnic/queues.h),
  * mnic.ko polls the firmware's EQ and wakes the completion channel.
- * Not served (yet): SRQs, inline data, UD.
+ * Inline data (IBV_SEND_INLINE, up to MNIC_MAX_INLINE bytes) is copied
+ * into the WQE (wqe.c).  Not served (yet): SRQs, UD.
  */
 #define _GNU_SOURCE
 #include <endian.h>
@@ -45,6 +46,7 @@ _Static_assert(offsetof(struct ibv_sge, lkey) == offsetof(struct mnic_sge, lkey)
 _Static_assert((int)IBV_WR_SEND_WITH_INV == (int)MNIC_WR_SEND_WITH_INV, "wr opcode values");
 _Static_assert((int)IBV_WR_ATOMIC_FETCH_AND_ADD == (int)MNIC_WR_ATOMIC_FETCH_AND_ADD, "wr opcode values");
 _Static_assert((int)IBV_SEND_SOLICITED == (int)MNIC_SEND_SOLICITED, "send flags");
+_Static_assert((int)IBV_SEND_INLINE == (int)MNIC_SEND_INLINE, "send flags");
 _Static_assert((int)IBV_WC_GENERAL_ERR == (int)MNIC_WC_GENERAL_ERR, "wc status values");
 _Static_assert((int)IBV_WC_RECV_RDMA_WITH_IMM == (int)MNIC_WC_RECV_RDMA_WITH_IMM, "wc opcode values");
 _Static_assert((int)IBV_WC_WITH_IMM == (int)MNIC_CQE_WITH_IMM && (int)IBV_WC_WITH_INV == (int)MNIC_CQE_WITH_INV,
@@ -597,12 +599,20 @@ static int mpv_destroy_qp(struct ibv_qp *ibqp)
 	return 0;
 }
 
+/* Inline data (IBV_SEND_INLINE): an SGE's address is the process's own
+ * pointer (IBA 10.8.2.1: the buffer need not be registered); wqe.c copies
+ * it into the WQE before the post returns. */
+static const void *process_map(void *arg, uint64_t addr, uint32_t len)
+{
+	(void)arg;
+	(void)len;
+	return (const void *)(uintptr_t)addr;
+}
+
 /* ibv_send_wr -> libmnic's work request (wqe.c builds the WQE). */
 static int send_wr_of(struct mnic_send_wr *m, const struct ibv_send_wr *wr)
 {
 	memset(m, 0, sizeof(*m));
-	if (wr->send_flags & IBV_SEND_INLINE)
-		return EINVAL;   /* MNIC_MAX_INLINE is 0 */
 	m->wr_id = wr->wr_id;
 	m->sg_list = (const struct mnic_sge *)wr->sg_list;
 	m->num_sge = wr->num_sge < 0 ? UINT32_MAX : (uint32_t)wr->num_sge;
@@ -657,7 +667,8 @@ static int mpv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv
 		err = send_wr_of(&m, wr);
 		if (!err)
 			err = -mnic_wqe_send_fill(qp->sq_ring + (size_t)(idx & (qp->sq.size - 1)) *
-						  MNIC_WQE_SIZE, &m, qp->max_send_sge);
+						  MNIC_WQE_SIZE, &m, qp->max_send_sge,
+						  process_map, NULL);
 		if (err)
 			break;
 		mnic_sq_posted(&qp->sq, idx, qp->sig_all || (wr->send_flags & IBV_SEND_SIGNALED));

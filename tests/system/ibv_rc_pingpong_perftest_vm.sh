@@ -162,8 +162,9 @@ t_pp=$(( $(date +%s) - t0 ))
 
 # ---- perftest -------------------------------------------------------------------
 # RC over RoCEv2, path MTU 1024 (-m), on the RoCEv2 GIDs (-x); ib_send_lat
-# and ib_write_lat with -I 0 (the provider has no inline data:
-# MNIC_MAX_INLINE 0; ib_read_lat sends none and refuses the option);
+# and ib_write_lat with perftest's default inline data (the provider
+# copies the 64 bytes into the WQE, IBV_SEND_INLINE, up to MNIC_MAX_INLINE
+# 448: the lat runs fail without it; ib_read_lat sends none);
 # ib_read_lat with -o 16, the engine's outstanding reads (perftest takes
 # the peer's count for its own QP, and rxe offers 128: RTS would be
 # refused).
@@ -172,7 +173,7 @@ perf_args() {   # TOOL -> "ARGS SIZE"
     ib_atomic_bw) echo "-A FETCH_AND_ADD -n $PERF_ITERS -m 1024 -o 16|8" ;;
     *_bw) echo "-s 4096 -n $PERF_ITERS -m 1024|4096" ;;
     ib_read_lat) echo "-s 64 -n $PERF_ITERS -m 1024 -o 16|64" ;;
-    *_lat) echo "-s 64 -n $PERF_ITERS -m 1024 -I 0|64" ;;
+    *_lat) echo "-s 64 -n $PERF_ITERS -m 1024|64" ;;
   esac
 }
 for t in $perf_tests; do
@@ -220,6 +221,13 @@ done
 # A's port sees its own, B's and rxe's frames to it, NIC B's its own.
 for n in a b; do
   "$root/build/host/hostdrv/mnicctl" -d "$out/nic$n.bar" counters --engine >"$out/counters-$n.txt" || true
+done
+# perftest's latency runs posted inline WQEs (IBV_SEND_INLINE): the
+# firmware sent their payload from the WQE itself.
+for n in a b; do
+  inl=$(awk '$1 == "req_inline_pkts" { print $2 }' "$out/counters-$n.txt")
+  [ "${inl:-0}" -gt 0 ] || fail "NIC $n sent no inline packet (req_inline_pkts ${inl:-missing})"
+  echo "NIC $n: req_inline_pkts $inl"
 done
 sleep 1
 rxe_pcap_check "$out/nica.pcap" "eth.src == $MAC_A" || fail "mnic A's frames do not all decode ($out/nica.pcap)"

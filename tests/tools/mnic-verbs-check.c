@@ -27,6 +27,10 @@
 
 #include "../../hostdrv/kernel/test/check_result.h"
 
+/* The provider's inline limit (mnic/queues.h MNIC_MAX_INLINE: the WQE's
+ * gather-list bytes); this tool includes libibverbs only. */
+#define MAX_INLINE 448u
+
 static struct ibv_qp *rc_qp(struct ibv_pd *pd, struct ibv_cq *cq, enum ibv_qp_type type)
 {
 	struct ibv_qp_init_attr a = {
@@ -233,7 +237,8 @@ int main(int argc, char **argv)
 	ret = ibv_query_qp(qp, &qa, IBV_QP_CAP | IBV_QP_STATE, &qi);
 	result("ib_verbs_provider_query_qp_caps",
 	       ret == 0 && qa.qp_state == IBV_QPS_RESET && qa.cap.max_send_wr == 8 &&
-	       qa.cap.max_recv_wr == 8 && qa.cap.max_inline_data == 0 && qi.qp_type == IBV_QPT_RC,
+	       qa.cap.max_recv_wr == 8 && qa.cap.max_inline_data == MAX_INLINE &&
+	       qi.qp_type == IBV_QPT_RC,
 	       "ret %d state %d send_wr %u recv_wr %u inline %u", ret, qa.qp_state,
 	       qa.cap.max_send_wr, qa.cap.max_recv_wr, qa.cap.max_inline_data);
 	memset(&qa, 0, sizeof(qa));
@@ -265,6 +270,26 @@ int main(int argc, char **argv)
 	ret = ibv_post_recv(qp, &rwr[0], &bad);
 	result("ib_verbs_provider_rq_full", ret == ENOMEM && bad == &rwr[8],
 	       "9 receives on an 8-deep RQ: %d, bad_wr #%ld", ret, bad ? (long)(bad - rwr) : -1L);
+
+	/* Inline sends (IBV_SEND_INLINE) hostile: one byte more than the QP's
+	 * max_inline_data, or on a READ (IBA 10.8.2.1: SENDs and WRITEs only),
+	 * is refused at that WR before anything reaches the ring. */
+	{
+		struct ibv_sge isge = { .addr = (uintptr_t)buf, .length = MAX_INLINE + 1 };
+		struct ibv_send_wr swr = { .wr_id = 1, .sg_list = &isge, .num_sge = 1,
+					   .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_INLINE };
+		struct ibv_send_wr *sbad = NULL;
+
+		ret = ibv_post_send(qp, &swr, &sbad);
+		result("ib_verbs_provider_inline_too_long_refused", ret == EINVAL && sbad == &swr,
+		       "an inline SEND of %u bytes (max %u): %d", isge.length, MAX_INLINE, ret);
+		isge.length = 8;
+		swr.opcode = IBV_WR_RDMA_READ;
+		sbad = NULL;
+		ret = ibv_post_send(qp, &swr, &sbad);
+		result("ib_verbs_provider_inline_read_refused", ret == EINVAL && sbad == &swr,
+		       "an inline READ: %d", ret);
+	}
 
 	ret = ibv_destroy_qp(qp);
 	result("ib_verbs_provider_destroy_qp", ret == 0, "ibv_destroy_qp: %d", ret);

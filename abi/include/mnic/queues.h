@@ -71,7 +71,15 @@
 #define MNIC_MAX_SGE   28u
 #define MNIC_WQE_SIZE  512u
 #define MNIC_CQE_SIZE  32u
-#define MNIC_MAX_INLINE 0u     /* no inline data in this revision */
+/* Inline data (IBA 10.8.2.1 "inline data": the WQE carries the payload
+ * itself, the gather list's buffers are free again as soon as the post
+ * returns).  A send WQE with MNIC_SEND_INLINE has num_sge 0 and its
+ * inline_len bytes in place of the gather list; only SEND, SEND_WITH_IMM,
+ * SEND_WITH_INV, RDMA_WRITE and RDMA_WRITE_WITH_IMM may carry it.  The
+ * firmware reads the payload from the SQ slot for the first transmission
+ * and for every retransmission: the slot belongs to the WQE until its
+ * completion retires it, as for any WQE. */
+#define MNIC_MAX_INLINE (MNIC_MAX_SGE * 16u)   /* 448: the gather list's bytes */
 
 /* Work request opcodes (values as ibv_wr_opcode). */
 enum mnic_wr_opcode {
@@ -91,6 +99,7 @@ enum mnic_send_flags {
 	MNIC_SEND_FENCE = 1u << 0,
 	MNIC_SEND_SIGNALED = 1u << 1,
 	MNIC_SEND_SOLICITED = 1u << 2,
+	MNIC_SEND_INLINE = 1u << 3,     /* the payload is in the WQE (MNIC_MAX_INLINE) */
 };
 
 /* Completion status (values as ibv_wc_status). */
@@ -144,13 +153,18 @@ struct mnic_send_wqe {
 	uint32_t imm_data;       /* immediate data (host order; big-endian on the wire) or invalidate rkey */
 	uint64_t remote_addr;    /* RDMA and atomics */
 	uint32_t rkey;
-	uint32_t reserved1;
+	uint32_t inline_len;     /* MNIC_SEND_INLINE: payload bytes in inline_data */
 	uint64_t compare_add;    /* CMP_AND_SWP: compare; FETCH_AND_ADD: add */
 	uint64_t swap;           /* CMP_AND_SWP: swap */
 	uint8_t reserved2[16];
-	struct mnic_sge sge[MNIC_MAX_SGE];
+	union {
+		struct mnic_sge sge[MNIC_MAX_SGE];
+		uint8_t inline_data[MNIC_MAX_INLINE];   /* MNIC_SEND_INLINE */
+	};
 };
 _Static_assert(sizeof(struct mnic_send_wqe) == MNIC_WQE_SIZE, "mnic_send_wqe layout");
+_Static_assert(sizeof(((struct mnic_send_wqe *)0)->inline_data) == MNIC_MAX_INLINE,
+	       "inline data fills the gather list");
 
 struct mnic_recv_wqe {
 	uint64_t wr_id;

@@ -599,7 +599,7 @@ static void run_objects(void)
 	ret = get_context_drv(fd, &gc, &uc);
 	result("ib_objects_get_context_resp",
 	       ret == 0 && uc.wqe_size == MNIC_WQE_SIZE && uc.cqe_size == MNIC_CQE_SIZE &&
-	       uc.db_mmap_len == 4096 && uc.max_inline == 0 && uc.max_qp_wr == q0.max_qp_wr &&
+	       uc.db_mmap_len == 4096 && uc.max_inline == MNIC_MAX_INLINE && uc.max_qp_wr == q0.max_qp_wr &&
 	       uc.max_cqe == q0.max_cqe && uc.ctx != 0,
 	       "GET_CONTEXT: %s, wqe %u cqe %u db_len %u max_qp_wr %u max_cqe %u ctx %u",
 	       strerror(-ret), uc.wqe_size, uc.cqe_size, uc.db_mmap_len, uc.max_qp_wr, uc.max_cqe,
@@ -757,7 +757,7 @@ static void run_objects(void)
 	ret = create_qp(fd, pd, cq, QPT_RC, 8, &qpr, &qp, &qpresp, &qpd);
 	result("ib_objects_create_qp",
 	       ret == 0 && qpresp.qpn == qpd.qpn && qpd.qpn != 0 && qpd.sq_entries == 8 &&
-	       qpresp.max_send_wr == 8 && qpresp.max_inline_data == 0 && fw_query(&q1) == 0 &&
+	       qpresp.max_send_wr == 8 && qpresp.max_inline_data == MNIC_MAX_INLINE && fw_query(&q1) == 0 &&
 	       q1.n_qp == q0.n_qp + 1,
 	       "CREATE_QP: %s, qpn %u/%u, sq %u, max_send_wr %u, firmware QPs %u -> %u",
 	       strerror(-ret), qpresp.qpn, qpd.qpn, qpd.sq_entries, qpresp.max_send_wr, q0.n_qp,

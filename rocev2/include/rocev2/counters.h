@@ -162,7 +162,9 @@
 	X(tx_ethq_frames)       /* host TX frame sent to the wire */            \
 	X(tx_ethq_bad_len)      /* ... refused: size < 14 or > the max frame */ \
 	X(tx_ethq_busy)         /* ... wire TX full: retried next pass */       \
-	X(ethq_dma_errors)      /* descriptor or buffer outside its MTT */
+	X(ethq_dma_errors)      /* descriptor or buffer outside its MTT */ \
+	/* req.c: inline data (mnic/queues.h MNIC_SEND_INLINE), appended */    \
+	X(req_inline_pkts)      /* packets whose payload came from the WQE */
 
 struct rocev2_counters {
 #define ROCEV2_COUNTER_FIELD(name) uint64_t name;

@@ -27,7 +27,7 @@ static void test_send_fill(void **state)
 
 	(void)state;
 	memset(&w, 0xee, sizeof(w));
-	assert_int_equal(mnic_wqe_send_fill(&w, &wr, 2), 0);
+	assert_int_equal(mnic_wqe_send_fill(&w, &wr, 2, NULL, NULL), 0);
 	assert_int_equal(w.wr_id, wr.wr_id);
 	assert_int_equal(w.opcode, MNIC_WR_ATOMIC_CMP_AND_SWP);
 	assert_int_equal(w.send_flags, MNIC_SEND_SIGNALED);
@@ -53,19 +53,93 @@ static void test_send_fill_refusals(void **state)
 	memset(slot, 0, sizeof(slot));
 	memset(zero, 0, sizeof(zero));
 	wr.opcode = 7;                           /* not a send-queue opcode */
-	assert_int_equal(mnic_wqe_send_fill(slot, &wr, 1), -EINVAL);
+	assert_int_equal(mnic_wqe_send_fill(slot, &wr, 1, NULL, NULL), -EINVAL);
 	wr.opcode = MNIC_WR_NUM;
-	assert_int_equal(mnic_wqe_send_fill(slot, &wr, 1), -EINVAL);
+	assert_int_equal(mnic_wqe_send_fill(slot, &wr, 1, NULL, NULL), -EINVAL);
 	wr.opcode = MNIC_WR_SEND;
-	wr.send_flags = 1u << 3;                 /* INLINE: not served */
-	assert_int_equal(mnic_wqe_send_fill(slot, &wr, 1), -EINVAL);
+	wr.send_flags = MNIC_SEND_INLINE;        /* INLINE without a map */
+	assert_int_equal(mnic_wqe_send_fill(slot, &wr, 1, NULL, NULL), -EINVAL);
 	wr.send_flags = 0;
 	wr.num_sge = 2;                          /* more than the QP's max */
-	assert_int_equal(mnic_wqe_send_fill(slot, &wr, 1), -EINVAL);
+	assert_int_equal(mnic_wqe_send_fill(slot, &wr, 1, NULL, NULL), -EINVAL);
 	wr.num_sge = 1;
 	wr.sg_list = NULL;
-	assert_int_equal(mnic_wqe_send_fill(slot, &wr, 1), -EINVAL);
+	assert_int_equal(mnic_wqe_send_fill(slot, &wr, 1, NULL, NULL), -EINVAL);
 	assert_memory_equal(slot, zero, sizeof(slot));   /* nothing written */
+}
+
+/* Inline data: the test's "address space" is buf, SGE addresses are
+ * offsets into it (as libmnic's user area or the provider's pointers). */
+static uint8_t buf[1024];
+static unsigned map_calls;
+
+static const void *buf_map(void *arg, uint64_t addr, uint32_t len)
+{
+	(void)arg;
+	map_calls++;
+	if (addr >= sizeof(buf) || len > sizeof(buf) - addr)
+		return NULL;
+	return buf + addr;
+}
+
+static void test_send_fill_inline(void **state)
+{
+	struct mnic_sge sg[3] = { { 10, 100, 0 }, { 500, 0, 0 }, { 300, 348, 0 } };
+	struct mnic_send_wr wr = {
+		.wr_id = 9, .sg_list = sg, .num_sge = 3, .opcode = MNIC_WR_SEND_WITH_IMM,
+		.send_flags = MNIC_SEND_INLINE | MNIC_SEND_SIGNALED, .imm_data = 0x77,
+	};
+	struct mnic_send_wqe w;
+	unsigned i;
+
+	(void)state;
+	for (i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)(i * 13u + 1u);
+	memset(&w, 0xee, sizeof(w));
+	assert_int_equal(mnic_wqe_send_fill(&w, &wr, 1, buf_map, NULL), 0);
+	/* more SGEs than max_send_sge: inline lists are bounded by bytes */
+	assert_int_equal(w.num_sge, 0);
+	assert_int_equal(w.inline_len, MNIC_MAX_INLINE);
+	assert_int_equal(w.send_flags, MNIC_SEND_INLINE | MNIC_SEND_SIGNALED);
+	assert_int_equal(w.imm_data, 0x77);
+	assert_memory_equal(w.inline_data, buf + 10, 100);
+	assert_memory_equal(w.inline_data + 100, buf + 300, 348);
+	/* The caller's buffer may change now: the WQE holds its own copy. */
+	memset(buf, 0, sizeof(buf));
+	assert_int_equal(w.inline_data[0], (uint8_t)(10 * 13 + 1));
+}
+
+static void test_send_fill_inline_refusals(void **state)
+{
+	struct mnic_sge sg[2] = { { 0, 400, 0 }, { 400, 49, 0 } };
+	struct mnic_send_wr wr = { .sg_list = sg, .num_sge = 2, .opcode = MNIC_WR_RDMA_WRITE,
+				   .send_flags = MNIC_SEND_INLINE };
+	uint8_t slot[MNIC_WQE_SIZE], zero[MNIC_WQE_SIZE];
+
+	(void)state;
+	memset(slot, 0, sizeof(slot));
+	memset(zero, 0, sizeof(zero));
+	map_calls = 0;
+	/* 449 bytes: one more than MNIC_MAX_INLINE, refused before any copy */
+	assert_int_equal(mnic_wqe_send_fill(slot, &wr, 2, buf_map, NULL), -EINVAL);
+	assert_int_equal(map_calls, 0);
+	sg[1].length = 48;
+	sg[1].addr = sizeof(buf);                /* outside the address space */
+	assert_int_equal(mnic_wqe_send_fill(slot, &wr, 2, buf_map, NULL), -EFAULT);
+	sg[1].addr = 400;
+	sg[0].length = UINT32_MAX;               /* a sum that would wrap */
+	assert_int_equal(mnic_wqe_send_fill(slot, &wr, 2, buf_map, NULL), -EINVAL);
+	sg[0].length = 400;
+	wr.opcode = MNIC_WR_RDMA_READ;           /* IBA 10.8.2.1: not on READ */
+	assert_int_equal(mnic_wqe_send_fill(slot, &wr, 2, buf_map, NULL), -EINVAL);
+	wr.opcode = MNIC_WR_ATOMIC_FETCH_AND_ADD; /* nor atomics */
+	assert_int_equal(mnic_wqe_send_fill(slot, &wr, 2, buf_map, NULL), -EINVAL);
+	wr.opcode = MNIC_WR_SEND;
+	wr.num_sge = MNIC_MAX_SGE + 1;
+	assert_int_equal(mnic_wqe_send_fill(slot, &wr, 2, buf_map, NULL), -EINVAL);
+	assert_memory_equal(slot, zero, sizeof(slot));   /* nothing written */
+	wr.num_sge = 2;
+	assert_int_equal(mnic_wqe_send_fill(slot, &wr, 2, buf_map, NULL), 0);
 }
 
 static void test_recv_fill(void **state)
@@ -96,7 +170,7 @@ static void post(struct sq_fixture *f, int signaled)
 
 	wr.wr_id = 100 + idx;
 	assert_true(f->t.pi - f->t.ci < f->t.size);
-	assert_int_equal(mnic_wqe_send_fill(f->ring + (idx & 3) * MNIC_WQE_SIZE, &wr, 1), 0);
+	assert_int_equal(mnic_wqe_send_fill(f->ring + (idx & 3) * MNIC_WQE_SIZE, &wr, 1, NULL, NULL), 0);
 	mnic_sq_posted(&f->t, idx, signaled);
 	f->t.pi++;
 }
@@ -143,6 +217,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_send_fill),
 		cmocka_unit_test(test_send_fill_refusals),
+		cmocka_unit_test(test_send_fill_inline),
+		cmocka_unit_test(test_send_fill_inline_refusals),
 		cmocka_unit_test(test_recv_fill),
 		cmocka_unit_test(test_sq_retire),
 	};

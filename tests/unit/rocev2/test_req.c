@@ -142,6 +142,96 @@ static void test_gather_across_sges(void **state)
 	assert_int_equal(off, 700);
 }
 
+/* An inline WQE: the payload is the WQE's own bytes (mnic/queues.h
+ * MNIC_SEND_INLINE), segmented by the MTU, read again from the SQ slot on
+ * a retransmission; the gather list's MR is never consulted. */
+static struct mnic_send_wqe inline_wqe(uint8_t opcode, uint64_t wr_id, uint32_t len)
+{
+	struct mnic_send_wqe w = wqe(opcode, wr_id, 0, 0, MNIC_SEND_INLINE | MNIC_SEND_SIGNALED);
+	uint32_t i;
+
+	memset(w.sge, 0, sizeof(w.sge));
+	w.num_sge = 0;
+	w.inline_len = len;
+	for (i = 0; i < len && i < MNIC_MAX_INLINE; i++)
+		w.inline_data[i] = (uint8_t)(i * 7u + 3u);
+	return w;
+}
+
+static void test_inline_payload(void **state)
+{
+	struct mnic_send_wqe w = inline_wqe(MNIC_WR_SEND, 1, MNIC_MAX_INLINE);
+	struct mnic_send_wqe wr = inline_wqe(MNIC_WR_RDMA_WRITE, 2, 5);
+	struct rocev2_pkt p0, p1, p2;
+
+	(void)state;
+	h_init(&cfg_default);
+	post(&w);
+	assert_int_equal(pump(), 2);           /* 448 bytes at MTU 256 */
+	frame_pkt(0, &p0);
+	frame_pkt(1, &p1);
+	assert_int_equal(p0.paylen, 256);
+	assert_int_equal(p1.paylen, MNIC_MAX_INLINE - 256);
+	assert_memory_equal(p0.payload, w.inline_data, 256);
+	assert_memory_equal(p1.payload, w.inline_data + 256, MNIC_MAX_INLINE - 256);
+	assert_int_equal(e->cnt.req_inline_pkts, 2);
+	assert_int_equal(e->cnt.sge_prot_errors, 0);
+	/* The retransmission reads the slot again: the same bytes. */
+	advance(4096ull << 10);
+	assert_int_equal(pump(), 2);
+	frame_pkt(2, &p2);
+	assert_memory_equal(p2.payload, w.inline_data, 256);
+	assert_int_equal(e->cnt.req_retransmits, 2);   /* per packet */
+	ack(1);
+	expect_cqe(1, MNIC_WC_SUCCESS, MNIC_WC_SEND, MNIC_MAX_INLINE);
+	/* An inline WRITE: RETH length 5, the five bytes. */
+	post(&wr);
+	assert_int_equal(pump(), 1);
+	frame_pkt(4, &p0);
+	assert_int_equal(p0.paylen, 5);
+	assert_memory_equal(p0.payload, wr.inline_data, 5);
+	ack(2);
+	expect_cqe(2, MNIC_WC_SUCCESS, MNIC_WC_RDMA_WRITE, 5);
+	expect_no_cqe();
+}
+
+/* Inline data only on SENDs and WRITEs, with no gather list, at most
+ * MNIC_MAX_INLINE bytes (IBA 10.8.2.1; mnic/queues.h): anything else
+ * completes in error and nothing is sent. */
+static void test_inline_refusals(void **state)
+{
+	static const struct {
+		const char *what;
+		uint8_t opcode, num_sge;
+		uint32_t len;
+		uint8_t status;
+	} cases[] = {
+		{ "inline READ", MNIC_WR_RDMA_READ, 0, 8, MNIC_WC_LOC_QP_OP_ERR },
+		{ "inline atomic", MNIC_WR_ATOMIC_FETCH_AND_ADD, 0, 8, MNIC_WC_LOC_QP_OP_ERR },
+		{ "inline with a gather list", MNIC_WR_SEND, 1, 8, MNIC_WC_LOC_QP_OP_ERR },
+		{ "inline_len > MNIC_MAX_INLINE", MNIC_WR_SEND, 0, MNIC_MAX_INLINE + 1,
+		  MNIC_WC_LOC_LEN_ERR },
+		{ "inline_len 2^32 - 1", MNIC_WR_RDMA_WRITE, 0, UINT32_MAX, MNIC_WC_LOC_LEN_ERR },
+	};
+	unsigned i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct mnic_send_wqe w = inline_wqe(cases[i].opcode, 0x100 + i, cases[i].len);
+
+		h_init(&cfg_default);
+		w.num_sge = cases[i].num_sge;
+		w.remote_addr = 0x1000;
+		post(&w);
+		if (pump() != 0)
+			fail_msg("%s: a packet was sent", cases[i].what);
+		expect_cqe(0x100 + i, cases[i].status, 0, 0);
+		assert_int_equal(qp->state, ROCEV2_QPS_ERR);
+		assert_int_equal(e->cnt.req_bad_wqe, 1);
+		assert_int_equal(e->cnt.req_inline_pkts, 0);
+	}
+}
+
 static void test_read_request(void **state)
 {
 	static const unsigned mtus[] = { ROCEV2_MTU_256, ROCEV2_MTU_4096 };
@@ -630,6 +720,8 @@ int main(void)
 		cmocka_unit_test(test_message_packets),
 		cmocka_unit_test(test_solicited_event),
 		cmocka_unit_test(test_gather_across_sges),
+		cmocka_unit_test(test_inline_payload),
+		cmocka_unit_test(test_inline_refusals),
 		cmocka_unit_test(test_read_request),
 		cmocka_unit_test(test_atomic_requests),
 		cmocka_unit_test(test_psn_wrap),
