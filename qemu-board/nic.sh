@@ -26,7 +26,12 @@
 # 0x10000000..0x3eff0000).  posix: passed on as mnic-fw --hostmem FILE.
 # --selftest: two ports joined by QEMU's internal hub instead of the switch,
 # so the self-test sends frames from one port to the other.
-# posix: runs build/posix[-asan]/mnic-fw with the same switch and BAR file.
+# posix: runs build/posix[-asan]/mnic-fw with the same switch and BAR file;
+# its doorbell channel is the unix socket FILE.db (mnic/dbch.h) for libmnic
+# processes, unless --bar-kind doorbell is given on the command line: then
+# mnic-ivshmem-server on FILE.ivsh as for a QEMU board, which the NIC joins
+# (mnic-fw --ivshmem), so a host VM's ivshmem-doorbell rings it and takes
+# its interrupts (POSIX_HOST_VECTORS vectors).
 # --flash FLASH1: boot as a board does, from pflash instead of -kernel: the
 # first-stage loader (build/BOARD/loader/flash0.bin, read-only bank 0)
 # picks and verifies a slot in FLASH1 (bank 1, 64 MiB, made by `mnicctl
@@ -39,6 +44,8 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 bar_kind=${MNIC_BAR_KIND:-doorbell}
+bar_kind_given=0
+POSIX_HOST_VECTORS=4
 board=; name=; mac=; sw=; selftest=0; bar=; hostmem=; impair=; gdb=0; dry=0; pcap=; image=; san=${SAN:-0}; flash1=; flash0=
 while [ $# -gt 0 ]; do
   case $1 in
@@ -53,7 +60,7 @@ while [ $# -gt 0 ]; do
     --image) image=${2:?--image needs a value}; shift 2 ;;
     --flash) flash1=${2:?--flash needs a value}; shift 2 ;;
     --boot-flash) flash0=${2:?--boot-flash needs a value}; shift 2 ;;
-    --bar-kind) bar_kind=${2:?--bar-kind needs a value}; shift 2 ;;
+    --bar-kind) bar_kind=${2:?--bar-kind needs a value}; bar_kind_given=1; shift 2 ;;
     --selftest) selftest=1; shift ;;
     --gdb) gdb=1; shift ;;
     --dry-run) dry=1; shift ;;
@@ -90,6 +97,11 @@ if [ "$board" = posix ]; then
   [ -x "$exe" ] || mnic_die "nic.sh: $exe not built; run: make $mk"
   [ $selftest = 0 ] || mnic_die "nic.sh: --selftest is for QEMU boards; POSIX drivers are unit-tested"
   cmd=("$exe" --name "$name" --vde "$sw" --mac "$mac" --bar "$bar")
+  if [ $bar_kind_given = 1 ] && [ "$bar_kind" = doorbell ]; then
+    cmd+=(--ivshmem "$bar.ivsh")
+    HOST_VECTORS=$POSIX_HOST_VECTORS
+    BAR_SIZE=$(awk '$1 == "bar_size" { print $2 }' "$MNIC_ROOT/qemu-board/boards/posix.board")
+  fi
   [ -z "$hostmem" ] || cmd+=(--hostmem "$hostmem")
   [ -z "$impair" ] || cmd+=(--impair "$impair")
   cmd+=(-- "$@")
@@ -143,7 +155,7 @@ else
   [ $gdb = 0 ] || cmd+=(-s -S)
 fi
 if [ $dry = 1 ]; then printf '%q ' "${cmd[@]}"; echo; exit 0; fi
-if [ "$board" != posix ] && [ "$bar_kind" = doorbell ]; then
+if [ "$bar_kind" = doorbell ] && { [ "$board" != posix ] || [ $bar_kind_given = 1 ]; }; then
   srv=$MNIC_ROOT/build/host/qemu-board/mnic-ivshmem-server
   [ "$san" != 1 ] || srv=$MNIC_ROOT/build/host-asan/qemu-board/mnic-ivshmem-server
   [ -x "$srv" ] || mnic_die "nic.sh: $srv not built; run: make ivshmem-server"

@@ -2,7 +2,8 @@
  *
  *   mnic-fw [--vde DIR --mac MAC]... [--bar FILE [--bar-size BYTES]]
  *           [--hostmem FILE [--hostmem-size BYTES]]
- *           [--doorbell PATH|off] [--impair SPEC] [--name NAME] [-- FIRMWARE ARGS...]
+ *           [--doorbell PATH|off | --ivshmem PATH] [--impair SPEC] [--name NAME]
+ *           [-- FIRMWARE ARGS...]
  *
  * Each --vde/--mac pair (in order, up to HAL_MAX_ETH) is one port, eth0 and
  * eth1 as on the boards, so the firmware self-test can loop frames between
@@ -22,6 +23,13 @@
  * With a BAR it is on by default at "<BAR file>.db"; "off" leaves the NIC
  * without one (the firmware then polls the BAR on its adaptive timer, as
  * the boards' ivshmem-plain needs).
+ *
+ * --ivshmem PATH joins the mnic-ivshmem-server listening at PATH as a peer
+ * instead (ivsh_peer.c), as a QEMU board's ivshmem-doorbell does: a host
+ * VM's ivshmem-doorbell device (tests/vm/vm.sh on "<BAR file>.ivsh") then
+ * rings this NIC with its Doorbell register and takes its interrupts as
+ * MSI-X; libmnic's BAR backend joins the same server (hostdrv/lib/ivsh.c).
+ * The server maps the BAR file for the VM: the same pages as ours.
  *
  * Events: hal_platform_wait() sleeps on the switch data sockets and, with
  * a channel, on its ring eventfd (a host rang: the loop serves it in the
@@ -124,7 +132,7 @@ static const struct hal_timer_ops timer_ops = {
 /* ---- options ------------------------------------------------------------ */
 
 enum opt_id { OPT_VDE, OPT_MAC, OPT_BAR, OPT_BAR_SIZE, OPT_HOSTMEM, OPT_HOSTMEM_SIZE, OPT_DOORBELL,
-	      OPT_IMPAIR, OPT_NAME, OPT_COUNT };
+	      OPT_IVSHMEM, OPT_IMPAIR, OPT_NAME, OPT_COUNT };
 
 static const struct {
 	const char *name;
@@ -138,12 +146,13 @@ static const struct {
 	[OPT_HOSTMEM] = { "--hostmem", "FILE (the host-memory file)", 1 },
 	[OPT_HOSTMEM_SIZE] = { "--hostmem-size", "BYTES (e.g. 64M)", 1 },
 	[OPT_DOORBELL] = { "--doorbell", "PATH (the doorbell socket) or off", 1 },
+	[OPT_IVSHMEM] = { "--ivshmem", "PATH (an mnic-ivshmem-server socket)", 1 },
 	[OPT_IMPAIR] = { "--impair", "SPEC (e.g. drop=0.01,seed=42)", 1 },
 	[OPT_NAME] = { "--name", "NAME", 1 },
 };
 
 #define USAGE_HINT "platform options are --vde DIR --mac MAC (once per port), --bar FILE, " \
-	"--bar-size BYTES, --hostmem FILE, --hostmem-size BYTES, --doorbell PATH|off, " \
+	"--bar-size BYTES, --hostmem FILE, --hostmem-size BYTES, --doorbell PATH|off, --ivshmem PATH, " \
 	"--impair SPEC, --name NAME; " \
 	"firmware arguments go after --"
 
@@ -319,6 +328,12 @@ static int parse_opts(struct posix_opts *o, int argc, char **argv)
 	if (o->n[OPT_DOORBELL] && !o->n[OPT_BAR])
 		return opt_error("--doorbell %s rings a host BAR: give --bar FILE too",
 				 o->val[OPT_DOORBELL][0]);
+	if (o->n[OPT_IVSHMEM] && !o->n[OPT_BAR])
+		return opt_error("--ivshmem %s serves a host BAR: give --bar FILE too",
+				 o->val[OPT_IVSHMEM][0]);
+	if (o->n[OPT_IVSHMEM] && o->n[OPT_DOORBELL])
+		return opt_error("--ivshmem %s and --doorbell %s are two doorbell channels: "
+				 "give one", o->val[OPT_IVSHMEM][0], o->val[OPT_DOORBELL][0]);
 	o->name = o->n[OPT_NAME] ? o->val[OPT_NAME][0] : "mnic";
 	return 0;
 }
@@ -334,6 +349,8 @@ static struct hal_hostmem hostmem_map;
 static struct posix_doorbell doorbell;
 static char doorbell_path[POSIX_PATH_MAX];
 static int doorbell_up;
+static struct posix_ivsh ivsh;
+static int ivsh_up;
 static int doorbell_pending;         /* the last wait saw a channel socket ready */
 static uint64_t doorbell_next_serve;
 static int platform_up;
@@ -362,6 +379,9 @@ static void release_resources(void)
 	if (doorbell_up)
 		posix_doorbell_close(&doorbell);
 	doorbell_up = 0;
+	if (ivsh_up)
+		posix_ivsh_close(&ivsh);
+	ivsh_up = 0;
 	while (n_ports)
 		eth_vde_close(&ports[--n_ports]);
 	hostmem_shm_close(&hostmem_map);
@@ -389,6 +409,16 @@ static int open_doorbell(struct hal_platform *p, const struct posix_opts *o)
 	const char *given = o->n[OPT_DOORBELL] ? o->val[OPT_DOORBELL][0] : NULL;
 	int n, err;
 
+	if (o->n[OPT_IVSHMEM]) {
+		err = posix_ivsh_open(&ivsh, o->val[OPT_IVSHMEM][0]);
+		if (err)
+			return err;
+		ivsh_up = 1;
+		doorbell_pending = 0;
+		doorbell_next_serve = 0;
+		p->doorbell = &ivsh.db;
+		return 0;
+	}
 	if (given && !strcmp(given, "off"))
 		return 0;
 	n = snprintf(doorbell_path, sizeof(doorbell_path), "%s%s", given ? given : o->val[OPT_BAR][0],
@@ -532,14 +562,17 @@ static void serve_doorbell(void)
 {
 	uint64_t now;
 
-	if (!doorbell_up)
+	if (!doorbell_up && !ivsh_up)
 		return;
 	now = timer_now_ns();
 	if (!doorbell_pending && now < doorbell_next_serve)
 		return;
 	doorbell_pending = 0;
 	doorbell_next_serve = now + DOORBELL_SERVE_NS;
-	posix_doorbell_serve(&doorbell);
+	if (ivsh_up)
+		posix_ivsh_serve(&ivsh);
+	else
+		posix_doorbell_serve(&doorbell);
 }
 
 void hal_platform_poll(struct hal_platform *p)
@@ -552,7 +585,8 @@ void hal_platform_poll(struct hal_platform *p)
 
 void hal_platform_wait(struct hal_platform *p, uint64_t deadline_ns)
 {
-	struct pollfd pfd[HAL_MAX_ETH + POSIX_DB_POLLFDS];
+	struct pollfd pfd[HAL_MAX_ETH + (POSIX_DB_POLLFDS > POSIX_IVSH_POLLFDS ? POSIX_DB_POLLFDS :
+								 POSIX_IVSH_POLLFDS)];
 	unsigned n_db = 0;
 	struct timespec ts, *timeout = NULL;
 	uint64_t until = deadline_ns < timer_deadline ? deadline_ns : timer_deadline;
@@ -583,6 +617,8 @@ void hal_platform_wait(struct hal_platform *p, uint64_t deadline_ns)
 	pcap_flush(&capture);
 	if (doorbell_up)
 		n_db = posix_doorbell_pollfds(&doorbell, pfd + n_ports);
+	else if (ivsh_up)
+		n_db = posix_ivsh_pollfds(&ivsh, pfd + n_ports);
 	/* EINTR is a wakeup like any other: the caller re-checks its work.  A
 	 * ready ring (pfd[n_ports]) is left for hal_doorbell_rang(); a ready
 	 * channel socket is served by the next hal_platform_poll(). */

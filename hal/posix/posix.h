@@ -137,6 +137,39 @@ void posix_doorbell_serve(struct posix_doorbell *pd);
 #define POSIX_DB_POLLFDS (POSIX_DB_MAX_HOSTS + 2u)
 unsigned posix_doorbell_pollfds(const struct posix_doorbell *pd, struct pollfd *pfd);
 
+/* ---- a peer of an mnic-ivshmem-server (ivsh_peer.c) --------------------- */
+
+/* Peers of the server this NIC keeps vectors of (host VMs, libmnic BAR
+ * processes; more are refused, dbch_hosts_refused). */
+#define POSIX_IVSH_MAX_PEERS 16u
+
+struct posix_ivsh_peer {
+	int32_t id;                         /* -1: a free slot */
+	unsigned n;                         /* vectors announced, fd[0..n-1] */
+	int fd[POSIX_DB_VECTORS];           /* written to interrupt it */
+};
+
+struct posix_ivsh {
+	struct hal_doorbell db;             /* db.priv points back here */
+	int sock;                           /* the server; -1 once it went */
+	uint32_t self_id;
+	unsigned n_own;
+	int own_fd[POSIX_DB_VECTORS];       /* ours: a host writes one to ring */
+	int extra_rang;                     /* a vector >= 1 was rung (serve) */
+	struct posix_ivsh_peer peers[POSIX_IVSH_MAX_PEERS];
+};
+
+/* Connect to the server at path and take the setup (at most 2 s); 0 or a
+ * negative error, logged on stderr. */
+int posix_ivsh_open(struct posix_ivsh *pi, const char *path);
+void posix_ivsh_close(struct posix_ivsh *pi);
+/* Peers arriving and leaving, our vectors >= 1 consumed; never blocks. */
+void posix_ivsh_serve(struct posix_ivsh *pi);
+/* The descriptors a wait sleeps on (our vectors, the server; at most
+ * POSIX_IVSH_POLLFDS) into pfd; returns how many.  The first is vector 0. */
+#define POSIX_IVSH_POLLFDS (POSIX_DB_VECTORS + 1u)
+unsigned posix_ivsh_pollfds(const struct posix_ivsh *pi, struct pollfd *pfd);
+
 /* ---- platform (platform.c) ---------------------------------------------- */
 
 /* Undo hal_platform_init(): close the ports, unmap the BAR.  Also run at

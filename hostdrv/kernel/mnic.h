@@ -84,6 +84,7 @@
 	X(ring_data)            /* MNIC_IOC_RING: an application's data-path ring */ \
 	X(ring_refused)         /* ... refused: no doorbell register (polled) */ \
 	X(ib_ucontext)          /* RDMA ucontexts allocated (mnic_ib.c) */     \
+	X(ib_uar)               /* ... given the Doorbell register page too */ \
 	X(ib_pd)                /* ... PDs allocated (ALLOC_PD OK) */          \
 	X(ib_pd_failed)         /* ... ALLOC_PD failed */                     \
 	X(ib_pd_dealloc_failed) /* ... DEALLOC_PD failed: left to the context */ \
@@ -123,6 +124,14 @@
 	X(gid_del)              /* ... cleared in the firmware */             \
 	X(gid_ipv6)             /* ... IPv6 GID kept in the host (IPv4 engine) */ \
 	X(gid_failed)           /* ... SET_GID failed or index out of range */
+
+/* The ivshmem register BAR (QEMU docs/specs/ivshmem-spec.rst "Register
+ * BAR0"): mnic_irq.c rings through it, mnic_ib.c maps its page to
+ * applications that ring the NIC themselves. */
+#define MNIC_IRQ_REG_BAR        0
+#define MNIC_IRQ_REG_IVPOSITION 0x08
+#define MNIC_IRQ_REG_DOORBELL   0x0c
+#define MNIC_IRQ_REG_LEN        256
 
 #define MNIC_KCNT_ENUM_(name) MNIC_KCNT_##name,
 enum mnic_kcounter { MNIC_KCOUNTERS(MNIC_KCNT_ENUM_) MNIC_KCNT_NUM };
@@ -182,6 +191,10 @@ struct mnic_kdev {
 	int irq_nvec;                      /* MSI-X vectors allocated (1 to 3) */
 	u32 irq_own;                       /* MNIC_IRQ_ID_VALID | our peer ID */
 	u32 irq_ring;                      /* Doorbell value: NIC << 16 | 0 */
+	/* BAR0 alone in its page (mnic_irq.c, user_doorbell): applications
+	 * may ring through their own mapping of it (mnic_ib.c) */
+	bool uar_ok;
+	phys_addr_t uar_phys;
 	char irq_name[32];
 
 	/* The RDMA device mnicN (mnic_ib.c): registered last in probe,

@@ -273,27 +273,38 @@ static int mnic_ib_query_pkey(struct ib_device *ibdev, u32 port, u16 index, u16 
  * rescans, it reads or changes no other tenant's data, rings or objects
  * (each context's records are in its own pinned memory, and the firmware
  * checks every index against its ring).  Not mapped: the init segment
- * (the command queue's registers: /dev/mnicN maps it read-only) and the
- * ivshmem-doorbell register BAR0 (256 bytes, which may share a page with
- * another device's registers, and whose Doorbell interrupts any peer
- * with any vector); on such a NIC the firmware still polls db_seq. */
-static int db_entry_add(struct mnic_ib_dev *ib, struct mnic_ib_ucontext *uc, u64 *offset)
+ * (the command queue's registers: /dev/mnicN maps it read-only).  The
+ * ivshmem-doorbell register BAR0 is the second mapping, only where it owns
+ * its page and user_doorbell allows (mnic_irq.c says what else a process
+ * can do with it): the application then rings the NIC's vector 0 itself
+ * after db_seq, and the firmware serves it at once instead of on its
+ * adaptive poll (docs/kernel-driver.md "Mapping"). */
+static int mmap_entry_add(struct mnic_ib_ucontext *uc, phys_addr_t phys, bool uncached,
+			  struct mnic_ib_mmap_entry **out, u64 *offset)
 {
 	struct mnic_ib_mmap_entry *e = kzalloc(sizeof(*e), GFP_KERNEL);
 	int ret;
 
 	if (!e)
 		return -ENOMEM;
-	BUILD_BUG_ON(MNIC_DB_PAGE_OFFSET % PAGE_SIZE);
-	e->phys = ib->d->bar_phys + MNIC_DB_PAGE_OFFSET;
+	e->phys = phys;
+	e->uncached = uncached;
 	ret = rdma_user_mmap_entry_insert(&uc->ibuc, &e->rdma, PAGE_SIZE);
 	if (ret) {
 		kfree(e);
 		return ret;
 	}
-	uc->db = e;
+	*out = e;
 	*offset = rdma_user_mmap_get_offset(&e->rdma);
 	return 0;
+}
+
+static void uc_entries_remove(struct mnic_ib_ucontext *uc)
+{
+	if (uc->uar)
+		rdma_user_mmap_entry_remove(&uc->uar->rdma);
+	uc->uar = NULL;
+	rdma_user_mmap_entry_remove(&uc->db->rdma);
 }
 
 /* A ucontext is a tenant, as an open /dev/mnicN is: its own firmware
@@ -320,9 +331,20 @@ static int mnic_ib_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *uda
 	ret = mnic_ctx_alloc(d, 0, 0, &uc->fw);
 	if (ret)
 		return ret;
-	ret = db_entry_add(ib, uc, &resp.db_mmap_offset);
+	BUILD_BUG_ON(MNIC_DB_PAGE_OFFSET % PAGE_SIZE);
+	uc->uar = NULL;
+	ret = mmap_entry_add(uc, d->bar_phys + MNIC_DB_PAGE_OFFSET, false, &uc->db,
+			     &resp.db_mmap_offset);
 	if (ret)
 		goto err_ctx;
+	if (READ_ONCE(d->irq_ok) && d->uar_ok) {
+		ret = mmap_entry_add(uc, d->uar_phys, true, &uc->uar, &resp.uar_mmap_offset);
+		if (ret)
+			goto err_entry;
+		resp.flags |= MNIC_IB_CTX_F_DB_RING;
+		resp.uar_offset = MNIC_IRQ_REG_DOORBELL;
+		resp.uar_ring = d->irq_ring;
+	}
 	ret = mnic_ib_eq_create(ib, uc);
 	if (ret)
 		goto err_entry;
@@ -331,14 +353,16 @@ static int mnic_ib_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *uda
 	if (ret)
 		goto err_eq;
 	mnic_count(d, MNIC_KCNT_ib_ucontext);
+	if (uc->uar)
+		mnic_count(d, MNIC_KCNT_ib_uar);
 	return 0;
 
 err_eq:
-	rdma_user_mmap_entry_remove(&uc->db->rdma);
+	uc_entries_remove(uc);
 	mnic_ib_eq_destroy(ib, uc, mnic_ctx_dealloc(d, uc->fw.ctx, MNIC_CTX_RELEASE_TIMEOUT_MS) == 0);
 	return ret;
 err_entry:
-	rdma_user_mmap_entry_remove(&uc->db->rdma);
+	uc_entries_remove(uc);
 err_ctx:
 	mnic_ctx_dealloc(d, uc->fw.ctx, MNIC_CTX_RELEASE_TIMEOUT_MS);
 	return ret;
@@ -354,7 +378,7 @@ static void mnic_ib_dealloc_ucontext(struct ib_ucontext *ibuc)
 	struct mnic_ib_ucontext *uc = to_muc(ibuc);
 	int ret = -EIO;
 
-	rdma_user_mmap_entry_remove(&uc->db->rdma);
+	uc_entries_remove(uc);
 	if (READ_ONCE(ib->fw_gone)) {
 		mnic_count(ib->d, MNIC_KCNT_ctx_dealloc_failed);
 	} else {
@@ -367,9 +391,10 @@ static void mnic_ib_dealloc_ucontext(struct ib_ucontext *ibuc)
 	mnic_ib_eq_destroy(ib, uc, ret == 0);
 }
 
-/* The doorbell page only (rdma_user_mmap_entry_get checks the offset and
- * that the length is the entry's): shared, write-combining as every user
- * mapping of the BAR (docs/kernel-driver.md "Mapping"). */
+/* The doorbell page, and the register page where given
+ * (rdma_user_mmap_entry_get checks the offset and that the length is the
+ * entry's): shared; the doorbell page write-combining as every user
+ * mapping of the BAR2 memory (docs/kernel-driver.md "Mapping"). */
 static int mnic_ib_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 {
 	struct mnic_kdev *d = to_mib(ibuc->device)->d;
@@ -386,7 +411,10 @@ static int mnic_ib_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 		mnic_count(d, MNIC_KCNT_ib_refused_mmap);
 		ret = -EINVAL;
 	} else {
+		/* the register page uncached: each ring one write, in order
+		 * after the stores it announces (provider: a release fence) */
 		ret = rdma_user_mmap_io(ibuc, vma, PHYS_PFN(e->phys), PAGE_SIZE,
+					e->uncached ? pgprot_noncached(vma->vm_page_prot) :
 					pgprot_writecombine(vma->vm_page_prot), rdma);
 		if (ret)
 			mnic_count(d, MNIC_KCNT_ib_refused_mmap);

@@ -48,6 +48,7 @@ struct mnic_ib_dev {
 struct mnic_ib_mmap_entry {
 	struct rdma_user_mmap_entry rdma;
 	phys_addr_t phys;
+	bool uncached;                     /* a register page, not memory */
 };
 
 /* User memory pinned by ib_umem and given to the firmware as one MTT of
@@ -62,6 +63,7 @@ struct mnic_ib_ucontext {
 	struct ib_ucontext ibuc;
 	struct mnic_fwctx fw;              /* its firmware context and range */
 	struct mnic_ib_mmap_entry *db;     /* the doorbell page */
+	struct mnic_ib_mmap_entry *uar;    /* the Doorbell register's, or NULL */
 	/* Pinned memory of objects whose destroy the firmware failed: the NIC
 	 * may still reach it, so it is released only once DEALLOC_CONTEXT
 	 * succeeded (else it stays pinned for good, ib_pages_leaked). */

@@ -15,6 +15,9 @@
  *          (or moved cmdq_status): wait_completion sleeps on cmd_wq until
  *          then, instead of polling; vector 1 after it wrote host
  *          Ethernet completions (mnic_netdev.c takes it: NAPI).
+ *   user:  an RDMA application rings through its own mapping of the
+ *          register page (mnic_ib.c), when BAR0 is alone in its page
+ *          (uar_ok below) and user_doorbell is set.
  * A wakeup is a hint: the waiter re-reads the owner bit, and sleeps at
  * most MNIC_IRQ_RECHECK_MS between looks, so a lost or never-sent
  * interrupt (a firmware that does not raise, a slot not seen yet) costs
@@ -28,12 +31,21 @@
 
 #include "mnic.h"
 
-#define MNIC_IRQ_REG_BAR       0
-#define MNIC_IRQ_REG_IVPOSITION 0x08
-#define MNIC_IRQ_REG_DOORBELL  0x0c
-#define MNIC_IRQ_REG_LEN       256
 #define MNIC_IRQ_VEC_CMD       0
 #define MNIC_IRQ_VECTORS       (MNIC_IRQ_VEC_EQ + 1)
+
+/* Whether applications may map BAR0's page to ring the NIC themselves, as
+ * a hardware NIC's UAR page lets them.  The ivshmem register page is not
+ * a UAR: besides the Doorbell register it holds IntrMask/IntrStatus
+ * (INTx only, unused with MSI-X) and IVPosition (read-only), and its
+ * Doorbell takes any peer and vector, so a process holding it can also
+ * raise interrupts on this VM's own vectors (spurious ones: every
+ * handler re-reads its queue) or on another peer of the NIC's server.  It
+ * reaches no memory and no other tenant's objects; set 0 where even that
+ * is too much (the NIC then finds applications' doorbells on its poll). */
+static bool user_doorbell = true;
+module_param(user_doorbell, bool, 0444);
+MODULE_PARM_DESC(user_doorbell, "map the ivshmem Doorbell register page to RDMA applications (default 1)");
 
 static irqreturn_t mnic_irq_cmd(int irq, void *arg)
 {
@@ -131,6 +143,17 @@ int mnic_irq_init(struct mnic_kdev *d)
 	WRITE_ONCE(d->irq_ok, true);
 	dev_info(&pdev->dev, "doorbells through ivshmem-doorbell: peer %u, NIC peer %u, MSI-X vector 0 = irq %d\n",
 		 id, nic & MNIC_IRQ_ID_MASK, pci_irq_vector(pdev, MNIC_IRQ_VEC_CMD));
+	/* A user mapping is a whole page: only a BAR that owns its page (a
+	 * resource of at least a page, page aligned, so nothing else was
+	 * assigned there; QEMU's 256-byte BAR0 does with the kernel's
+	 * pci=resource_alignment=12@pci:1af4:1110, tests/vm/vm.sh) is given
+	 * to applications. */
+	d->uar_phys = pci_resource_start(pdev, MNIC_IRQ_REG_BAR);
+	d->uar_ok = user_doorbell && PAGE_ALIGNED(d->uar_phys) &&
+		    pci_resource_len(pdev, MNIC_IRQ_REG_BAR) >= PAGE_SIZE;
+	if (user_doorbell && !d->uar_ok)
+		dev_info(&pdev->dev, "BAR0 %pR shares its page: RDMA applications' doorbells are polled (boot with pci=resource_alignment=12@pci:1af4:1110 to give it a page)\n",
+			 &pdev->resource[MNIC_IRQ_REG_BAR]);
 	return 0;
 
 err_irq:
@@ -151,6 +174,7 @@ void mnic_irq_exit(struct mnic_kdev *d)
 
 	if (!d->regs)
 		return;
+	d->uar_ok = false;
 	if (d->irq_ok) {
 		WRITE_ONCE(d->irq_ok, false);
 		/* our slot only if it is still ours */

@@ -12,7 +12,10 @@
  * ring code (hostdrv/lib/wqe.c, compiled into this library), producer and
  * consumer indices in the doorbell records, then db_seq in the doorbell
  * page the ucontext mapped (mnic/abi.h: the firmware rescans the records
- * on a change and polls db_seq anyway).
+ * on a change and polls db_seq anyway), then, where mnic.ko maps it
+ * (MNIC_IB_CTX_F_DB_RING), one write to the NIC's Doorbell register, so
+ * the firmware serves it at once rather than on its poll: a hardware
+ * NIC's UAR doorbell.
  *
  * Completion events: req_notify_cq writes the CQ's arm word (mnic/queues.h),
  * mnic.ko polls the firmware's EQ and wakes the completion channel.
@@ -62,6 +65,9 @@ struct mnic_pv_context {
 	struct verbs_context vctx;
 	struct mnic_ib_alloc_ucontext_resp info;
 	volatile struct mnic_db_page *db;
+	/* the register page (MNIC_IB_CTX_F_DB_RING) or NULL; uar_reg in it */
+	void *uar;
+	volatile uint32_t *uar_reg;
 	/* QPs by QPN, so that a poll retires their ring slots */
 	pthread_mutex_t qp_lock;
 	struct mnic_pv_qp **qps;
@@ -136,18 +142,27 @@ static void *ring_buf(size_t len)
 
 /* ---- the doorbell ------------------------------------------------------ */
 
-/* After the stores a record publishes: the record, then db_seq, which
- * makes the firmware rescan the records (mnic/abi.h). */
+/* After a record changed: db_seq, which makes the firmware rescan the
+ * records (mnic/abi.h), then the Doorbell register where we have it.
+ * Several threads or processes may ring, so the increment is atomic; the
+ * full fence drains the write-combining buffer of the doorbell mapping
+ * (and orders the record and db_seq before the register write, an
+ * uncached store the NIC acts on at once: it must find them). */
+static void ring(struct mnic_pv_context *ctx)
+{
+	__atomic_fetch_add((uint32_t *)(uintptr_t)&ctx->db->db_seq, 1u, __ATOMIC_SEQ_CST);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (ctx->uar_reg)
+		*ctx->uar_reg = ctx->info.uar_ring;
+}
+
+/* After the stores a record publishes: the record, then the ring. */
 static void publish(struct mnic_pv_context *ctx, volatile struct mnic_dbrec *rec, uint32_t index)
 {
 	/* the WQEs (or the CQEs read) before the index that publishes them */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	rec->index = index;
-	/* the record before db_seq; several threads or processes may ring,
-	 * so the increment is atomic, and the full fence drains the
-	 * write-combining buffer of the doorbell mapping */
-	__atomic_fetch_add((uint32_t *)(uintptr_t)&ctx->db->db_seq, 1u, __ATOMIC_SEQ_CST);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	ring(ctx);
 }
 
 /* ---- device, port ------------------------------------------------------ */
@@ -348,9 +363,7 @@ static int mpv_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 	/* the consumer index before the arm: the firmware fires at once for
 	 * CQEs past the index it reads with the arm */
 	__atomic_store_n((uint32_t *)(uintptr_t)&cq->rec->arm, arm, __ATOMIC_RELEASE);
-	__atomic_fetch_add((uint32_t *)(uintptr_t)&to_ctx(ibcq->context)->db->db_seq, 1u,
-			   __ATOMIC_SEQ_CST);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	ring(to_ctx(ibcq->context));
 	pthread_spin_unlock(&cq->lock);
 	return 0;
 }
@@ -721,6 +734,8 @@ static void mpv_free_context(struct ibv_context *context)
 {
 	struct mnic_pv_context *ctx = to_ctx(context);
 
+	if (ctx->uar)
+		munmap(ctx->uar, ctx->info.db_mmap_len);
 	if (ctx->db)
 		munmap((void *)(uintptr_t)ctx->db, ctx->info.db_mmap_len);
 	pthread_mutex_destroy(&ctx->qp_lock);
@@ -788,9 +803,28 @@ static struct verbs_context *mpv_alloc_context(struct ibv_device *ibdev, int cmd
 	if (db == MAP_FAILED)
 		goto err;
 	ctx->db = db;
+	if (ctx->info.flags & MNIC_IB_CTX_F_DB_RING) {
+		void *uar;
+
+		/* one page as the doorbell page (db_mmap_len, the kernel's
+		 * PAGE_SIZE); a register outside it, or not 32-bit aligned */
+		if (ctx->info.uar_offset > ctx->info.db_mmap_len - sizeof(uint32_t) ||
+		    ctx->info.uar_offset % sizeof(uint32_t)) {
+			errno = EPROTO;
+			goto err_db;
+		}
+		uar = mmap(NULL, ctx->info.db_mmap_len, PROT_WRITE, MAP_SHARED, cmd_fd,
+			   (off_t)ctx->info.uar_mmap_offset);
+		if (uar == MAP_FAILED)
+			goto err_db;
+		ctx->uar = uar;
+		ctx->uar_reg = (volatile uint32_t *)((uint8_t *)uar + ctx->info.uar_offset);
+	}
 	verbs_set_ops(&ctx->vctx, &mnic_ctx_ops);
 	return &ctx->vctx;
 
+err_db:
+	munmap(db, ctx->info.db_mmap_len);
 err:
 	pthread_mutex_destroy(&ctx->qp_lock);
 	verbs_uninit_context(&ctx->vctx);

@@ -119,7 +119,11 @@ rxe_pcap_check() {
 #   mnic_vm_build OUT [EXTRA_BINS]   its initramfs: mnic.ko, the provider and
 #       its .driver file, Debian's libibverbs (the programs' ldd), the tools
 #   mnic_nic_start NAME MAC RAMFILE MIB   a POSIX NIC on $RXE_SWITCH whose
-#       host-memory aperture is RAMFILE (the VM's RAM); BAR $RXE_OUT/NAME.bar
+#       host-memory aperture is RAMFILE (the VM's RAM); BAR $RXE_OUT/NAME.bar,
+#       an ivshmem-doorbell for the VM (qemu-board/nic.sh --bar-kind doorbell:
+#       the VM's mnic.ko and provider ring the NIC, it interrupts them);
+#       $MNIC_NIC_POLL: the firmware's BAR poll (default db_min_us=200
+#       db_max_us=2000, the fallback for whatever does not ring)
 #   mnic_vm_start NAME INITRD RAMFILE MIB IP/LEN CTLPORT NIC [vm.sh options...]
 #       the VM on NIC's BAR (mnic_nic_start NIC); console $RXE_OUT/NAME.log; extra kernel
 #       knobs in $MNIC_VM_APPEND (MNIC_NEIGH=); sets MNIC_VM_PID_<NAME>
@@ -139,7 +143,7 @@ mnic_nic_start() {
   [ -n "$RXE_SWITCH" ] || mnic_die "mnic_nic_start: set RXE_SWITCH to a started switch"
   truncate -s "${mib}M" "$ram"
   MNIC_PCAP=$RXE_OUT/$name.pcap "$MNIC_ROOT/qemu-board/nic.sh" --board posix --name "$name" --mac "$mac" \
-    --switch "$RXE_SWITCH" --bar "$RXE_OUT/$name.bar" --hostmem "$ram" -- run db_min_us=200 db_max_us=2000 \
+    --switch "$RXE_SWITCH" --bar "$RXE_OUT/$name.bar" --bar-kind doorbell --hostmem "$ram" -- run ${MNIC_NIC_POLL:-db_min_us=200 db_max_us=2000} \
     >"$RXE_OUT/$name.log" 2>&1 &
   mnic_track $!
   for i in $(seq 300); do

@@ -52,8 +52,14 @@ test_dma_window_SRCS := tests/unit/hal/test_dma_window.c hal/common/dma_window.c
 
 UNIT_TESTS += test_posix_eth
 test_posix_eth_SRCS := tests/unit/hal/test_posix_eth.c hal/posix/eth_vde.c hal/posix/impair.c \
-	hal/posix/bar_shm.c hal/posix/platform.c hal/posix/pcap.c hal/posix/doorbell.c lib/mac.c
+	hal/posix/bar_shm.c hal/posix/platform.c hal/posix/pcap.c hal/posix/doorbell.c \
+	hal/posix/ivsh_peer.c lib/mac.c
 test_posix_eth_LIBS := -lvdeplug
+
+# The POSIX NIC as a peer of an ivshmem server (a host VM's doorbells).
+UNIT_TESTS += test_posix_ivsh_peer
+test_posix_ivsh_peer_SRCS := tests/unit/hal/test_posix_ivsh_peer.c hal/posix/ivsh_peer.c
+test_posix_ivsh_peer_CFLAGS := -pthread
 
 # The POSIX NIC's doorbell channel with libmnic's end of it (issue 15).
 UNIT_TESTS += test_posix_doorbell_irq

@@ -109,10 +109,15 @@ case $accel in
   *) die "--accel wants auto, kvm or tcg" ;;
 esac
 
+# ivshmem's register BAR0 is 256 bytes; a page of its own (the kernel
+# reassigns it, size and alignment 2^12) lets mnic.ko map it to RDMA
+# applications as their doorbell register without exposing a neighbour's
+# registers (hostdrv/kernel/mnic_irq.c user_doorbell).
+pci_align="pci=resource_alignment=12@pci:1af4:1110"
 cmd=("$qemu" -M q35 -accel "$accel" -cpu "$cpu" -m "$mem" -smp "$smp"
      -nodefaults -nic none -display none -no-reboot -no-user-config
      -kernel "$kernel" -initrd "$initrd"
-     -append "console=ttyS0 panic=-1 $append")
+     -append "console=ttyS0 panic=-1 $pci_align $append")
 if [ -n "$log" ]; then cmd+=(-serial "file:$log"); else cmd+=(-serial stdio); fi
 if [ -n "$ramfile" ]; then
   # q35 (QEMU 7.2 pc_q35_init): RAM below 4 GiB is all of it while it is

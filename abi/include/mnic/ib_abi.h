@@ -39,7 +39,11 @@
 #define MNIC_IB_UVERBS_ABI_VERSION 1
 
 /* ---- GET_CONTEXT (alloc_ucontext): no request ---------------------------- */
-#define MNIC_IB_CTX_F_DB_RING 1u     /* reserved: a doorbell register is mapped */
+/* A doorbell register is mapped (uar_*): after db_seq the provider writes
+ * uar_ring at uar_offset of that page, which interrupts the NIC at once
+ * (an ivshmem-doorbell's Doorbell register, docs/kernel-driver.md
+ * "Mapping"); without it the NIC finds db_seq on its poll. */
+#define MNIC_IB_CTX_F_DB_RING 1u
 struct mnic_ib_alloc_ucontext_resp {
 	uint64_t db_mmap_offset;     /* mmap offset of the doorbell page (struct
 	                              * mnic_db_page: db_seq), one page, shared */
@@ -53,8 +57,11 @@ struct mnic_ib_alloc_ucontext_resp {
 	uint32_t max_cqe;
 	uint32_t ctx;                /* the firmware context (for logs) */
 	uint32_t reserved;
+	uint64_t uar_mmap_offset;    /* MNIC_IB_CTX_F_DB_RING: the register page */
+	uint32_t uar_offset;         /* the 32-bit register in it */
+	uint32_t uar_ring;           /* the value that rings the NIC */
 };
-_Static_assert(sizeof(struct mnic_ib_alloc_ucontext_resp) == 48, "alloc_ucontext resp");
+_Static_assert(sizeof(struct mnic_ib_alloc_ucontext_resp) == 64, "alloc_ucontext resp");
 
 /* ---- CREATE_CQ ----------------------------------------------------------- */
 struct mnic_ib_create_cq_req {

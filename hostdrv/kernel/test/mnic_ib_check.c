@@ -641,6 +641,30 @@ static void run_objects(void)
 	result("ib_objects_mmap_refusals_counted", counter("ib_refused_mmap") >= mmap0 + 2,
 	       "ib_refused_mmap %ld -> %ld", mmap0, counter("ib_refused_mmap"));
 
+	/* The Doorbell register page (an ivshmem-doorbell whose BAR0 has a
+	 * page of its own: this VM boots with pci=resource_alignment): the
+	 * NIC's vector 0 at Doorbell (0x0c), one page, shared, uncached; a
+	 * ring through it is what the provider does after db_seq. */
+	result("ib_objects_uar_given",
+	       (uc.flags & MNIC_IB_CTX_F_DB_RING) && uc.uar_offset == 0x0c &&
+	       (uc.uar_ring & 0xffffu) == 0 && uc.uar_mmap_offset != uc.db_mmap_offset,
+	       "flags 0x%x, register at 0x%x, ring 0x%x, offset 0x%llx", uc.flags, uc.uar_offset,
+	       uc.uar_ring, (unsigned long long)uc.uar_mmap_offset);
+	if (uc.flags & MNIC_IB_CTX_F_DB_RING) {
+		m = mmap(NULL, 4096, PROT_WRITE, MAP_SHARED, fd, (off_t)uc.uar_mmap_offset);
+		result("ib_objects_mmap_uar", m != MAP_FAILED, "mmap offset 0x%llx: %s",
+		       (unsigned long long)uc.uar_mmap_offset, m == MAP_FAILED ? strerror(errno) : "ok");
+		if (m != MAP_FAILED) {
+			*(volatile uint32_t *)((uint8_t *)m + uc.uar_offset) = uc.uar_ring;
+			munmap(m, 4096);
+		}
+		m = mmap(NULL, 4096, PROT_WRITE, MAP_PRIVATE, fd, (off_t)uc.uar_mmap_offset);
+		result("ib_objects_mmap_uar_private_refused", m == MAP_FAILED && errno == EINVAL,
+		       "mmap MAP_PRIVATE: %s", m == MAP_FAILED ? strerror(errno) : "mapped");
+		if (m != MAP_FAILED)
+			munmap(m, 4096);
+	}
+
 	ret = alloc_pd(fd, &pd, NULL, 0);
 	result("ib_objects_alloc_pd", ret == 0, "ALLOC_PD: %s", strerror(-ret));
 
