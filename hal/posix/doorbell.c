@@ -79,8 +79,8 @@ static int send_msg(int sock, const struct mnic_dbch_msg *m, int fd)
 }
 
 /* Only an eventfd may become a vector: a pipe or a regular file would let
- * a host make the NIC block or fill a disk. */
-static int is_eventfd(int fd)
+ * a host make the NIC block or fill a disk (also ivsh_peer.c). */
+int posix_is_eventfd(int fd)
 {
 	char link[64], want[] = "anon_inode:[eventfd]";
 	char path[48];
@@ -125,7 +125,7 @@ static int host_vector(struct posix_doorbell *pd, struct posix_db_host *h,
 				   .status = MNIC_DBCH_OK };
 	int fl;
 
-	if (nfd != 1 || ctrunc || !is_eventfd(fds[0])) {
+	if (nfd != 1 || ctrunc || !posix_is_eventfd(fds[0])) {
 		pd->db.stats.bad_fds++;
 		r.status = MNIC_DBCH_BAD_FD;
 	} else if (m->vector >= pd->db.n_vectors) {
@@ -252,25 +252,27 @@ static int db_rang(struct hal_doorbell *d)
 	return 1;
 }
 
+void posix_efd_raise(struct hal_doorbell *d, int fd)
+{
+	const uint64_t one = 1;
+
+	/* EAGAIN: the counter is at its maximum, so the host's fd is
+	 * readable already and no wakeup is lost; counted all the same */
+	if (write(fd, &one, sizeof(one)) == (ssize_t)sizeof(one))
+		d->stats.raises++;
+	else
+		d->stats.raise_failed++;
+}
+
 static int db_raise(struct hal_doorbell *d, unsigned vector)
 {
 	struct posix_doorbell *pd = d->priv;
-	const uint64_t one = 1;
 
 	if (vector >= d->n_vectors)
 		return -HAL_EINVAL;
-	for (unsigned i = 0; i < POSIX_DB_MAX_HOSTS; i++) {
-		int fd = pd->hosts[i].vec_fd[vector];
-
-		if (fd < 0)
-			continue;
-		/* EAGAIN: the counter is at its maximum, so the host's fd is
-		 * readable already and no wakeup is lost; counted all the same */
-		if (write(fd, &one, sizeof(one)) == (ssize_t)sizeof(one))
-			d->stats.raises++;
-		else
-			d->stats.raise_failed++;
-	}
+	for (unsigned i = 0; i < POSIX_DB_MAX_HOSTS; i++)
+		if (pd->hosts[i].vec_fd[vector] >= 0)
+			posix_efd_raise(d, pd->hosts[i].vec_fd[vector]);
 	return 0;
 }
 

@@ -67,19 +67,6 @@ static void peer_close(struct posix_ivsh_peer *pp)
 	peer_reset(pp);
 }
 
-/* Only an eventfd may be written by raise() (a pipe could block the NIC,
- * a regular file fill a disk). */
-static int is_eventfd(int fd)
-{
-	char link[64], want[] = "anon_inode:[eventfd]";
-	char path[48];
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	n = readlink(path, link, sizeof(link));
-	return n == (ssize_t)(sizeof(want) - 1) && !memcmp(link, want, sizeof(want) - 1);
-}
-
 /* One 8-byte little-endian number and at most one fd (others closed).
  * 1: a message; 0: none waiting (or the wait timed out); -1: the server
  * closed or broke the stream. */
@@ -172,7 +159,7 @@ static void ivsh_message(struct posix_ivsh *pi, int64_t id, int fd)
 		}
 		return;
 	}
-	if (!is_eventfd(fd) || (fl = fcntl(fd, F_GETFL)) < 0 ||
+	if (!posix_is_eventfd(fd) || (fl = fcntl(fd, F_GETFL)) < 0 ||
 	    fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
 		pi->db.stats.bad_fds++;   /* raise() and rang() must never block */
 		close(fd);
@@ -269,7 +256,6 @@ static int ivsh_rang(struct hal_doorbell *d)
 static int ivsh_raise(struct hal_doorbell *d, unsigned vector)
 {
 	struct posix_ivsh *pi = d->priv;
-	const uint64_t one = 1;
 
 	if (vector >= d->n_vectors) {
 		d->stats.bad_vectors++;
@@ -287,12 +273,7 @@ static int ivsh_raise(struct hal_doorbell *d, unsigned vector)
 			d->stats.raise_failed++;
 			continue;
 		}
-		/* EAGAIN: the counter is at its maximum, the host's fd is
-		 * readable already and no wakeup is lost; counted all the same */
-		if (write(pp->fd[vector], &one, sizeof(one)) == (ssize_t)sizeof(one))
-			d->stats.raises++;
-		else
-			d->stats.raise_failed++;
+		posix_efd_raise(d, pp->fd[vector]);
 	}
 	return 0;
 }

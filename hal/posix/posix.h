@@ -137,6 +137,12 @@ void posix_doorbell_serve(struct posix_doorbell *pd);
 #define POSIX_DB_POLLFDS (POSIX_DB_MAX_HOSTS + 2u)
 unsigned posix_doorbell_pollfds(const struct posix_doorbell *pd, struct pollfd *pfd);
 
+/* Shared by both channels (doorbell.c): whether fd is an eventfd (only
+ * those may be written by a raise: a pipe could block the NIC); write 1 to
+ * a host's eventfd, counted in d's raises / raise_failed. */
+int posix_is_eventfd(int fd);
+void posix_efd_raise(struct hal_doorbell *d, int fd);
+
 /* ---- a peer of an mnic-ivshmem-server (ivsh_peer.c) --------------------- */
 
 /* Peers of the server this NIC keeps vectors of (host VMs, libmnic BAR

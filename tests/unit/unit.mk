@@ -58,7 +58,8 @@ test_posix_eth_LIBS := -lvdeplug
 
 # The POSIX NIC as a peer of an ivshmem server (a host VM's doorbells).
 UNIT_TESTS += test_posix_ivsh_peer
-test_posix_ivsh_peer_SRCS := tests/unit/hal/test_posix_ivsh_peer.c hal/posix/ivsh_peer.c
+test_posix_ivsh_peer_SRCS := tests/unit/hal/test_posix_ivsh_peer.c hal/posix/ivsh_peer.c \
+	hal/posix/doorbell.c
 test_posix_ivsh_peer_CFLAGS := -pthread
 
 # The POSIX NIC's doorbell channel with libmnic's end of it (issue 15).
