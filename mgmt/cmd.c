@@ -34,8 +34,9 @@
 
 /* ---- errors ------------------------------------------------------------------ */
 
+/* Two bytes a row: every HAL errno is below 256 (hal/errno.h). */
 static const struct {
-	int err;
+	uint8_t err;
 	uint8_t status;
 } err_status[] = {
 	{ HAL_EINVAL, MNIC_CMD_STAT_BAD_PARAM },     /* bad value, state transition */
@@ -223,6 +224,14 @@ static const struct cmd_desc cmd_table[CMD_NUM_ROWS] = {
 		.rsvd = { RSVD(mnic_cmd_handle_in, reserved) },
 		.handles = HANDLE_IN(H_CQ),
 		.fn = h_handle, .obj_fn = rocev2_destroy_cq,
+	},
+	[ROW(MNIC_CMD_RESIZE_CQ)] = {
+		.in_len = IN(mnic_cmd_resize_cq_in), .out_len = IN(mnic_cmd_handle_out),
+		.rsvd = { RSVD(mnic_cmd_resize_cq_in, reserved), RSVD_Q(mnic_cmd_resize_cq_in, q) },
+		.handles = { HANDLE(mnic_cmd_resize_cq_in, cq, H_CQ),
+			     HANDLE_Q(mnic_cmd_resize_cq_in, q, ring_mtt),
+			     HANDLE_Q(mnic_cmd_resize_cq_in, q, dbrec_mtt) },
+		.fn = h_resize_cq,
 	},
 	[ROW(MNIC_CMD_MODIFY_CQ)] = {
 		.in_len = IN(mnic_cmd_modify_cq_in), .out_len = IN(mnic_cmd_simple_out),

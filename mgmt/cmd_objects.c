@@ -85,6 +85,24 @@ int h_create_cq(struct mnic_mgmt *m, struct cmd_call *c)
 	return 0;
 }
 
+int h_resize_cq(struct mnic_mgmt *m, struct cmd_call *c)
+{
+	struct mnic_cmd_resize_cq_in in;
+	struct rocev2_queue_attr q;
+	uint32_t moved;
+	int rc;
+
+	memcpy(&in, c->buf, sizeof(in));
+	if (queue_ok(m, c, &in.q, MNIC_CQE_SIZE))
+		return -1;
+	q = queue_attr(&in.q);
+	rc = rocev2_resize_cq(m->cfg.engine, in.cq, &q, &moved);
+	if (rc)
+		return mtt_engine_fail(m, c, rc, queue_uses_mtt(&in.q));
+	put_handle_out(c, moved);   /* the handle field: the CQEs moved */
+	return 0;
+}
+
 /* Completion events (mnic/queues.h): an EQ is a ring as a CQ's; the
  * engine checks the vector's range. */
 int h_create_eq(struct mnic_mgmt *m, struct cmd_call *c)

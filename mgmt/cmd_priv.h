@@ -127,6 +127,7 @@ int h_reg_mr(struct mnic_mgmt *m, struct cmd_call *c);
 int h_create_cq(struct mnic_mgmt *m, struct cmd_call *c);
 int h_create_eq(struct mnic_mgmt *m, struct cmd_call *c);
 int h_modify_cq(struct mnic_mgmt *m, struct cmd_call *c);
+int h_resize_cq(struct mnic_mgmt *m, struct cmd_call *c);
 int h_create_srq(struct mnic_mgmt *m, struct cmd_call *c);
 int h_modify_srq(struct mnic_mgmt *m, struct cmd_call *c);
 int h_create_qp(struct mnic_mgmt *m, struct cmd_call *c);

@@ -74,14 +74,37 @@ static void cq_overflow(struct rocev2 *e, struct rocev2_cq *cq, uint32_t idx)
 	rocev2_post_event(e, cq->owner, ROCEV2_EVENT_CQ_ERR, rocev2_handle(cq->gen, idx));
 }
 
+/* Write cqe into slot pi of the CQ's ring with that slot's owner phase.
+ * 0, or -HAL_EFAULT (counted). */
+int rocev2_cq_write(struct rocev2 *e, const struct rocev2_queue_attr *q, uint32_t pi,
+		    const struct mnic_cqe *cqe)
+{
+	const size_t owner_off = offsetof(struct mnic_cqe, owner);
+	const uint64_t slot = q->ring_addr + (uint64_t)(pi & (q->size - 1u)) * MNIC_CQE_SIZE;
+	const uint8_t owner = MNIC_CQE_OWNER(pi, q->size);
+
+	/* Everything but the owner byte first ... */
+	if (rocev2_host_write(e, q->ring_mtt, slot, cqe, owner_off) < 0 ||
+	    rocev2_host_write(e, q->ring_mtt, slot + owner_off + 1u,
+			      (const uint8_t *)cqe + owner_off + 1u, MNIC_CQE_SIZE - owner_off - 1u) < 0)
+		goto fault;
+	/* ... and the owner byte only after a write barrier: the host polls the
+	 * owner byte and reads the rest once it flips, so no store of the CQE
+	 * body may become visible after it (queues.h, CQE ownership). */
+	hal_wmb();
+	if (rocev2_host_write(e, q->ring_mtt, slot + owner_off, &owner, 1) < 0)
+		goto fault;
+	return 0;
+fault:
+	e->cnt.dma_errors++;
+	return -HAL_EFAULT;
+}
+
 int rocev2_cq_post(struct rocev2 *e, uint16_t cq_index, struct mnic_cqe *cqe)
 {
 	const uint32_t idx = cq_index;
-	const size_t owner_off = offsetof(struct mnic_cqe, owner);
 	struct rocev2_cq *cq;
 	struct mnic_dbrec rec;
-	uint64_t slot;
-	uint8_t owner;
 
 	if (idx >= ROCEV2_MAX_CQ || !e->cqs[idx].in_use)
 		return -HAL_EINVAL;
@@ -104,23 +127,8 @@ int rocev2_cq_post(struct rocev2 *e, uint16_t cq_index, struct mnic_cqe *cqe)
 		cq_overflow(e, cq, idx);
 		return -HAL_ENOSPC;
 	}
-	slot = cq->q.ring_addr + (uint64_t)(cq->pi & (cq->q.size - 1u)) * MNIC_CQE_SIZE;
-	owner = MNIC_CQE_OWNER(cq->pi, cq->q.size);
-	/* Everything but the owner byte first ... */
-	if (rocev2_host_write(e, cq->q.ring_mtt, slot, cqe, owner_off) < 0 ||
-	    rocev2_host_write(e, cq->q.ring_mtt, slot + owner_off + 1u,
-			      (const uint8_t *)cqe + owner_off + 1u, MNIC_CQE_SIZE - owner_off - 1u) < 0) {
-		e->cnt.dma_errors++;
+	if (rocev2_cq_write(e, &cq->q, cq->pi, cqe) < 0)
 		return -HAL_EFAULT;
-	}
-	/* ... and the owner byte only after a write barrier: the host polls the
-	 * owner byte and reads the rest once it flips, so no store of the CQE
-	 * body may become visible after it (queues.h, CQE ownership). */
-	hal_wmb();
-	if (rocev2_host_write(e, cq->q.ring_mtt, slot + owner_off, &owner, 1) < 0) {
-		e->cnt.dma_errors++;
-		return -HAL_EFAULT;
-	}
 	cq->pi++;
 	/* IBA 11.4.2.2: a solicited event is a receive completion of a
 	 * message with SE, or any completion in error. */

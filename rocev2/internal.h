@@ -376,6 +376,11 @@ int rocev2_rq_take(struct rocev2 *e, struct rocev2_qp *qp, struct mnic_recv_wqe 
 /* Write one CQE (owner byte last).  -HAL_ENOSPC on overflow: the CQ goes
  * to error and ROCEV2_EVENT_CQ_ERR is posted. */
 int rocev2_cq_post(struct rocev2 *e, uint16_t cq, struct mnic_cqe *cqe);
+/* Write cqe into slot pi of the CQ ring q with that slot's owner phase
+ * (body, barrier, owner byte); 0 or -HAL_EFAULT (dma_errors).  cq_post,
+ * cq_resize. */
+int rocev2_cq_write(struct rocev2 *e, const struct rocev2_queue_attr *q, uint32_t pi,
+		    const struct mnic_cqe *cqe);
 
 /* ---- completion events (eq.c) --------------------------------------------- */
 /* The CQ's doorbell record was read (rec): act on a changed arm word, and

@@ -140,6 +140,7 @@ _Static_assert(sizeof(struct mnic_cmd_mailbox) == MNIC_CMD_MBOX_SIZE, "mailbox l
 	X(MNIC_CMD_DESTROY_EQ, 0x302)             \
 	X(MNIC_CMD_CREATE_CQ, 0x400)              \
 	X(MNIC_CMD_DESTROY_CQ, 0x401)             \
+	X(MNIC_CMD_RESIZE_CQ, 0x402)              \
 	X(MNIC_CMD_MODIFY_CQ, 0x403)              \
 	X(MNIC_CMD_CREATE_QP, 0x500)              \
 	X(MNIC_CMD_MODIFY_QP, 0x501)              \
@@ -229,7 +230,7 @@ struct mnic_cmd_simple_out {
 };
 _Static_assert(sizeof(struct mnic_cmd_simple_out) == 8, "simple out");
 
-struct mnic_cmd_handle_out {          /* ALLOC_PD, CREATE_CQ/SRQ/QP */
+struct mnic_cmd_handle_out {          /* ALLOC_PD, CREATE_CQ/SRQ/QP, RESIZE_CQ */
 	struct mnic_cmd_out_hdr hdr;
 	uint32_t handle;               /* PD/CQ/SRQ handle, or QPN */
 	uint32_t reserved;
@@ -389,6 +390,25 @@ struct mnic_cmd_create_cq_in {
 	struct mnic_queue_desc q;
 };
 _Static_assert(sizeof(struct mnic_cmd_create_cq_in) == 40, "create cq in");
+
+/* RESIZE_CQ (IBA 11.2.8.3 Resize CQ): the CQ moves to the ring q (checked
+ * as CREATE_CQ's; zeroed, its record's index 0).  The CQEs the host has
+ * not consumed (the old record's index up to the firmware's producer
+ * index) are copied to the new ring's slots 0.. in order, with the new
+ * ring's owner phase; the CQ then produces after them, and the host
+ * consumes from 0 of the new ring.  The old ring is never written, so a
+ * refusal leaves the CQ as it was: more unconsumed CQEs than q holds
+ * (EXCEED_LIM), a new record whose index is not 0, a CQ in error
+ * (BAD_PARAM).  The host stops polling the CQ until the reply (it owns
+ * both rings meanwhile).  Out: handle_out, whose handle is the number
+ * of CQEs moved. */
+struct mnic_cmd_resize_cq_in {
+	struct mnic_cmd_in_hdr hdr;
+	uint32_t cq;
+	uint32_t reserved;
+	struct mnic_queue_desc q;
+};
+_Static_assert(sizeof(struct mnic_cmd_resize_cq_in) == 48, "resize cq in");
 
 /* Completion events (mnic/queues.h "Completion events").  CREATE_EQ: an
  * event queue of q.size MNIC_EQE_SIZE entries (ring and doorbell record

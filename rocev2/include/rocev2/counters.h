@@ -77,6 +77,7 @@
 	/* objects, queues */                                                 \
 	X(cq_overflows)                                                        \
 	X(cq_err_drops)         /* CQE refused: CQ already in error */          \
+	X(cq_resizes)           /* RESIZE_CQ done */                            \
 	X(wq_bad_producer)      /* producer index > size ahead: clamped */      \
 	X(rq_bad_wqe)           /* receive WQE with too many SGEs */            \
 	X(sge_prot_errors)      /* SGE: bad lkey, PD, bounds or access */       \

@@ -364,6 +364,12 @@ int rocev2_destroy_mtt(struct rocev2 *e, uint32_t mtt);
 int rocev2_dereg_mr(struct rocev2 *e, uint32_t lkey);
 int rocev2_create_cq(struct rocev2 *e, const struct rocev2_queue_attr *q, uint32_t *cq);
 int rocev2_destroy_cq(struct rocev2 *e, uint32_t cq);
+/* Move cq to the ring q with its unconsumed CQEs (mnic/cmd.h RESIZE_CQ);
+ * *moved: how many.  -HAL_EINVAL: no such CQ of the creator, a CQ in error
+ * or a new record index other than 0; -HAL_ENOSPC: q too small for them;
+ * -HAL_EFAULT: a ring or record the NIC cannot reach (the CQ unchanged). */
+int rocev2_resize_cq(struct rocev2 *e, uint32_t cq, const struct rocev2_queue_attr *q,
+		     uint32_t *moved);
 /* Completion events (rocev2/eq.c, mnic/queues.h "Completion events").  An
  * EQ: a ring of MNIC_EQE_SIZE entries checked as a CQ's, and the host
  * vector raised after each EQE (MNIC_EQ_VECTOR_MIN..MAX, else

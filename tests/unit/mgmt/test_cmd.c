@@ -254,6 +254,7 @@ static const struct op_case ops[] = {
 	{ MNIC_CMD_QUERY_CONTEXT, 16, 56, 1, 12 },
 	{ MNIC_CMD_CREATE_CQ, 40, 16, 0, 36 },
 	{ MNIC_CMD_DESTROY_CQ, 16, 8, 0, 12 },
+	{ MNIC_CMD_RESIZE_CQ, 48, 16, 0, 12 },
 	{ MNIC_CMD_MODIFY_CQ, 16, 8, 0, 0 },
 	{ MNIC_CMD_CREATE_EQ, 48, 16, 0, 44 },
 	{ MNIC_CMD_DESTROY_EQ, 16, 8, 0, 12 },
@@ -1076,6 +1077,40 @@ static void test_cq_event_commands(void **state)
 	expect_status(&r, MNIC_CMD_STAT_BAD_RES, MNIC_SITE_EQ);
 }
 
+/* RESIZE_CQ through the dispatcher: the new ring checked as CREATE_CQ's,
+ * the CQ handle checked, the CQEs moved in the reply's handle field. */
+static void test_resize_cq_command(void **state)
+{
+	struct mnic_cmd_resize_cq_in in;
+	struct reply r;
+	uint32_t cq;
+
+	(void)state;
+	r = create_cq(&H, HOST_USER, HOST_USER + 0x4000, 64);
+	expect_status(&r, MNIC_CMD_STAT_OK, 0);
+	cq = handle_of(&r);
+	memset(&in, 0, sizeof(in));
+	in.hdr = in_hdr(MNIC_CMD_RESIZE_CQ, 0);
+	in.cq = cq;
+	in.q = (struct mnic_queue_desc){ 0x1000, HOST_USER + 0x4010, 128, 0, 0, 0 };  /* driver area */
+	r = issue(&H, &in, sizeof(in), 16);
+	expect_status(&r, MNIC_CMD_STAT_BAD_PARAM, MNIC_SITE_RING_ADDR);
+	in.q.ring_addr = HOST_USER + 0x10000;
+	in.cq = cq + 0x10000u;
+	r = issue(&H, &in, sizeof(in), 16);
+	expect_status(&r, MNIC_CMD_STAT_BAD_RES, MNIC_SITE_CQ);
+	in.cq = cq;
+	in.q.size = 100;                                /* not a power of two */
+	r = issue(&H, &in, sizeof(in), 16);
+	assert_int_not_equal(r.status, MNIC_CMD_STAT_OK);
+	in.q.size = 128;
+	r = issue(&H, &in, sizeof(in), 16);
+	expect_status(&r, MNIC_CMD_STAT_OK, 0);
+	assert_int_equal(handle_of(&r), 0);             /* nothing was outstanding */
+	r = by_handle(&H, MNIC_CMD_DESTROY_CQ, cq);
+	expect_status(&r, MNIC_CMD_STAT_OK, 0);
+}
+
 static void test_data_path_doorbell(void **state)
 {
 	uint32_t o[6];
@@ -1222,6 +1257,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_port_counter_names_and_values, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_handles, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cq_event_commands, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resize_cq_command, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_addresses_outside_user_area, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_object_lifecycle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pool_exhaustion, setup, teardown),

@@ -501,6 +501,101 @@ static void test_cq_overflow(void **state)
 	assert_int_equal(e->cqs[idx].pi, 4);
 }
 
+/* RESIZE_CQ: the unconsumed CQEs move to slots 0.. of the new ring with
+ * its owner phase, the old ring is never written, the CQ produces after
+ * them; refusals (too small, new record not at 0, hostile consumer index,
+ * a CQ in error, another owner's, a stale handle) change nothing. */
+#define CQ_RING2 0x20000u
+#define CQ_DB2 0x200u
+static void test_cq_resize(void **state)
+{
+	uint32_t h = make_cq(8), moved = 99;
+	uint16_t idx = (uint16_t)rocev2_handle_index(h);
+	struct rocev2_queue_attr nq = { .ring_addr = CQ_RING2, .dbrec_addr = CQ_DB2, .size = 4 };
+	uint8_t old[8 * MNIC_CQE_SIZE];
+	struct mnic_cqe c, got;
+	unsigned n;
+
+	(void)state;
+	/* 7 posted across the old ring, the host consumed 5: 2 remain */
+	for (n = 0; n < 7; n++) {
+		c = cqe_for(n);
+		assert_int_equal(rocev2_cq_post(e, idx, &c), 0);
+	}
+	set_dbrec(CQ_DB, 2);
+	/* too small for 5 outstanding */
+	assert_int_equal(rocev2_resize_cq(e, h, &nq, &moved), -HAL_ENOSPC);
+	set_dbrec(CQ_DB, 5);
+	/* the new record must start at 0 */
+	set_dbrec(CQ_DB2, 1);
+	assert_int_equal(rocev2_resize_cq(e, h, &nq, &moved), -HAL_EINVAL);
+	set_dbrec(CQ_DB2, 0);
+	/* a stale handle, another owner's CQ, a bad new ring */
+	assert_int_equal(rocev2_resize_cq(e, rocev2_handle((uint16_t)(e->cqs[idx].gen + 1u), idx),
+					  &nq, &moved), -HAL_EINVAL);
+	e->creator = 7;
+	assert_int_equal(rocev2_resize_cq(e, h, &nq, &moved), -HAL_EINVAL);
+	e->creator = e->cqs[idx].owner;
+	nq.size = 3;
+	assert_int_equal(rocev2_resize_cq(e, h, &nq, &moved), -HAL_EINVAL);
+	nq.size = 4;
+	assert_int_equal(e->cqs[idx].pi, 7);
+	assert_int_equal(e->cqs[idx].q.ring_addr, CQ_RING);
+
+	memcpy(old, mem + CQ_RING, sizeof(old));
+	assert_int_equal(rocev2_resize_cq(e, h, &nq, &moved), 0);
+	assert_int_equal(moved, 2);
+	assert_memory_equal(mem + CQ_RING, old, sizeof(old));   /* the old ring only read */
+	assert_int_equal(e->cqs[idx].pi, 2);
+	assert_int_equal(e->cqs[idx].q.ring_addr, CQ_RING2);
+	assert_int_equal(e->cnt.cq_resizes, 1);
+	for (n = 0; n < 2; n++) {
+		memcpy(&got, mem + CQ_RING2 + n * MNIC_CQE_SIZE, sizeof(got));
+		assert_int_equal(got.owner, MNIC_CQE_OWNER(n, 4));
+		c = cqe_for(5 + n);
+		got.owner = c.owner;
+		assert_memory_equal(&got, &c, sizeof(c));   /* in order, every byte */
+	}
+	/* produces after them, in the new ring, with overflow at its size */
+	for (n = 2; n < 4; n++) {
+		c = cqe_for(100 + n);
+		assert_int_equal(rocev2_cq_post(e, idx, &c), 0);
+		memcpy(&got, mem + CQ_RING2 + n * MNIC_CQE_SIZE, sizeof(got));
+		assert_int_equal(got.owner, MNIC_CQE_OWNER(n, 4));
+		assert_int_equal(got.wr_id, c.wr_id);
+	}
+	assert_memory_equal(mem + CQ_RING, old, sizeof(old));
+	c = cqe_for(200);
+	assert_int_equal(rocev2_cq_post(e, idx, &c), -HAL_ENOSPC);   /* 4 of 4, none consumed */
+	/* a CQ in error is not resized */
+	nq.ring_addr = CQ_RING;
+	nq.dbrec_addr = CQ_DB;
+	set_dbrec(CQ_DB, 0);
+	assert_int_equal(rocev2_resize_cq(e, h, &nq, &moved), -HAL_EINVAL);
+}
+
+/* A consumer index ahead of the producer (hostile) is refused. */
+static void test_cq_resize_hostile_consumer(void **state)
+{
+	uint32_t h = make_cq(8), moved;
+	uint16_t idx = (uint16_t)rocev2_handle_index(h);
+	struct rocev2_queue_attr nq = { .ring_addr = CQ_RING2, .dbrec_addr = CQ_DB2, .size = 16 };
+	struct mnic_cqe c = cqe_for(1);
+
+	(void)state;
+	assert_int_equal(rocev2_cq_post(e, idx, &c), 0);
+	set_dbrec(CQ_DB, 3);
+	set_dbrec(CQ_DB2, 0);
+	assert_int_equal(rocev2_resize_cq(e, h, &nq, &moved), -HAL_EINVAL);
+	assert_int_equal(e->cqs[idx].q.ring_addr, CQ_RING);
+	/* and an empty CQ moves with nothing to copy */
+	set_dbrec(CQ_DB, 1);
+	assert_int_equal(rocev2_resize_cq(e, h, &nq, &moved), 0);
+	assert_int_equal(moved, 0);
+	assert_int_equal(e->cqs[idx].pi, 0);
+	assert_int_equal(e->cqs[idx].q.size, 16);
+}
+
 static void test_cq_overflow_hostile_consumer(void **state)
 {
 	uint32_t h = make_cq(8);
@@ -775,6 +870,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_pd_pool_exhaust_and_generations, setup),
+		cmocka_unit_test_setup(test_cq_resize, setup),
+		cmocka_unit_test_setup(test_cq_resize_hostile_consumer, setup),
 		cmocka_unit_test_setup(test_tenancy_events_per_owner, setup),
 		cmocka_unit_test_setup(test_pd_generation_wraps_past_zero, setup),
 		cmocka_unit_test_setup(test_mr_pool_exhaust_and_stale_keys, setup),
