@@ -97,6 +97,8 @@
 	X(ib_mr_failed)         /* ... reg_user_mr failed after its checks */  \
 	X(ib_cq)                /* ... CQs created */                         \
 	X(ib_cq_failed)         /* ... create_cq failed after its checks */   \
+	X(ib_cq_resize)         /* ... resize_cq done (RESIZE_CQ) */          \
+	X(ib_cq_resize_failed)  /* ... resize_cq refused or failed */         \
 	X(ib_qp)                /* ... QPs created */                         \
 	X(ib_qp_failed)         /* ... create_qp failed after its checks */   \
 	X(ib_refused_qp_attr)   /* ... a QP type, cap or attribute not served */ \

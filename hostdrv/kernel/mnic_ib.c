@@ -531,8 +531,7 @@ static const struct ib_device_ops mnic_ib_ops = {
 	.query_port = mnic_ib_query_port,
 	.query_qp = mnic_ib_query_qp,
 	.reg_user_mr = mnic_ib_reg_user_mr,
-	/* No resize_cq: the firmware cannot move a CQ to another ring (no
-	 * such command), so ib_uverbs answers -EOPNOTSUPP. */
+	.resize_cq = mnic_ib_resize_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, mnic_ib_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, mnic_ib_cq, ibcq),

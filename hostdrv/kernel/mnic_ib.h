@@ -98,6 +98,7 @@ struct mnic_ib_cq {
 	u32 handle;
 	u32 entries;
 	bool bound;                        /* to its ucontext's EQ */
+	struct mutex resize_lock;          /* one resize at a time */
 };
 
 struct mnic_ib_qp {
@@ -170,6 +171,7 @@ int mnic_ib_dereg_mr(struct ib_mr *mr, struct ib_udata *udata);
 int mnic_ib_create_cq(struct ib_cq *cq, const struct ib_cq_init_attr *attr,
 		      struct ib_udata *udata);
 int mnic_ib_destroy_cq(struct ib_cq *cq, struct ib_udata *udata);
+int mnic_ib_resize_cq(struct ib_cq *cq, int cqe, struct ib_udata *udata);
 
 /* mnic_ib_eq.c: completion events */
 void mnic_ib_eq_init(struct mnic_ib_dev *ib);

@@ -4,11 +4,16 @@
  * mnic/ib_abi.h struct mnic_ib_create_cq_req), pinned into one MTT
  * (mnic_ib_mr.c); CREATE_CQ names both through it.  The provider polls
  * the ring and writes the consumer index and arm word itself
- * (mnic/queues.h): the module only creates and destroys.
+ * (mnic/queues.h): the module creates, resizes and destroys.
  *
- * Not served: resize (the firmware has no command to move a CQ to another
- * ring; the op is NULL and ib_uverbs answers -EOPNOTSUPP), kernel CQs,
- * creation flags.  A CQ created with a completion channel is bound to its
+ * Resize (IBA 11.2.8.3): the provider, which stopped polling the CQ, hands
+ * a new buffer laid out as at creation; it is pinned into its own MTT,
+ * RESIZE_CQ moves the CQ there with its unconsumed CQEs (the firmware
+ * only reads the old ring), and the old buffer is unpinned once the
+ * firmware answered.  A refusal (fewer entries than CQEs outstanding:
+ * -ENOSPC) leaves the CQ on its old ring.
+ *
+ * Not served: kernel CQs, creation flags.  A CQ created with a completion channel is bound to its
  * ucontext's EQ (mnic_ib_eq.c): its events reach the channel.
  */
 #include "mnic_ib.h"
@@ -61,6 +66,7 @@ int mnic_ib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	}
 	uc = udata_muc(udata);
 	cq->uc = uc;
+	mutex_init(&cq->resize_lock);
 	ret = mnic_ib_umem_get(ib, uc, req.buf_addr, req.buf_len, req.buf_addr,
 			       IB_ACCESS_LOCAL_WRITE, &cq->mem);
 	if (ret)
@@ -96,6 +102,63 @@ err_umem:
 	mnic_ib_umem_put(ib, uc, &cq->mem, true);
 err:
 	mnic_count(d, MNIC_KCNT_ib_cq_failed);
+	return ret;
+}
+
+int mnic_ib_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+{
+	struct mnic_ib_dev *ib = to_mib(ibcq->device);
+	struct mnic_kdev *d = ib->d;
+	struct mnic_ib_cq *cq = to_mcq(ibcq);
+	struct mnic_ib_create_cq_req req;
+	struct mnic_ib_resize_cq_resp resp = { 0 };
+	struct mnic_cmd_resize_cq_in in = { .hdr = { .opcode = MNIC_CMD_RESIZE_CQ } };
+	struct mnic_cmd_handle_out out;
+	struct mnic_ib_umem mem, old;
+	int ret;
+
+	if (!udata) {
+		mnic_count(d, MNIC_KCNT_ib_refused_kernel);
+		return -EOPNOTSUPP;
+	}
+	ret = mnic_ib_udata_req(d, udata, &req, sizeof(req));
+	if (ret)
+		return ret;
+	if (cqe < 1 || !cq_req_ok(ib, &req, cqe)) {
+		mnic_count(d, MNIC_KCNT_ib_refused_udata);
+		return -EINVAL;
+	}
+	/* ib_uverbs holds the CQ for reading only: two resizes may meet */
+	mutex_lock(&cq->resize_lock);
+	ret = mnic_ib_umem_get(ib, cq->uc, req.buf_addr, req.buf_len, req.buf_addr,
+			       IB_ACCESS_LOCAL_WRITE, &mem);
+	if (ret)
+		goto out;
+	in.hdr.ctx = cq->uc->fw.ctx;
+	in.cq = cq->handle;
+	in.q = (struct mnic_queue_desc){
+		.ring_addr = req.buf_addr, .dbrec_addr = req.buf_addr + req.dbrec_off,
+		.size = req.entries, .ring_mtt = mem.mtt, .dbrec_mtt = mem.mtt,
+	};
+	ret = mnic_ib_cmd(ib, &in, sizeof(in), &out, sizeof(out));
+	if (ret) {
+		/* the firmware answered no: it never used the new MTT */
+		mnic_ib_umem_put(ib, cq->uc, &mem, ret != -ETIMEDOUT);
+		goto out;
+	}
+	old = cq->mem;
+	cq->mem = mem;
+	cq->entries = req.entries;
+	ibcq->cqe = req.entries;
+	mnic_ib_umem_put(ib, cq->uc, &old, true);
+	resp.entries = req.entries;
+	resp.moved = out.handle;
+	mnic_count(d, MNIC_KCNT_ib_cq_resize);
+	ret = mnic_ib_udata_resp(udata, &resp, sizeof(resp));
+out:
+	mutex_unlock(&cq->resize_lock);
+	if (ret)
+		mnic_count(d, MNIC_KCNT_ib_cq_resize_failed);
 	return ret;
 }
 

@@ -148,21 +148,25 @@ static void *ring_buf(size_t len)
  * full fence drains the write-combining buffer of the doorbell mapping
  * (and orders the record and db_seq before the register write, an
  * uncached store the NIC acts on at once: it must find them). */
-static void ring(struct mnic_pv_context *ctx)
+static void ring(struct mnic_pv_context *ctx, int kick)
 {
 	__atomic_fetch_add((uint32_t *)(uintptr_t)&ctx->db->db_seq, 1u, __ATOMIC_SEQ_CST);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (ctx->uar_reg)
+	if (kick && ctx->uar_reg)
 		*ctx->uar_reg = ctx->info.uar_ring;
 }
 
-/* After the stores a record publishes: the record, then the ring. */
-static void publish(struct mnic_pv_context *ctx, volatile struct mnic_dbrec *rec, uint32_t index)
+/* After the stores a record publishes: the record, then the ring.  kick:
+ * the NIC has work to start (WQEs posted); a CQ's consumer index is not
+ * (the firmware reads it before each CQE it writes), so it waits for the
+ * NIC's next look instead of waking it. */
+static void publish(struct mnic_pv_context *ctx, volatile struct mnic_dbrec *rec, uint32_t index,
+		    int kick)
 {
 	/* the WQEs (or the CQEs read) before the index that publishes them */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	rec->index = index;
-	ring(ctx);
+	ring(ctx, kick);
 }
 
 /* ---- device, port ------------------------------------------------------ */
@@ -347,6 +351,70 @@ static int mpv_destroy_cq(struct ibv_cq *ibcq)
 	return 0;
 }
 
+/* ibv_resize_cq (IBA 11.2.8.3): a new buffer laid out as at creation;
+ * mnic.ko pins it and the firmware moves the CQ there with the CQEs not
+ * polled yet (slots 0.. of the new ring), so polling restarts at 0.  The
+ * CQ's lock is held throughout: no poll or arm runs between the command
+ * and the switch of rings.  The new record carries the old arm word, so
+ * an arm in force is neither lost nor taken twice (rocev2/cq_resize.c).
+ * A refusal (fewer entries than CQEs outstanding, the kernel's ENOSPC)
+ * leaves the CQ on its old ring. */
+static int mpv_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct mnic_pv_context *ctx = to_ctx(ibcq->context);
+	struct mnic_pv_cq *cq = to_cq(ibcq);
+	struct {
+		struct ibv_resize_cq ibv;
+		struct mnic_ib_create_cq_req drv;
+	} cmd;
+	struct {
+		struct ib_uverbs_resize_cq_resp ibv;
+		struct mnic_ib_resize_cq_resp drv;
+	} resp;
+	volatile struct mnic_dbrec *rec;
+	uint32_t entries;
+	size_t len;
+	uint8_t *buf;
+	int ret;
+
+	if (cqe < 1 || (uint32_t)cqe > ctx->info.max_cqe)
+		return EINVAL;
+	entries = pow2_at_least((uint32_t)cqe);
+	if (entries > ctx->info.max_cqe)
+		return EINVAL;
+	len = page_round((size_t)entries * MNIC_CQE_SIZE + sizeof(struct mnic_dbrec));
+	buf = ring_buf(len);
+	if (!buf)
+		return ENOMEM;
+	memset(&cmd, 0, sizeof(cmd));
+	memset(&resp, 0, sizeof(resp));
+	cmd.drv = (struct mnic_ib_create_cq_req){
+		.buf_addr = (uintptr_t)buf, .buf_len = len, .entries = entries,
+		.dbrec_off = entries * MNIC_CQE_SIZE,
+	};
+	rec = (volatile struct mnic_dbrec *)(buf + cmd.drv.dbrec_off);
+	pthread_spin_lock(&cq->lock);
+	rec->index = 0;
+	rec->arm = cq->rec->arm;
+	ret = ibv_cmd_resize_cq(ibcq, (int)entries, &cmd.ibv, sizeof(cmd), &resp.ibv, sizeof(resp));
+	if (ret == 0 && resp.drv.entries != entries)
+		ret = EPROTO;   /* a module that sized the ring otherwise: cannot poll it */
+	if (ret) {
+		pthread_spin_unlock(&cq->lock);
+		munmap(buf, len);
+		return ret;
+	}
+	munmap(cq->buf, cq->buf_len);
+	cq->buf = buf;
+	cq->buf_len = len;
+	cq->entries = entries;
+	cq->rec = rec;
+	cq->ci = 0;
+	ibcq->cqe = (int)entries;
+	pthread_spin_unlock(&cq->lock);
+	return 0;
+}
+
 /* Completion events (mnic/queues.h "Completion events"): the arm word of
  * the CQ's record, after the consumer index poll_cq wrote, then db_seq;
  * the firmware writes one EQE when the arm fires, mnic.ko hands it to the
@@ -363,7 +431,7 @@ static int mpv_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 	/* the consumer index before the arm: the firmware fires at once for
 	 * CQEs past the index it reads with the arm */
 	__atomic_store_n((uint32_t *)(uintptr_t)&cq->rec->arm, arm, __ATOMIC_RELEASE);
-	ring(to_ctx(ibcq->context));
+	ring(to_ctx(ibcq->context), 1);
 	pthread_spin_unlock(&cq->lock);
 	return 0;
 }
@@ -455,7 +523,7 @@ static int mpv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 		/* the CQEs are read before the NIC may reuse their slots: it
 		 * reads the consumer index before it writes (rocev2/cq.c) */
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-		publish(ctx, cq->rec, cq->ci);
+		publish(ctx, cq->rec, cq->ci, 0);
 	}
 	pthread_spin_unlock(&cq->lock);
 	return total;
@@ -689,7 +757,7 @@ static int mpv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv
 		posted++;
 	}
 	if (posted)
-		publish(to_ctx(ibqp->context), qp->sq_rec, qp->sq.pi);
+		publish(to_ctx(ibqp->context), qp->sq_rec, qp->sq.pi, 1);
 	pthread_spin_unlock(&qp->sq_lock);
 	if (err)
 		*bad_wr = wr;
@@ -721,7 +789,7 @@ static int mpv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv
 		posted++;
 	}
 	if (posted)
-		publish(to_ctx(ibqp->context), qp->rq_rec, qp->rq_pi);
+		publish(to_ctx(ibqp->context), qp->rq_rec, qp->rq_pi, 1);
 	pthread_spin_unlock(&qp->rq_lock);
 	if (err)
 		*bad_wr = wr;
@@ -765,6 +833,7 @@ static const struct verbs_context_ops mnic_ctx_ops = {
 	.query_qp = mpv_query_qp,
 	.reg_mr = mpv_reg_mr,
 	.req_notify_cq = mpv_req_notify_cq,
+	.resize_cq = mpv_resize_cq,
 };
 
 static struct verbs_context *mpv_alloc_context(struct ibv_device *ibdev, int cmd_fd,

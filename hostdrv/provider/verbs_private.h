@@ -153,7 +153,9 @@ struct verbs_context_ops {
 	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
 				 int access);
 	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
-	mnic_pv_op_unused rereg_mr, resize_cq, set_ece, unimport_dm, unimport_mr, unimport_pd;
+	mnic_pv_op_unused rereg_mr;
+	int (*resize_cq)(struct ibv_cq *cq, int cqe);
+	mnic_pv_op_unused set_ece, unimport_dm, unimport_mr, unimport_pd;
 };
 /* 76 ops, in rdma-core 44's (sorted) order */
 _Static_assert(sizeof(struct verbs_context_ops) == 76 * sizeof(void *), "verbs_context_ops");
@@ -166,6 +168,7 @@ _Static_assert(offsetof(struct verbs_context_ops, free_context) == 39 * sizeof(v
 	       "free_context");
 _Static_assert(offsetof(struct verbs_context_ops, modify_qp) == 47 * sizeof(void *), "modify_qp");
 _Static_assert(offsetof(struct verbs_context_ops, poll_cq) == 53 * sizeof(void *), "poll_cq");
+_Static_assert(offsetof(struct verbs_context_ops, resize_cq) == 71 * sizeof(void *), "resize_cq");
 _Static_assert(offsetof(struct verbs_context_ops, query_device_ex) == 58 * sizeof(void *),
 	       "query_device_ex");
 _Static_assert(offsetof(struct verbs_context_ops, reg_mr) == 68 * sizeof(void *), "reg_mr");
@@ -195,6 +198,7 @@ MNIC_PV_CMD(ibv_query_port, ib_uverbs_query_port);
 MNIC_PV_CMD(ibv_alloc_pd, ib_uverbs_alloc_pd);
 MNIC_PV_CMD(ibv_reg_mr, ib_uverbs_reg_mr);
 MNIC_PV_CMD(ibv_create_cq, ib_uverbs_create_cq);
+MNIC_PV_CMD(ibv_resize_cq, ib_uverbs_resize_cq);
 MNIC_PV_CMD(ibv_create_qp, ib_uverbs_create_qp);
 MNIC_PV_CMD(ibv_modify_qp, ib_uverbs_modify_qp);
 MNIC_PV_CMD(ibv_query_qp, ib_uverbs_query_qp);
@@ -204,6 +208,7 @@ _Static_assert(sizeof(struct ibv_query_port) == 24, "ibv_query_port");
 _Static_assert(sizeof(struct ibv_alloc_pd) == 16, "ibv_alloc_pd");
 _Static_assert(sizeof(struct ibv_reg_mr) == 48, "ibv_reg_mr");
 _Static_assert(sizeof(struct ibv_create_cq) == 40, "ibv_create_cq");
+_Static_assert(sizeof(struct ibv_resize_cq) == 24, "ibv_resize_cq");
 _Static_assert(sizeof(struct ibv_create_qp) == 64, "ibv_create_qp");
 _Static_assert(sizeof(struct ibv_modify_qp) == 120, "ibv_modify_qp");
 _Static_assert(sizeof(struct ibv_query_qp) == 24, "ibv_query_qp");
@@ -227,6 +232,9 @@ int ibv_cmd_create_cq(struct ibv_context *context, int cqe, struct ibv_comp_chan
 		      int comp_vector, struct ibv_cq *cq, struct ibv_create_cq *cmd,
 		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp, size_t resp_size);
 int ibv_cmd_destroy_cq(struct ibv_cq *cq);
+/* On success cq->cqe is the kernel's answer (resp->cqe). */
+int ibv_cmd_resize_cq(struct ibv_cq *cq, int cqe, struct ibv_resize_cq *cmd, size_t cmd_size,
+		      struct ib_uverbs_resize_cq_resp *resp, size_t resp_size);
 int ibv_cmd_create_qp(struct ibv_pd *pd, struct ibv_qp *qp, struct ibv_qp_init_attr *attr,
 		      struct ibv_create_qp *cmd, size_t cmd_size,
 		      struct ib_uverbs_create_qp_resp *resp, size_t resp_size);

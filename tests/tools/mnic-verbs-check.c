@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <infiniband/verbs.h>
 
@@ -128,7 +129,7 @@ int main(int argc, char **argv)
 	struct ibv_qp_init_attr qi;
 	struct ibv_recv_wr rwr[9], *bad = NULL;
 	struct ibv_sge sge;
-	struct ibv_wc wc[4];
+	struct ibv_wc wc[8];
 	struct ibv_pd *pd;
 	struct ibv_mr *mr, *mr2;
 	struct ibv_cq *cq;
@@ -289,6 +290,56 @@ int main(int argc, char **argv)
 		ret = ibv_post_send(qp, &swr, &sbad);
 		result("ib_verbs_provider_inline_read_refused", ret == EINVAL && sbad == &swr,
 		       "an inline READ: %d", ret);
+	}
+
+	/* ibv_resize_cq with completions outstanding: the QP to ERR flushes
+	 * its 8 receives (IBA 10.3.1 Error: WR_FLUSH_ERR); 3 are polled, then
+	 * a resize below the 5 left is refused with the CQ intact, a resize
+	 * to 64 moves them, and the 5 come out of the new ring in order. */
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_state = IBV_QPS_ERR;
+	ret = ibv_modify_qp(qp, &qa, IBV_QP_STATE);
+	result("ib_verbs_provider_modify_qp_err", ret == 0, "ibv_modify_qp ERR: %d", ret);
+	{
+		int got = 0, tries, ok = 1;
+
+		for (tries = 0; got < 3 && tries < 500; tries++) {
+			int m = ibv_poll_cq(cq, 3 - got, wc + got);
+
+			if (m < 0)
+				break;
+			got += m;
+			if (got < 3)
+				usleep(10000);
+		}
+		result("ib_verbs_provider_flush_polled", got == 3 && wc[0].wr_id == 0 &&
+		       wc[2].wr_id == 2 && wc[0].status == IBV_WC_WR_FLUSH_ERR,
+		       "%d flushed receives polled (want 3), first wr_id %llu status %d", got,
+		       got ? (unsigned long long)wc[0].wr_id : 0ull, got ? (int)wc[0].status : -1);
+		usleep(200000);   /* the other 5 flushed too, not yet polled */
+		ret = ibv_resize_cq(cq, 4);
+		result("ib_verbs_provider_resize_cq_below_outstanding_refused",
+		       ret != 0 && cq->cqe == 32, "ibv_resize_cq(4) with 5 outstanding: %d, cqe %d",
+		       ret, cq->cqe);
+		ret = ibv_resize_cq(cq, 50);
+		result("ib_verbs_provider_resize_cq", ret == 0 && cq->cqe == 64,
+		       "ibv_resize_cq(50): %d, cqe %d (want the ring's 64)", ret, cq->cqe);
+		got = 0;
+		for (tries = 0; got < 5 && tries < 500; tries++) {
+			int m = ibv_poll_cq(cq, 8 - got, wc + got);
+
+			if (m < 0)
+				break;
+			got += m;
+			if (got < 5)
+				usleep(10000);
+		}
+		for (int k = 0; k < got; k++)
+			ok &= wc[k].wr_id == (uint64_t)(3 + k) && wc[k].status == IBV_WC_WR_FLUSH_ERR;
+		result("ib_verbs_provider_resize_cq_kept_completions", got == 5 && ok,
+		       "%d completions after the resize (want wr_id 3..7 in order, flushed)", got);
+		ret = ibv_poll_cq(cq, 4, wc);
+		result("ib_verbs_provider_resize_cq_then_empty", ret == 0, "a further poll: %d", ret);
 	}
 
 	ret = ibv_destroy_qp(qp);

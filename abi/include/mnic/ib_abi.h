@@ -77,6 +77,13 @@ struct mnic_ib_create_cq_resp {
 };
 _Static_assert(sizeof(struct mnic_ib_create_cq_resp) == 8, "create_cq resp");
 
+/* ---- RESIZE_CQ: the request is a create_cq_req (a new buffer) ------------ */
+struct mnic_ib_resize_cq_resp {
+	uint32_t entries;            /* the new ring's */
+	uint32_t moved;              /* unconsumed CQEs now at slots 0.. of it */
+};
+_Static_assert(sizeof(struct mnic_ib_resize_cq_resp) == 8, "resize_cq resp");
+
 /* ---- CREATE_QP (RC only) ------------------------------------------------- */
 struct mnic_ib_create_qp_req {
 	uint64_t buf_addr;           /* page aligned */
