@@ -73,10 +73,13 @@
 #                        POSIX peer's capture: doorbell_to_peer_us_posix is
 #                        the POSIX figure at that point), *_a15_plain the
 #                        in-run ivshmem-plain peer; idle_cpu_pct_a15[_plain]
-# perftest (issue 16), bench/perftest.sh: perftest_write_bw_4k_gbps_rxe,
-#   perftest_read_bw_4k_gbps_rxe, perftest_send_lat_64_us_rxe  unmodified
-#                        ib_write_bw / ib_read_bw (4 KiB, Gbit/s) and
-#                        ib_send_lat (64 B, median us) between two rxe VMs
+# perftest (issue 16), bench/perftest.sh: perftest_write_bw_4k_gbps_{rxe,mnic},
+#   perftest_read_bw_4k_gbps_{rxe,mnic}, perftest_send_lat_64_us_{rxe,mnic}
+#                        unmodified ib_write_bw / ib_read_bw (4 KiB, Gbit/s)
+#                        and ib_send_lat (64 B, median us) between two rxe
+#                        VMs, then two mnic VMs (POSIX NICs, ivshmem-doorbell,
+#                        the provider ringing its Doorbell register page),
+#                        one after the other in the same run
 # The netdev (issue 16 item 2), bench/netdev.sh: netdev_tcp_rx_mbps_a15,
 #   netdev_tcp_tx_mbps_a15, netdev_ping_rtt_ms_a15  256 KiB of TCP each way
 #                        and ping between the x86 VM's mnic0 (QEMU A15 NIC)
@@ -173,7 +176,7 @@ bash "$MNIC_ROOT/bench/doorbell.sh"
 # Completion events: event-driven against busy-polled ping-pong (issue 15)
 bash "$MNIC_ROOT/bench/cq_event.sh"
 
-# Unmodified perftest between two VMs (issue 16): the rxe side for now
+# Unmodified perftest between two VMs (issue 16): rxe and mnic in one run
 bash "$MNIC_ROOT/bench/perftest.sh"
 
 # The Ethernet netdev mnic0 through the A15 NIC (issue 16 item 2)
