@@ -23,7 +23,7 @@ struct rocev2_cq *rocev2_cq_get(struct rocev2 *e, uint32_t handle)
 	return cq;
 }
 
-int rocev2_create_cq(struct rocev2 *e, const struct rocev2_queue_attr *q, uint32_t *handle)
+ROCEV2_CTL int rocev2_create_cq(struct rocev2 *e, const struct rocev2_queue_attr *q, uint32_t *handle)
 {
 	struct rocev2_cq *cq;
 	uint32_t idx;
@@ -52,7 +52,7 @@ int rocev2_create_cq(struct rocev2 *e, const struct rocev2_queue_attr *q, uint32
 	return 0;
 }
 
-int rocev2_destroy_cq(struct rocev2 *e, uint32_t handle)
+ROCEV2_CTL int rocev2_destroy_cq(struct rocev2 *e, uint32_t handle)
 {
 	struct rocev2_cq *cq = rocev2_cq_get(e, handle);
 

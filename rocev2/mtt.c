@@ -70,7 +70,7 @@ static int mtt_pool_find(const struct rocev2 *e, uint32_t n, uint32_t *first)
 /* Build the MTT at slot idx (free) with generation gen: create and
  * restore share it.  -HAL_EINVAL for a bad shape, -HAL_ENOMEM for no run
  * of entries (each counted). */
-int rocev2_mtt_install(struct rocev2 *e, uint32_t idx, uint16_t gen,
+ROCEV2_CTL int rocev2_mtt_install(struct rocev2 *e, uint32_t idx, uint16_t gen,
 		       const struct rocev2_mtt_attr *a)
 {
 	struct rocev2_mtt *m = &e->mtts[idx];
@@ -104,7 +104,7 @@ int rocev2_mtt_install(struct rocev2 *e, uint32_t idx, uint16_t gen,
 	return 0;
 }
 
-int rocev2_create_mtt(struct rocev2 *e, const struct rocev2_mtt_attr *a, uint32_t *handle,
+ROCEV2_CTL int rocev2_create_mtt(struct rocev2 *e, const struct rocev2_mtt_attr *a, uint32_t *handle,
 		      uint32_t *npages)
 {
 	uint32_t idx;
@@ -130,7 +130,7 @@ int rocev2_create_mtt(struct rocev2 *e, const struct rocev2_mtt_attr *a, uint32_
 
 /* Every page is checked before any is written: a refused list changes
  * nothing. */
-int rocev2_write_mtt(struct rocev2 *e, uint32_t handle, uint32_t first, const uint64_t *pages,
+ROCEV2_CTL int rocev2_write_mtt(struct rocev2 *e, uint32_t handle, uint32_t first, const uint64_t *pages,
 		     uint32_t count)
 {
 	struct rocev2_mtt *m = rocev2_mtt_get(e, handle);
@@ -170,7 +170,7 @@ int rocev2_write_mtt(struct rocev2 *e, uint32_t handle, uint32_t first, const ui
 	return 0;
 }
 
-int rocev2_destroy_mtt(struct rocev2 *e, uint32_t handle)
+ROCEV2_CTL int rocev2_destroy_mtt(struct rocev2 *e, uint32_t handle)
 {
 	struct rocev2_mtt *m = rocev2_mtt_get(e, handle);
 

@@ -18,7 +18,7 @@ struct rocev2_srq *rocev2_srq_get(struct rocev2 *e, uint32_t handle)
 	return srq;
 }
 
-int rocev2_create_srq(struct rocev2 *e, uint32_t pd_handle, const struct rocev2_srq_attr *a,
+ROCEV2_CTL int rocev2_create_srq(struct rocev2 *e, uint32_t pd_handle, const struct rocev2_srq_attr *a,
 		      uint32_t *handle)
 {
 	struct rocev2_pd *pd = rocev2_pd_get(e, pd_handle);
@@ -53,7 +53,7 @@ int rocev2_create_srq(struct rocev2 *e, uint32_t pd_handle, const struct rocev2_
 	return 0;
 }
 
-int rocev2_modify_srq_limit(struct rocev2 *e, uint32_t handle, uint32_t limit)
+ROCEV2_CTL int rocev2_modify_srq_limit(struct rocev2 *e, uint32_t handle, uint32_t limit)
 {
 	struct rocev2_srq *srq = rocev2_srq_get(e, handle);
 
@@ -64,7 +64,7 @@ int rocev2_modify_srq_limit(struct rocev2 *e, uint32_t handle, uint32_t limit)
 	return 0;
 }
 
-int rocev2_destroy_srq(struct rocev2 *e, uint32_t handle)
+ROCEV2_CTL int rocev2_destroy_srq(struct rocev2 *e, uint32_t handle)
 {
 	struct rocev2_srq *srq = rocev2_srq_get(e, handle);
 
