@@ -21,7 +21,7 @@ int rocev2_resize_cq(struct rocev2 *e, uint32_t handle, const struct rocev2_queu
 	uint32_t n, i;
 	int err;
 
-	if (!cq || cq->owner != e->creator || cq->error)
+	if (!cq || !q || !moved || cq->owner != e->creator || cq->error)
 		return -HAL_EINVAL;
 	err = rocev2_queue_attr_check(e, q, MNIC_CQE_SIZE, 1);
 	if (err)

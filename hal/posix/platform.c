@@ -414,10 +414,7 @@ static int open_doorbell(struct hal_platform *p, const struct posix_opts *o)
 		if (err)
 			return err;
 		ivsh_up = 1;
-		doorbell_pending = 0;
-		doorbell_next_serve = 0;
-		p->doorbell = &ivsh.db;
-		return 0;
+		goto up;
 	}
 	if (given && !strcmp(given, "off"))
 		return 0;
@@ -435,9 +432,10 @@ static int open_doorbell(struct hal_platform *p, const struct posix_opts *o)
 	if (err)
 		return err;
 	doorbell_up = 1;
+up:
 	doorbell_pending = 0;
 	doorbell_next_serve = 0;
-	p->doorbell = &doorbell.db;
+	p->doorbell = ivsh_up ? &ivsh.db : &doorbell.db;
 	return 0;
 }
 

@@ -36,6 +36,31 @@ static bool cq_req_ok(const struct mnic_ib_dev *ib, const struct mnic_ib_create_
 	return true;
 }
 
+/* The request of create_cq and resize_cq (the same buffer layout): read
+ * and checked, refusals counted. */
+static int cq_req_get(struct mnic_ib_dev *ib, struct ib_udata *udata, u32 cqe,
+		      struct mnic_ib_create_cq_req *req)
+{
+	int ret = mnic_ib_udata_req(ib->d, udata, req, sizeof(*req));
+
+	if (ret)
+		return ret;
+	if (!cq_req_ok(ib, req, cqe)) {
+		mnic_count(ib->d, MNIC_KCNT_ib_refused_udata);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The ring and record of a checked request, both in the buffer's MTT. */
+static struct mnic_queue_desc cq_desc(const struct mnic_ib_create_cq_req *req, u32 mtt)
+{
+	return (struct mnic_queue_desc){
+		.ring_addr = req->buf_addr, .dbrec_addr = req->buf_addr + req->dbrec_off,
+		.size = req->entries, .ring_mtt = mtt, .dbrec_mtt = mtt,
+	};
+}
+
 int mnic_ib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		      struct ib_udata *udata)
 {
@@ -57,13 +82,9 @@ int mnic_ib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		mnic_count(d, MNIC_KCNT_ib_refused_qp_attr);
 		return -EOPNOTSUPP;
 	}
-	ret = mnic_ib_udata_req(d, udata, &req, sizeof(req));
+	ret = cq_req_get(ib, udata, attr->cqe, &req);
 	if (ret)
 		return ret;
-	if (!cq_req_ok(ib, &req, attr->cqe)) {
-		mnic_count(d, MNIC_KCNT_ib_refused_udata);
-		return -EINVAL;
-	}
 	uc = udata_muc(udata);
 	cq->uc = uc;
 	mutex_init(&cq->resize_lock);
@@ -72,10 +93,7 @@ int mnic_ib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	if (ret)
 		goto err;
 	in.hdr.ctx = uc->fw.ctx;
-	in.q = (struct mnic_queue_desc){
-		.ring_addr = req.buf_addr, .dbrec_addr = req.buf_addr + req.dbrec_off,
-		.size = req.entries, .ring_mtt = cq->mem.mtt, .dbrec_mtt = cq->mem.mtt,
-	};
+	in.q = cq_desc(&req, cq->mem.mtt);
 	ret = mnic_ib_cmd(ib, &in, sizeof(in), &out, sizeof(out));
 	if (ret)
 		goto err_umem;
@@ -121,13 +139,13 @@ int mnic_ib_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 		mnic_count(d, MNIC_KCNT_ib_refused_kernel);
 		return -EOPNOTSUPP;
 	}
-	ret = mnic_ib_udata_req(d, udata, &req, sizeof(req));
-	if (ret)
-		return ret;
-	if (cqe < 1 || !cq_req_ok(ib, &req, cqe)) {
+	if (cqe < 1) {
 		mnic_count(d, MNIC_KCNT_ib_refused_udata);
 		return -EINVAL;
 	}
+	ret = cq_req_get(ib, udata, cqe, &req);
+	if (ret)
+		return ret;
 	/* ib_uverbs holds the CQ for reading only: two resizes may meet */
 	mutex_lock(&cq->resize_lock);
 	ret = mnic_ib_umem_get(ib, cq->uc, req.buf_addr, req.buf_len, req.buf_addr,
@@ -136,10 +154,7 @@ int mnic_ib_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 		goto out;
 	in.hdr.ctx = cq->uc->fw.ctx;
 	in.cq = cq->handle;
-	in.q = (struct mnic_queue_desc){
-		.ring_addr = req.buf_addr, .dbrec_addr = req.buf_addr + req.dbrec_off,
-		.size = req.entries, .ring_mtt = mem.mtt, .dbrec_mtt = mem.mtt,
-	};
+	in.q = cq_desc(&req, mem.mtt);
 	ret = mnic_ib_cmd(ib, &in, sizeof(in), &out, sizeof(out));
 	if (ret) {
 		/* the firmware answered no: it never used the new MTT */

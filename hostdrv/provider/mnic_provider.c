@@ -281,6 +281,32 @@ static int mpv_destroy_ah(struct ibv_ah *ah)
 
 /* ---- CQ ---------------------------------------------------------------- */
 
+/* A CQ buffer for cqe entries or more (create and resize): the ring, then
+ * its record, in one page-aligned buffer of this process (mnic/ib_abi.h),
+ * and the request that names it.  0, or EINVAL (cqe out of range) /
+ * ENOMEM. */
+static int cq_buf_new(const struct mnic_pv_context *ctx, int cqe,
+		      struct mnic_ib_create_cq_req *req, uint8_t **buf)
+{
+	uint32_t entries;
+	size_t len;
+
+	if (cqe < 1 || (uint32_t)cqe > ctx->info.max_cqe)
+		return EINVAL;
+	entries = pow2_at_least((uint32_t)cqe);
+	if (entries > ctx->info.max_cqe)
+		return EINVAL;
+	len = page_round((size_t)entries * MNIC_CQE_SIZE + sizeof(struct mnic_dbrec));
+	*buf = ring_buf(len);
+	if (!*buf)
+		return ENOMEM;
+	*req = (struct mnic_ib_create_cq_req){
+		.buf_addr = (uintptr_t)*buf, .buf_len = len, .entries = entries,
+		.dbrec_off = entries * MNIC_CQE_SIZE,
+	};
+	return 0;
+}
+
 static struct ibv_cq *mpv_create_cq(struct ibv_context *context, int cqe,
 				     struct ibv_comp_channel *channel, int comp_vector)
 {
@@ -294,33 +320,21 @@ static struct ibv_cq *mpv_create_cq(struct ibv_context *context, int cqe,
 		struct mnic_ib_create_cq_resp drv;
 	} resp;
 	struct mnic_pv_cq *cq;
-	uint32_t entries;
 	int ret;
 
-	if (cqe < 1 || (uint32_t)cqe > ctx->info.max_cqe) {
-		errno = EINVAL;
-		return NULL;
-	}
-	entries = pow2_at_least((uint32_t)cqe);
-	if (entries > ctx->info.max_cqe) {
-		errno = EINVAL;
-		return NULL;
-	}
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return NULL;
 	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
-	cq->entries = entries;
-	cq->buf_len = page_round((size_t)entries * MNIC_CQE_SIZE + sizeof(struct mnic_dbrec));
-	cq->buf = ring_buf(cq->buf_len);
-	if (!cq->buf)
-		goto err_free;
 	memset(&cmd, 0, sizeof(cmd));
 	memset(&resp, 0, sizeof(resp));
-	cmd.drv = (struct mnic_ib_create_cq_req){
-		.buf_addr = (uintptr_t)cq->buf, .buf_len = cq->buf_len, .entries = entries,
-		.dbrec_off = entries * MNIC_CQE_SIZE,
-	};
+	ret = cq_buf_new(ctx, cqe, &cmd.drv, &cq->buf);
+	if (ret) {
+		errno = ret;
+		goto err_free;
+	}
+	cq->entries = cmd.drv.entries;
+	cq->buf_len = cmd.drv.buf_len;
 	cq->rec = (volatile struct mnic_dbrec *)(cq->buf + cmd.drv.dbrec_off);
 	ret = ibv_cmd_create_cq(context, cqe, channel, comp_vector, &cq->ibcq, &cmd.ibv,
 				sizeof(cmd), &resp.ibv, sizeof(resp));
@@ -377,21 +391,13 @@ static int mpv_resize_cq(struct ibv_cq *ibcq, int cqe)
 	uint8_t *buf;
 	int ret;
 
-	if (cqe < 1 || (uint32_t)cqe > ctx->info.max_cqe)
-		return EINVAL;
-	entries = pow2_at_least((uint32_t)cqe);
-	if (entries > ctx->info.max_cqe)
-		return EINVAL;
-	len = page_round((size_t)entries * MNIC_CQE_SIZE + sizeof(struct mnic_dbrec));
-	buf = ring_buf(len);
-	if (!buf)
-		return ENOMEM;
 	memset(&cmd, 0, sizeof(cmd));
 	memset(&resp, 0, sizeof(resp));
-	cmd.drv = (struct mnic_ib_create_cq_req){
-		.buf_addr = (uintptr_t)buf, .buf_len = len, .entries = entries,
-		.dbrec_off = entries * MNIC_CQE_SIZE,
-	};
+	ret = cq_buf_new(ctx, cqe, &cmd.drv, &buf);
+	if (ret)
+		return ret;
+	entries = cmd.drv.entries;
+	len = cmd.drv.buf_len;
 	rec = (volatile struct mnic_dbrec *)(buf + cmd.drv.dbrec_off);
 	pthread_spin_lock(&cq->lock);
 	rec->index = 0;

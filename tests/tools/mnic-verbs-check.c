@@ -32,6 +32,24 @@
  * gather-list bytes); this tool includes libibverbs only. */
 #define MAX_INLINE 448u
 
+/* Poll cq into wc (room for max) until at least want completions came or
+ * 5 s passed; how many came (a poll error ends it). */
+static int poll_some(struct ibv_cq *cq, struct ibv_wc *wc, int want, int max)
+{
+	int got = 0;
+
+	for (int tries = 0; got < want && tries < 500; tries++) {
+		int m = ibv_poll_cq(cq, max - got, wc + got);
+
+		if (m < 0)
+			break;
+		got += m;
+		if (got < want)
+			usleep(10000);
+	}
+	return got;
+}
+
 static struct ibv_qp *rc_qp(struct ibv_pd *pd, struct ibv_cq *cq, enum ibv_qp_type type)
 {
 	struct ibv_qp_init_attr a = {
@@ -301,17 +319,8 @@ int main(int argc, char **argv)
 	ret = ibv_modify_qp(qp, &qa, IBV_QP_STATE);
 	result("ib_verbs_provider_modify_qp_err", ret == 0, "ibv_modify_qp ERR: %d", ret);
 	{
-		int got = 0, tries, ok = 1;
+		int got = poll_some(cq, wc, 3, 3), ok = 1;
 
-		for (tries = 0; got < 3 && tries < 500; tries++) {
-			int m = ibv_poll_cq(cq, 3 - got, wc + got);
-
-			if (m < 0)
-				break;
-			got += m;
-			if (got < 3)
-				usleep(10000);
-		}
 		result("ib_verbs_provider_flush_polled", got == 3 && wc[0].wr_id == 0 &&
 		       wc[2].wr_id == 2 && wc[0].status == IBV_WC_WR_FLUSH_ERR,
 		       "%d flushed receives polled (want 3), first wr_id %llu status %d", got,
@@ -324,16 +333,7 @@ int main(int argc, char **argv)
 		ret = ibv_resize_cq(cq, 50);
 		result("ib_verbs_provider_resize_cq", ret == 0 && cq->cqe == 64,
 		       "ibv_resize_cq(50): %d, cqe %d (want the ring's 64)", ret, cq->cqe);
-		got = 0;
-		for (tries = 0; got < 5 && tries < 500; tries++) {
-			int m = ibv_poll_cq(cq, 8 - got, wc + got);
-
-			if (m < 0)
-				break;
-			got += m;
-			if (got < 5)
-				usleep(10000);
-		}
+		got = poll_some(cq, wc, 5, 8);
 		for (int k = 0; k < got; k++)
 			ok &= wc[k].wr_id == (uint64_t)(3 + k) && wc[k].status == IBV_WC_WR_FLUSH_ERR;
 		result("ib_verbs_provider_resize_cq_kept_completions", got == 5 && ok,
