@@ -50,6 +50,8 @@ INC_kernel := -Iabi/include
 # The rdma-core provider (hostdrv/provider/): the ABI, libmnic's public
 # types and its pure ring code (hostdrv/lib/wqe.h only: check-layering).
 INC_provider := -Iabi/include -Ihostdrv/include -Ihostdrv/lib
+# The CRIU plugin (hostdrv/criu/): the ABI only (CRIU's criu-plugin.h is the system's).
+INC_criu := -Iabi/include
 # The test fabric's switch links the POSIX NIC's impairment (fabric/fabric.mk).
 INC_fabric := -Ilib/include -Ihal/include -Ihal/posix
 # mnic-ivshmem-server speaks QEMU's protocol and includes nothing of ours.
@@ -57,12 +59,12 @@ INC_qemu-board :=
 # bench/ sees everything, as tests do (not a layer: make check-layering skips it).
 INC_bench := $(INC_mgmt) -Irocev2 -Itests/unit/rocev2
 LAYER_MODULES := lib hal hal-common hal-posix hal-qemu-virt abi rocev2 boot mgmt firmware loader \
-	libmnic-api libmnic tools kernel provider fabric qemu-board
+	libmnic-api libmnic tools kernel provider criu fabric qemu-board
 # The module of an object: the folder of its source, most specific first.
 layer_of = $(firstword $(foreach p,boot/loader:loader hal/common:hal-common hal/posix:hal-posix \
 	hal/qemu-virt:hal-qemu-virt lib:lib abi:abi rocev2:rocev2 boot:boot mgmt:mgmt \
 	firmware:firmware hostdrv/lib:libmnic hostdrv/tools:tools hostdrv/provider:provider \
-	fabric:fabric bench:bench,$(if $(filter \
+	hostdrv/criu:criu fabric:fabric bench:bench,$(if $(filter \
 	$(word 1,$(subst :, ,$(p)))/%,$(1)),$(word 2,$(subst :, ,$(p))))))
 
 # Primitives below every module (lib/: CRCs, hashes): firmware, loader, libmnic, tools.
@@ -159,7 +161,7 @@ OBJS := $(patsubst %,$(BUILD)/obj/%.o,$(SRCS))
 .PHONY: all image test demo bench fuzz clean deps unit-tests images
 .DEFAULT_GOAL := all
 
-all: image provider
+all: image provider criu-plugin
 image: $(IMAGE) $(LAB_IMAGE)
 
 $(GEN)/board.h: $(BOARD_FILE) qemu-board/gen-board.py
@@ -299,7 +301,7 @@ KMOD_SRCS := $(notdir $(wildcard hostdrv/kernel/*.c hostdrv/kernel/*.h)) Kbuild
 .PHONY: kmod
 kmod: build/kmod/mnic.ko build/kmod/mnic-ioctl-check build/kmod/mnic-tenancy-check \
       build/kmod/mnic-mem-check build/kmod/mnic-ib-check build/kmod/mnic-rw-kmod \
-      build/kmod/mnic-verbs-check provider ibv-traffic
+      build/kmod/mnic-verbs-check provider ibv-traffic criu-plugin
 # The provider through unmodified libibverbs, run in the test VM (dynamic:
 # libibverbs dlopens the provider; the initramfs gets the libraries ldd names).
 build/kmod/mnic-verbs-check: tests/tools/mnic-verbs-check.c hostdrv/kernel/test/check_result.h

@@ -105,6 +105,19 @@ $(PROVIDER_OUT)/libmnic-rdmav34.so: $(PROVIDER_SRCS) $(wildcard hostdrv/provider
 	$(if $(Q),@echo "  LD  $@")
 	$(Q)gcc $(HOSTDRV_CFLAGS) -fPIC -shared -fvisibility=hidden $(INC_provider) \
 		-Wl,-z,defs -Wl,-soname,libmnic-rdmav34.so $(PROVIDER_SRCS) -libverbs -pthread -o $@
+# ---- the CRIU plugin (hostdrv/criu/, docs/migration-howto.md "CRIU"):
+# mnic_criu_plugin.so for Debian 12's criu 3.17 (its criu-plugin.h; the
+# plugin's criu_get_image_dir comes from the criu binary that dlopens it).
+CRIU_OUT := build/host/criu
+.PHONY: criu-plugin
+criu-plugin: $(CRIU_OUT)/mnic_criu_plugin.so
+$(CRIU_OUT)/mnic_criu_plugin.so: hostdrv/criu/mnic_criu_plugin.c $(wildcard hostdrv/criu/*.h) $(HOSTDRV_HDRS)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  LD  $@")
+	$(Q)gcc $(HOSTDRV_CFLAGS) -fPIC -shared $(INC_criu) \
+		-Wl,-soname,mnic_criu_plugin.so $< -o $@
+	$(Q)nm -D --defined-only $@ | grep -q ' CR_PLUGIN_DESC$$' || \
+		{ echo "criu-plugin: CR_PLUGIN_DESC not exported" >&2; rm -f $@; exit 1; }
 $(PROVIDER_OUT)/mnic.driver:
 	@mkdir -p $(dir $@)
 	$(Q)echo "driver mnic" > $@

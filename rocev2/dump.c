@@ -29,6 +29,25 @@ static void rec_end(struct dump_out *o, size_t start, unsigned stat_type,
 	(*count)++;
 }
 
+/* An MTT of one of the owner's event queues: the host driver's own (its
+ * EQ is made by the target's driver for the new context, with an MTT of
+ * its own), so not part of the context's image. */
+static int mtt_of_eq(const struct rocev2 *e, uint16_t owner, uint32_t i)
+{
+	uint32_t k;
+
+	for (k = 0; k < ROCEV2_MAX_EQ; k++) {
+		const struct rocev2_eq *eq = &e->eqs[k];
+
+		if (eq->in_use && eq->owner == owner &&
+		    ((eq->q.ring_mtt != ROCEV2_NO_MTT && rocev2_handle_index(eq->q.ring_mtt) == i) ||
+		     (eq->q.dbrec_mtt != ROCEV2_NO_MTT &&
+		      rocev2_handle_index(eq->q.dbrec_mtt) == i)))
+			return 1;
+	}
+	return 0;
+}
+
 /* Every record, in dependency order, from o->pos on; counts them. */
 static int dump_records(const struct rocev2 *e, uint16_t owner, struct dump_out *o,
 			struct rocev2_dump_stats *st, uint32_t *count)
@@ -39,7 +58,7 @@ static int dump_records(const struct rocev2 *e, uint16_t owner, struct dump_out 
 
 	*count = 0;
 	for (i = 0; i < ROCEV2_MAX_MTT; i++) {
-		if (!e->mtts[i].in_use || e->mtts[i].owner != owner)
+		if (!e->mtts[i].in_use || e->mtts[i].owner != owner || mtt_of_eq(e, owner, i))
 			continue;
 		start = image_rec_begin(o, ROCEV2_OBJ_MTT);
 		img_mtt_encode(o, e, i);

@@ -50,6 +50,7 @@ MODULES = [
     ("tools", "hostdrv/tools/"),
     ("kernel", "hostdrv/kernel/"),
     ("provider", "hostdrv/provider/"),       # libmnic-rdmav34.so (rdma-core provider)
+    ("criu", "hostdrv/criu/"),               # mnic_criu_plugin.so (CRIU plugin)
     ("fabric", "fabric/"),                   # the test fabric's switch (mnic-switch)
     ("qemu-board", "qemu-board/"),           # mnic-ivshmem-server (libc only)
 ]
@@ -93,6 +94,8 @@ ALLOWED = {
     # The rdma-core provider writes the rings with libmnic's one copy of
     # the ring code (wqe.h: pure, no device handle) and its public types.
     "provider": ["abi", "libmnic-api", "libmnic:hostdrv/lib/wqe.h"],
+    # The CRIU plugin speaks the kernel's uverbs ABI (mnic/ib_abi.h, ib_mig.h) only.
+    "criu": ["abi"],
     # mnic-switch impairs ports with the POSIX NIC's seeded impairment, so
     # both impairment points read one spec and draw the same decisions.
     "fabric": ["lib", "hal", "hal-posix:hal/posix/impair.h"],

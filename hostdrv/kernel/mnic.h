@@ -85,6 +85,14 @@
 	X(ring_refused)         /* ... refused: no doorbell register (polled) */ \
 	X(ib_ucontext)          /* RDMA ucontexts allocated (mnic_ib.c) */     \
 	X(ib_uar)               /* ... given the Doorbell register page too */ \
+	X(ib_mig_dump)          /* ucontexts dumped (MNIC_IB_METHOD_DUMP) */   \
+	X(ib_mig_dump_failed)   /* ... dumps refused or failed */             \
+	X(ib_mig_abort)         /* ... dumps aborted (resumed in place) */    \
+	X(ib_mig_restore)       /* ucontexts restored from an image */        \
+	X(ib_mig_restore_failed) /* ... restores refused or failed */         \
+	X(ib_mig_resume)        /* restored ucontexts resumed (pages pinned) */ \
+	X(ib_mig_resume_failed) /* ... resumes refused or failed */           \
+	X(ib_mig_refused)       /* restore shells refused (not in the image) */ \
 	X(ib_pd)                /* ... PDs allocated (ALLOC_PD OK) */          \
 	X(ib_pd_failed)         /* ... ALLOC_PD failed */                     \
 	X(ib_pd_dealloc_failed) /* ... DEALLOC_PD failed: left to the context */ \
@@ -287,6 +295,9 @@ void mnic_mem_forget(struct mnic_file *mf, bool dma_stopped);
 int mnic_mtt_create(struct mnic_kdev *d, u16 ctx, u64 iova, u64 length, u32 npages,
 		    u64 (*next_page)(void *it), void *it, u32 timeout_ms, u32 *mtt);
 int mnic_mtt_destroy(struct mnic_kdev *d, u16 ctx, u32 mtt, u32 timeout_ms);
+/* WRITE_MTT of an existing MTT's npages entries (a restored MTT's refill). */
+int mnic_mtt_write(struct mnic_kdev *d, u16 ctx, u32 mtt, u32 npages,
+		   u64 (*next_page)(void *it), void *it, u32 timeout_ms);
 int mnic_mr_reg_cmd(struct mnic_kdev *d, u16 ctx, u32 pd, u32 access, u64 addr, u64 length,
 		    u32 mtt, u32 timeout_ms, u32 *lkey, u32 *rkey);
 int mnic_mr_dereg_cmd(struct mnic_kdev *d, u16 ctx, u32 lkey, u32 timeout_ms);

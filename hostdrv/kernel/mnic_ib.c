@@ -99,6 +99,30 @@ int mnic_ib_udata_req(struct mnic_kdev *d, struct ib_udata *udata, void *req, si
 	return 0;
 }
 
+/* A create verb's driver request (len bytes, 0 for none) and the optional
+ * struct mnic_ib_create_tail after it (mnic/ib_mig.h); without a tail the
+ * request follows mnic_ib_udata_req's rule. */
+int mnic_ib_udata_tail(struct mnic_kdev *d, struct ib_udata *udata, void *req, size_t len,
+		       struct mnic_ib_create_tail *tail)
+{
+	*tail = (struct mnic_ib_create_tail){ .comp_fd = -1 };
+	if (udata && udata->inlen == len + sizeof(*tail)) {
+		if ((len && ib_copy_from_udata(req, udata, len)) ||
+		    copy_from_user(tail, (const u8 __user *)udata->inbuf + len, sizeof(*tail))) {
+			mnic_count(d, MNIC_KCNT_copy_fault);
+			return -EFAULT;
+		}
+		if (tail->magic != MNIC_IB_TAIL_MAGIC || tail->reserved) {
+			mnic_count(d, MNIC_KCNT_ib_refused_udata);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (!len)
+		return mnic_ib_udata_none(d, udata);
+	return mnic_ib_udata_req(d, udata, req, len);
+}
+
 /* The driver-private response, as much of it as the caller has room for. */
 int mnic_ib_udata_resp(struct ib_udata *udata, void *resp, size_t len)
 {
@@ -328,6 +352,10 @@ static int mnic_ib_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *uda
 		return ret;
 	mutex_init(&uc->orphan_lock);
 	INIT_LIST_HEAD(&uc->orphans);
+	mutex_init(&uc->objs_lock);
+	INIT_LIST_HEAD(&uc->objs);
+	uc->async_fd = -1;
+	uc->mig = NULL;
 	ret = mnic_ctx_alloc(d, 0, 0, &uc->fw);
 	if (ret)
 		return ret;
@@ -389,6 +417,7 @@ static void mnic_ib_dealloc_ucontext(struct ib_ucontext *ibuc)
 	}
 	mnic_ib_orphans_free(ib, uc, ret == 0);
 	mnic_ib_eq_destroy(ib, uc, ret == 0);
+	mnic_ib_mig_free(uc);
 }
 
 /* The doorbell page, and the register page where given
@@ -418,6 +447,8 @@ static int mnic_ib_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 					pgprot_writecombine(vma->vm_page_prot), rdma);
 		if (ret)
 			mnic_count(d, MNIC_KCNT_ib_refused_mmap);
+		else
+			WRITE_ONCE(e->mapped_at, vma->vm_start);
 	}
 	rdma_user_mmap_entry_put(rdma);
 	return ret;
@@ -440,6 +471,7 @@ static int mnic_ib_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	struct mnic_ib_pd *pd = to_mpd(ibpd);
 	struct mnic_cmd_simple_in in = { .hdr = { .opcode = MNIC_CMD_ALLOC_PD } };
 	struct mnic_cmd_handle_out out;
+	struct mnic_ib_create_tail tail;
 	struct mnic_ib_ucontext *uc;
 	int ret;
 
@@ -449,18 +481,39 @@ static int mnic_ib_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 		mnic_count(d, MNIC_KCNT_ib_refused_kernel);
 		return -EOPNOTSUPP;
 	}
-	ret = mnic_ib_udata_none(d, udata);
+	ret = mnic_ib_udata_tail(d, udata, NULL, 0, &tail);
 	if (ret)
 		return ret;
 	uc = rdma_udata_to_drv_context(udata, struct mnic_ib_ucontext, ibuc);
-	in.hdr.ctx = uc->fw.ctx;
-	ret = mnic_module_cmd(d, &in, sizeof(in), &out, sizeof(out), MNIC_IB_CMD_TIMEOUT_MS);
-	if (ret) {
-		mnic_count(d, MNIC_KCNT_ib_pd_failed);
-		return ret;
-	}
+	pd->uc = uc;
 	pd->ctx = uc->fw.ctx;
-	pd->pdn = out.handle;
+	if (tail.handle) {
+		/* a restore's: the image's PD, or a filler taking a handle */
+		struct mnic_ib_mig_claim c = { .kind = MNIC_IB_OBJ_PD, .handle = tail.handle };
+
+		if (tail.handle == MNIC_IB_RESTORE_FILLER) {
+			if (!uc->mig) {
+				mnic_count(d, MNIC_KCNT_ib_mig_refused);
+				return -EINVAL;
+			}
+			pd->filler = true;
+			return 0;   /* not on the list: a dump never sees it */
+		}
+		ret = mnic_ib_mig_claim(to_mib(ibpd->device), uc, &c, 0, NULL);
+		if (ret)
+			return ret;
+		pd->pdn = tail.handle;
+	} else {
+		in.hdr.ctx = uc->fw.ctx;
+		ret = mnic_module_cmd(d, &in, sizeof(in), &out, sizeof(out),
+				      MNIC_IB_CMD_TIMEOUT_MS);
+		if (ret) {
+			mnic_count(d, MNIC_KCNT_ib_pd_failed);
+			return ret;
+		}
+		pd->pdn = out.handle;
+	}
+	mnic_ib_obj_add(uc, &pd->obj, MNIC_IB_OBJ_PD);
 	mnic_count(d, MNIC_KCNT_ib_pd);
 	return 0;
 }
@@ -476,8 +529,12 @@ static int mnic_ib_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 		.handle = pd->pdn,
 	};
 	struct mnic_cmd_simple_out out;
-	int ret = mnic_ib_destroy_cmd(to_mib(ibpd->device), &in, sizeof(in), &out, sizeof(out));
+	int ret;
 
+	if (pd->filler)
+		return 0;
+	mnic_ib_obj_del(pd->uc, &pd->obj);
+	ret = mnic_ib_destroy_cmd(to_mib(ibpd->device), &in, sizeof(in), &out, sizeof(out));
 	if (ret) {
 		mnic_count(d, MNIC_KCNT_ib_pd_dealloc_failed);
 		dev_warn_ratelimited(&d->pdev->dev, "DEALLOC_PD %u (context %u) failed: %d\n",
@@ -585,6 +642,7 @@ int mnic_ib_register(struct mnic_kdev *d)
 	ib->ibdev.dev.parent = &d->pdev->dev;
 	snprintf(ib->ibdev.node_desc, sizeof(ib->ibdev.node_desc), "mnic %s", board);
 	ib_set_device_ops(&ib->ibdev, &mnic_ib_ops);
+	ib->ibdev.driver_def = mnic_ib_uapi_defs;   /* migration methods, mnic_ib_mig.c */
 	mnic_ib_eq_init(ib);
 	/* The port's netdev: the core's RoCE GID table follows its addresses
 	 * (add_gid/del_gid), and RTR resolves MACs through it. */

@@ -14,6 +14,7 @@
 
 #include "mnic.h"
 #include "mnic/ib_abi.h"
+#include "mnic/ib_mig.h"
 #include "mnic/queues.h"
 
 #define MNIC_IB_PORT               1
@@ -49,6 +50,13 @@ struct mnic_ib_mmap_entry {
 	struct rdma_user_mmap_entry rdma;
 	phys_addr_t phys;
 	bool uncached;                     /* a register page, not memory */
+	u64 mapped_at;                     /* the last mmap's address (a dump names it) */
+};
+
+/* Every PD, MR, CQ and QP is on its ucontext's list (a dump walks it). */
+struct mnic_ib_obj {
+	struct list_head node;             /* in mnic_ib_ucontext.objs */
+	u32 kind;                          /* enum mnic_ib_obj_kind */
 };
 
 /* User memory pinned by ib_umem and given to the firmware as one MTT of
@@ -57,6 +65,11 @@ struct mnic_ib_umem {
 	struct ib_umem *umem;
 	u32 mtt;                           /* MNIC_MTT_NONE: none (yet) */
 	struct list_head orphan;           /* in mnic_ib_ucontext.orphans */
+	/* A restored object's memory (mnic_ib_mig.c): the MTT is the
+	 * image's, pinned and written only by RESUME. */
+	bool deferred;
+	u64 addr, len;
+	int access;
 };
 
 struct mnic_ib_ucontext {
@@ -77,38 +90,55 @@ struct mnic_ib_ucontext {
 	struct mutex eq_lock;
 	struct xarray cqs;
 	struct list_head eq_node;          /* in mnic_ib_dev.eq_list */
+	/* migration (mnic_ib_mig.c) */
+	struct mutex objs_lock;
+	struct list_head objs;             /* struct mnic_ib_obj */
+	int async_fd;                      /* as the provider noted it, -1 */
+	struct mnic_ib_mig *mig;           /* a restore in progress, or NULL */
 };
 
 struct mnic_ib_pd {
 	struct ib_pd ibpd;
+	struct mnic_ib_obj obj;
+	struct mnic_ib_ucontext *uc;
 	u16 ctx;                           /* the context it was allocated in */
 	u32 pdn;
+	bool filler;                       /* a restore's: no firmware object */
 };
 
 struct mnic_ib_mr {
 	struct ib_mr ibmr;
+	struct mnic_ib_obj obj;
 	struct mnic_ib_umem mem;
 	struct mnic_ib_ucontext *uc;       /* its ucontext (outlives it) */
+	u64 start, length, virt;
+	int access;
 };
 
 struct mnic_ib_cq {
 	struct ib_cq ibcq;
+	struct mnic_ib_obj obj;
 	struct mnic_ib_umem mem;
 	struct mnic_ib_ucontext *uc;
 	u32 handle;
 	u32 entries;
 	bool bound;                        /* to its ucontext's EQ */
 	struct mutex resize_lock;          /* one resize at a time */
+	struct mnic_ib_create_cq_req req;  /* its buffer (resize_cq changes it) */
+	u32 cqe;                           /* entries asked */
+	int comp_fd;                       /* noted by the provider, -1 */
 };
 
 struct mnic_ib_qp {
 	struct ib_qp ibqp;
+	struct mnic_ib_obj obj;
 	struct mnic_ib_umem mem;
 	struct mnic_ib_ucontext *uc;
 	u32 qpn;
 	u32 sq_entries, rq_entries;
 	u32 max_send_sge, max_recv_sge;
 	bool sig_all;
+	struct mnic_ib_create_qp_req req;  /* its buffer */
 };
 
 struct mnic_ib_ah {
@@ -154,6 +184,30 @@ int mnic_ib_destroy_cmd(struct mnic_ib_dev *ib, void *in, u32 in_len, void *out,
 int mnic_ib_udata_none(struct mnic_kdev *d, struct ib_udata *udata);
 int mnic_ib_udata_req(struct mnic_kdev *d, struct ib_udata *udata, void *req, size_t len);
 int mnic_ib_udata_resp(struct ib_udata *udata, void *resp, size_t len);
+int mnic_ib_udata_tail(struct mnic_kdev *d, struct ib_udata *udata, void *req, size_t len,
+		       struct mnic_ib_create_tail *tail);
+
+/* mnic_ib_mig.c: the migration methods (mnic/ib_mig.h) and the restore
+ * side of the create verbs.  mnic_ib_mig_claim: the restored object of
+ * that kind and firmware handle, not claimed before, whose memory [addr,
+ * +len) is exactly its MTT's (MR: also at iova; rings: ring at addr),
+ * for the shell being created; on success m is set up deferred. */
+extern const struct uapi_definition mnic_ib_uapi_defs[];
+void mnic_ib_obj_add(struct mnic_ib_ucontext *uc, struct mnic_ib_obj *o, u32 kind);
+void mnic_ib_obj_del(struct mnic_ib_ucontext *uc, struct mnic_ib_obj *o);
+struct mnic_ib_mig_claim {
+	u32 kind, handle;
+	u64 addr, len, iova;               /* the shell's memory (MR: iova = virt) */
+	u32 pd;                            /* MR, QP: the PD's firmware handle */
+	u32 cq_entries;                    /* CQ */
+	u64 dbrec;                         /* CQ: record address */
+	u32 send_cq, recv_cq;              /* QP: firmware handles */
+	u64 rq_ring;                       /* QP */
+	u32 sq_entries, rq_entries;
+};
+int mnic_ib_mig_claim(struct mnic_ib_dev *ib, struct mnic_ib_ucontext *uc,
+		      const struct mnic_ib_mig_claim *c, int access, struct mnic_ib_umem *m);
+void mnic_ib_mig_free(struct mnic_ib_ucontext *uc);
 
 /* mnic_ib_mr.c: pin [addr, addr + len) (ib_umem) and make its MTT in
  * uc's firmware context (IOVA iova); release it once the objects using it are gone

@@ -71,6 +71,7 @@ int mnic_ib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	struct mnic_ib_create_cq_resp resp = { 0 };
 	struct mnic_cmd_create_cq_in in = { .hdr = { .opcode = MNIC_CMD_CREATE_CQ } };
 	struct mnic_cmd_handle_out out;
+	struct mnic_ib_create_tail tail;
 	struct mnic_ib_ucontext *uc;
 	int ret;
 
@@ -82,24 +83,46 @@ int mnic_ib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		mnic_count(d, MNIC_KCNT_ib_refused_qp_attr);
 		return -EOPNOTSUPP;
 	}
-	ret = cq_req_get(ib, udata, attr->cqe, &req);
+	ret = mnic_ib_udata_tail(d, udata, &req, sizeof(req), &tail);
 	if (ret)
 		return ret;
+	if (!cq_req_ok(ib, &req, attr->cqe)) {
+		mnic_count(d, MNIC_KCNT_ib_refused_udata);
+		return -EINVAL;
+	}
 	uc = udata_muc(udata);
 	cq->uc = uc;
+	cq->req = req;
+	cq->cqe = attr->cqe;
+	cq->comp_fd = tail.comp_fd;
 	mutex_init(&cq->resize_lock);
-	ret = mnic_ib_umem_get(ib, uc, req.buf_addr, req.buf_len, req.buf_addr,
-			       IB_ACCESS_LOCAL_WRITE, &cq->mem);
-	if (ret)
-		goto err;
-	in.hdr.ctx = uc->fw.ctx;
-	in.q = cq_desc(&req, cq->mem.mtt);
-	ret = mnic_ib_cmd(ib, &in, sizeof(in), &out, sizeof(out));
-	if (ret)
-		goto err_umem;
-	cq->handle = out.handle;
+	if (tail.handle) {
+		/* a restore's: the image's CQ on this ring, pinned by RESUME */
+		struct mnic_ib_mig_claim c = {
+			.kind = MNIC_IB_OBJ_CQ, .handle = tail.handle, .addr = req.buf_addr,
+			.len = req.buf_len, .iova = req.buf_addr, .cq_entries = req.entries,
+			.dbrec = req.buf_addr + req.dbrec_off,
+		};
+
+		ret = mnic_ib_mig_claim(ib, uc, &c, IB_ACCESS_LOCAL_WRITE, &cq->mem);
+		if (ret)
+			goto err;
+		cq->handle = tail.handle;
+	} else {
+		ret = mnic_ib_umem_get(ib, uc, req.buf_addr, req.buf_len, req.buf_addr,
+				       IB_ACCESS_LOCAL_WRITE, &cq->mem);
+		if (ret)
+			goto err;
+		in.hdr.ctx = uc->fw.ctx;
+		in.q = cq_desc(&req, cq->mem.mtt);
+		ret = mnic_ib_cmd(ib, &in, sizeof(in), &out, sizeof(out));
+		if (ret)
+			goto err_umem;
+		cq->handle = out.handle;
+	}
 	cq->entries = req.entries;
 	ibcq->cqe = req.entries;
+	mnic_ib_obj_add(uc, &cq->obj, MNIC_IB_OBJ_CQ);
 	/* with a completion channel: its events (mnic_ib_eq.c) */
 	ret = mnic_ib_eq_bind(ib, cq);
 	if (ret)
@@ -163,6 +186,7 @@ int mnic_ib_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	}
 	old = cq->mem;
 	cq->mem = mem;
+	cq->req = req;
 	cq->entries = req.entries;
 	ibcq->cqe = req.entries;
 	mnic_ib_umem_put(ib, cq->uc, &old, true);
@@ -189,6 +213,7 @@ int mnic_ib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	struct mnic_cmd_simple_out out;
 	bool ok;
 
+	mnic_ib_obj_del(cq->uc, &cq->obj);
 	/* no event reaches the CQ from here on */
 	if (cq->bound)
 		mnic_ib_eq_unbind(cq);

@@ -160,6 +160,7 @@ struct ib_mr *mnic_ib_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length, u64
 	struct mnic_ib_dev *ib = to_mib(ibpd->device);
 	struct mnic_kdev *d = ib->d;
 	struct mnic_ib_pd *pd = to_mpd(ibpd);
+	struct mnic_ib_create_tail tail;
 	struct mnic_ib_ucontext *uc;
 	struct mnic_ib_mr *mr;
 	u32 fw_access;
@@ -169,7 +170,7 @@ struct ib_mr *mnic_ib_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length, u64
 		mnic_count(d, MNIC_KCNT_ib_refused_kernel);
 		return ERR_PTR(-EOPNOTSUPP);
 	}
-	ret = mnic_ib_udata_none(d, udata);
+	ret = mnic_ib_udata_tail(d, udata, NULL, 0, &tail);
 	if (ret)
 		return ERR_PTR(ret);
 	fw_access = access & ~IB_ACCESS_OPTIONAL;
@@ -190,15 +191,34 @@ struct ib_mr *mnic_ib_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length, u64
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 	mr->uc = uc;
-	/* The MTT's IOVA is the MR's (virt_addr), its pages those pinned
-	 * from start: the firmware translates the MR's addresses through it. */
-	ret = mnic_ib_umem_get(ib, uc, start, length, virt_addr, access, &mr->mem);
-	if (ret)
-		goto err_free;
-	ret = mnic_mr_reg_cmd(d, uc->fw.ctx, pd->pdn, fw_access, virt_addr, length, mr->mem.mtt,
-			      MNIC_IB_CMD_TIMEOUT_MS, &mr->ibmr.lkey, &mr->ibmr.rkey);
-	if (ret)
-		goto err_umem;
+	mr->start = start;
+	mr->length = length;
+	mr->virt = virt_addr;
+	mr->access = access;
+	if (tail.handle) {
+		/* a restore's: the image's MR at its key, pinned by RESUME */
+		struct mnic_ib_mig_claim c = {
+			.kind = MNIC_IB_OBJ_MR, .handle = tail.handle, .addr = start,
+			.len = length, .iova = virt_addr, .pd = pd->pdn,
+		};
+
+		ret = mnic_ib_mig_claim(ib, uc, &c, access, &mr->mem);
+		if (ret)
+			goto err_free;
+		mr->ibmr.lkey = mr->ibmr.rkey = tail.handle;
+	} else {
+		/* The MTT's IOVA is the MR's (virt_addr), its pages those pinned
+		 * from start: the firmware translates the MR's addresses through it. */
+		ret = mnic_ib_umem_get(ib, uc, start, length, virt_addr, access, &mr->mem);
+		if (ret)
+			goto err_free;
+		ret = mnic_mr_reg_cmd(d, uc->fw.ctx, pd->pdn, fw_access, virt_addr, length,
+				      mr->mem.mtt, MNIC_IB_CMD_TIMEOUT_MS, &mr->ibmr.lkey,
+				      &mr->ibmr.rkey);
+		if (ret)
+			goto err_umem;
+	}
+	mnic_ib_obj_add(uc, &mr->obj, MNIC_IB_OBJ_MR);
 	mnic_count(d, MNIC_KCNT_ib_mr);
 	return &mr->ibmr;
 
@@ -221,8 +241,10 @@ int mnic_ib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 		.hdr = { .opcode = MNIC_CMD_DEREG_MR, .ctx = uc->fw.ctx }, .handle = ibmr->lkey,
 	};
 	struct mnic_cmd_simple_out out;
-	bool ok = mnic_ib_destroy_cmd(ib, &in, sizeof(in), &out, sizeof(out)) == 0;
+	bool ok;
 
+	mnic_ib_obj_del(uc, &mr->obj);
+	ok = mnic_ib_destroy_cmd(ib, &in, sizeof(in), &out, sizeof(out)) == 0;
 	mnic_ib_umem_put(ib, uc, &mr->mem, ok);
 	kfree(mr);
 	return 0;

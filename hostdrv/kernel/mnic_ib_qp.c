@@ -61,6 +61,7 @@ int mnic_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, struct i
 	struct mnic_ib_create_qp_resp resp = { 0 };
 	struct mnic_cmd_create_qp_in in = { .hdr = { .opcode = MNIC_CMD_CREATE_QP } };
 	struct mnic_cmd_handle_out out;
+	struct mnic_ib_create_tail tail;
 	struct mnic_ib_ucontext *uc;
 	u64 buf;
 	int ret;
@@ -77,7 +78,7 @@ int mnic_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, struct i
 		mnic_count(d, MNIC_KCNT_ib_refused_qp_attr);
 		return -EOPNOTSUPP;
 	}
-	ret = mnic_ib_udata_req(d, udata, &req, sizeof(req));
+	ret = mnic_ib_udata_tail(d, udata, &req, sizeof(req), &tail);
 	if (ret)
 		return ret;
 	if (!qp_req_ok(ib, &req, &init->cap)) {
@@ -86,14 +87,33 @@ int mnic_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, struct i
 	}
 	uc = udata_muc(udata);
 	qp->uc = uc;
-	ret = mnic_ib_umem_get(ib, uc, req.buf_addr, req.buf_len, req.buf_addr,
-			       IB_ACCESS_LOCAL_WRITE, &qp->mem);
-	if (ret)
-		goto err;
+	qp->req = req;
 	buf = req.buf_addr;
 	qp->max_send_sge = max(init->cap.max_send_sge, 1u);
 	qp->max_recv_sge = max(init->cap.max_recv_sge, 1u);
 	qp->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+	if (tail.handle) {
+		/* a restore's: the image's QP (in its restored state) on these
+		 * rings, pinned by RESUME */
+		struct mnic_ib_mig_claim c = {
+			.kind = MNIC_IB_OBJ_QP, .handle = tail.handle, .addr = buf,
+			.len = req.buf_len, .iova = buf, .pd = to_mpd(ibqp->pd)->pdn,
+			.send_cq = to_mcq(init->send_cq)->handle,
+			.recv_cq = to_mcq(init->recv_cq)->handle,
+			.rq_ring = buf + req.rq_off, .sq_entries = req.sq_entries,
+			.rq_entries = req.rq_entries,
+		};
+
+		ret = mnic_ib_mig_claim(ib, uc, &c, IB_ACCESS_LOCAL_WRITE, &qp->mem);
+		if (ret)
+			goto err;
+		out.handle = tail.handle;
+		goto made;
+	}
+	ret = mnic_ib_umem_get(ib, uc, req.buf_addr, req.buf_len, req.buf_addr,
+			       IB_ACCESS_LOCAL_WRITE, &qp->mem);
+	if (ret)
+		goto err;
 	in.hdr.ctx = uc->fw.ctx;
 	in.pd = to_mpd(ibqp->pd)->pdn;
 	in.send_cq = to_mcq(init->send_cq)->handle;
@@ -113,7 +133,9 @@ int mnic_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, struct i
 	ret = mnic_ib_cmd(ib, &in, sizeof(in), &out, sizeof(out));
 	if (ret)
 		goto err_umem;
+made:
 	qp->qpn = out.handle;
+	mnic_ib_obj_add(uc, &qp->obj, MNIC_IB_OBJ_QP);
 	qp->sq_entries = req.sq_entries;
 	qp->rq_entries = req.rq_entries;
 	ibqp->qp_num = qp->qpn;
@@ -274,8 +296,10 @@ int mnic_ib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 		.hdr = { .opcode = MNIC_CMD_DESTROY_QP, .ctx = qp->uc->fw.ctx }, .handle = qp->qpn,
 	};
 	struct mnic_cmd_simple_out out;
-	bool ok = mnic_ib_destroy_cmd(ib, &in, sizeof(in), &out, sizeof(out)) == 0;
+	bool ok;
 
+	mnic_ib_obj_del(qp->uc, &qp->obj);
+	ok = mnic_ib_destroy_cmd(ib, &in, sizeof(in), &out, sizeof(out)) == 0;
 	mnic_ib_umem_put(ib, qp->uc, &qp->mem, ok);
 	return 0;
 }

@@ -243,8 +243,8 @@ int mnic_mr_dereg_cmd(struct mnic_kdev *d, u16 ctx, u32 lkey, u32 timeout_ms)
 
 /* WRITE_MTT of every entry, MNIC_MTT_CHUNK at a time; the page addresses
  * come from next_page, in order. */
-static int write_mtt(struct mnic_kdev *d, u16 ctx, u32 mtt, u32 npages,
-		     u64 (*next_page)(void *it), void *it, u32 timeout_ms)
+int mnic_mtt_write(struct mnic_kdev *d, u16 ctx, u32 mtt, u32 npages,
+		   u64 (*next_page)(void *it), void *it, u32 timeout_ms)
 {
 	struct mnic_cmd_write_mtt_in *in;
 	struct mnic_cmd_simple_out out;
@@ -297,7 +297,7 @@ int mnic_mtt_create(struct mnic_kdev *d, u16 ctx, u64 iova, u64 length, u32 npag
 			return -EREMOTEIO;
 		return -EPROTO;
 	}
-	ret = write_mtt(d, ctx, out.mtt, npages, next_page, it, timeout_ms);
+	ret = mnic_mtt_write(d, ctx, out.mtt, npages, next_page, it, timeout_ms);
 	if (ret) {
 		if (mnic_mtt_destroy(d, ctx, out.mtt, timeout_ms))
 			return -EREMOTEIO;

@@ -34,6 +34,7 @@
 
 #include "mnic/abi.h"
 #include "mnic/ib_abi.h"
+#include "mnic/ib_mig.h"
 #include "mnic/queues.h"
 #include "verbs_private.h"
 #include "wqe.h"
@@ -72,6 +73,7 @@ struct mnic_pv_context {
 	pthread_mutex_t qp_lock;
 	struct mnic_pv_qp **qps;
 	uint32_t n_qps, cap_qps;
+	int noted_async;             /* the async fd told to mnic.ko (NOTE_FD) */
 };
 
 struct mnic_pv_cq {
@@ -200,6 +202,23 @@ static int mpv_query_port(struct ibv_context *context, uint8_t port, struct ibv_
 
 /* ---- PD, MR, AH -------------------------------------------------------- */
 
+/* The async event fd's number, for a checkpoint tool's table (mnic/ib_mig.h
+ * NOTE_FD).  libibverbs makes that fd only after alloc_context (it asks
+ * for it when GET_CONTEXT went through the ioctl, which gives none): the
+ * first PD or CQ tells it.  An older module without the method only loses
+ * the entry. */
+static void note_async_fd(struct mnic_pv_context *ctx)
+{
+	struct mnic_ib_mig_req note = { .version = MNIC_IB_MIG_VERSION };
+	int fd = ctx->vctx.context.async_fd;
+
+	if (fd < 0 || ctx->noted_async == fd + 1)
+		return;
+	note.async_fd = fd;
+	if (!mnic_ib_method(ctx->vctx.context.cmd_fd, MNIC_IB_METHOD_NOTE_FD, &note, NULL))
+		ctx->noted_async = fd + 1;
+}
+
 static struct ibv_pd *mpv_alloc_pd(struct ibv_context *context)
 {
 	struct ibv_alloc_pd cmd;
@@ -208,6 +227,7 @@ static struct ibv_pd *mpv_alloc_pd(struct ibv_context *context)
 
 	if (!pd)
 		return NULL;
+	note_async_fd(to_ctx(context));
 	if (ibv_cmd_alloc_pd(context, pd, &cmd, sizeof(cmd), &resp, sizeof(resp))) {
 		free(pd);
 		return NULL;
@@ -314,6 +334,7 @@ static struct ibv_cq *mpv_create_cq(struct ibv_context *context, int cqe,
 	struct {
 		struct ibv_create_cq ibv;
 		struct mnic_ib_create_cq_req drv;
+		struct mnic_ib_create_tail tail;   /* the channel's fd (a dump's table names it) */
 	} cmd;
 	struct {
 		struct ib_uverbs_create_cq_resp ibv;
@@ -322,6 +343,9 @@ static struct ibv_cq *mpv_create_cq(struct ibv_context *context, int cqe,
 	struct mnic_pv_cq *cq;
 	int ret;
 
+	_Static_assert(sizeof(cmd) == sizeof(struct ibv_create_cq) +
+		       sizeof(struct mnic_ib_create_cq_req) + sizeof(struct mnic_ib_create_tail),
+		       "create_cq command: no padding");
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return NULL;
@@ -336,6 +360,10 @@ static struct ibv_cq *mpv_create_cq(struct ibv_context *context, int cqe,
 	cq->entries = cmd.drv.entries;
 	cq->buf_len = cmd.drv.buf_len;
 	cq->rec = (volatile struct mnic_dbrec *)(cq->buf + cmd.drv.dbrec_off);
+	note_async_fd(ctx);
+	cmd.tail = (struct mnic_ib_create_tail){
+		.magic = MNIC_IB_TAIL_MAGIC, .comp_fd = channel ? channel->fd : -1,
+	};
 	ret = ibv_cmd_create_cq(context, cqe, channel, comp_vector, &cq->ibcq, &cmd.ibv,
 				sizeof(cmd), &resp.ibv, sizeof(resp));
 	if (ret) {

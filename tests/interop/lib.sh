@@ -128,14 +128,18 @@ rxe_pcap_check() {
 #       the VM on NIC's BAR (mnic_nic_start NIC); console $RXE_OUT/NAME.log; extra kernel
 #       knobs in $MNIC_VM_APPEND (MNIC_NEIGH=); sets MNIC_VM_PID_<NAME>
 #   mnic_vm_ready NAME [TIMEOUT_S]   wait for MNIC-VM-READY; prints the GID index
+#   $MNIC_VM_MODULES: more kernel modules, loaded by the VM's init
+#   $MNIC_VM_FILES: more src:/dst files
 mnic_vm_build() {
-  local out=$1 extra=${2:-} kver
+  local out=$1 extra=${2:-} kver mods
   kver=$("$MNIC_ROOT/tests/vm/kver.sh")
+  mods=$(mktemp); printf '%s\n' ${MNIC_VM_MODULES:-} >"$mods"
   "$MNIC_ROOT/tests/vm/mkinitramfs.sh" -o "$out" --kver "$kver" \
-    --init "$MNIC_ROOT/tests/interop/mnic-vm-init" --modules "virtio_net virtio_pci ib_uverbs" \
+    --init "$MNIC_ROOT/tests/interop/mnic-vm-init" --modules "virtio_net virtio_pci ib_uverbs ${MNIC_VM_MODULES:-}" \
     --bins "$(command -v ibv_rc_pingpong) $(command -v ibv_devices) $(command -v ibv_devinfo) $extra" \
-    --files "$MNIC_ROOT/build/kmod/mnic.ko:/lib/mnic.ko $MNIC_ROOT/tests/interop/ctl:/bin/ctl $MNIC_ROOT/build/host/provider/libmnic-rdmav34.so:/usr/lib/x86_64-linux-gnu/libibverbs/libmnic-rdmav34.so $MNIC_ROOT/build/host/provider/mnic.driver:/etc/libibverbs.d/mnic.driver" \
+    --files "$MNIC_ROOT/build/kmod/mnic.ko:/lib/mnic.ko $MNIC_ROOT/tests/interop/ctl:/bin/ctl $MNIC_ROOT/build/host/provider/libmnic-rdmav34.so:/usr/lib/x86_64-linux-gnu/libibverbs/libmnic-rdmav34.so $MNIC_ROOT/build/host/provider/mnic.driver:/etc/libibverbs.d/mnic.driver $mods:/etc/mnic-vm-modules ${MNIC_VM_FILES:-}" \
     >/dev/null
+  rm -f "$mods"
 }
 
 mnic_nic_start() {

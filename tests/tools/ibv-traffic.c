@@ -24,7 +24,10 @@
  * words must hold; each judges its own receive side and memory, and the
  * two verdicts are exchanged.  One line:
  *   ibv-traffic: PASS|FAIL ops N msgs_rx M lost L dup D ooo O bad B reads R bad_read X atomics A bad_atomic Y
- *                errors E peer PASS|FAIL
+ *                errors E peer PASS|FAIL (T s) max_gap_ms G
+ * (G: the longest time between two completions of this end, the downtime
+ * it saw, e.g. while its peer was migrated).  -r paces the posts (a run
+ * that lasts, for a migration to happen in).
  * Exit: 0 both ends verified; 1 a check failed here or at the peer; 2
  * usage; 3 device or connection. */
 #ifndef _GNU_SOURCE
@@ -69,6 +72,7 @@ static struct {
 	uint64_t n, seed;
 	uint32_t max_len;
 	double timeout;
+	double rate;            /* -r: operations per second, 0 unpaced */
 } cfg = {.port = 18520, .gidx = 0, .ib_port = 1, .mtu = IBV_MTU_1024, .n = 1000, .max_len = 4096,
 	 .timeout = 60};
 
@@ -500,15 +504,20 @@ static void recv_done(const struct ibv_wc *wc)
 	post_recv(i);
 }
 
+static double max_gap_s;
+
 static int run(void)
 {
-	double end = now_s() + cfg.timeout;
+	double t0 = now_s(), end = t0 + cfg.timeout, last = t0;
 	struct ibv_wc wc[16];
 
 	while (g.completed < cfg.n || g.rx.ok + g.rx.dup + g.rx.ooo + g.rx.bad < g.rx_want) {
+		uint64_t done = g.completed + g.rx.ok + g.rx.dup + g.rx.ooo + g.rx.bad;
+		double t;
 		int n;
 
-		while (g.posted < cfg.n && g.posted - g.completed < SQ_DEPTH)
+		while (g.posted < cfg.n && g.posted - g.completed < SQ_DEPTH &&
+		       (cfg.rate <= 0 || (double)g.posted < (now_s() - t0) * cfg.rate + 1))
 			post_one();
 		n = ibv_poll_cq(g.scq, 16, wc);
 		if (n < 0)
@@ -522,7 +531,13 @@ static int run(void)
 			recv_done(&wc[j]);
 		if (g.errors)
 			return -1;
-		if (now_s() > end) {
+		t = now_s();
+		if (g.completed + g.rx.ok + g.rx.dup + g.rx.ooo + g.rx.bad != done) {
+			if (t - last > max_gap_s)
+				max_gap_s = t - last;
+			last = t;
+		}
+		if (t > end) {
 			fprintf(stderr, "ibv-traffic: stuck after %.0f s: %" PRIu64 "/%" PRIu64 " operations completed, %"
 				PRIu64 "/%" PRIu64 " messages received\n", cfg.timeout, g.completed, cfg.n,
 				g.rx.ok + g.rx.dup + g.rx.ooo + g.rx.bad, g.rx_want);
@@ -536,12 +551,13 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: ibv-traffic [-d DEV] [-g GIDX] [-i PORT] [-m MTU] [-n OPS] [-s SIZE] [-p TCPPORT]\n"
-		"                   [-S SEED] [-t TIMEOUT_S] [SERVER]\n"
+		"                   [-S SEED] [-t TIMEOUT_S] [-r OPS_PER_S] [SERVER]\n"
 		"  -d RDMA device (default: the first)   -g GID index of a RoCEv2 GID (0)\n"
 		"  -i device port (1)                    -m path MTU 256..4096 (1024)\n"
 		"  -n operations per end (1000)          -s largest message, 32..1048576 bytes (4096)\n"
 		"  -p TCP port of the exchange (18520)   -S seed of this end's mix (pid)\n"
-		"  -t seconds without completing before FAIL (60)\n");
+		"  -t seconds the run may take before FAIL (60)\n"
+		"  -r operations per second, paced (unpaced)\n");
 	exit(EXIT_USAGE);
 }
 
@@ -565,7 +581,7 @@ int main(int argc, char **argv)
 	uint64_t p_sent, p_fa, p_cas;
 
 	cfg.seed = (uint64_t)getpid();
-	while ((c = getopt(argc, argv, "d:g:i:m:n:s:p:S:t:h")) != -1) {
+	while ((c = getopt(argc, argv, "d:g:i:m:n:s:p:S:t:r:h")) != -1) {
 		switch (c) {
 		case 'd': cfg.dev = optarg; break;
 		case 'g': cfg.gidx = (int)num(optarg, 0, 255, "-g"); break;
@@ -585,6 +601,7 @@ int main(int argc, char **argv)
 		case 'p': cfg.port = (int)num(optarg, 1, 65535, "-p"); break;
 		case 'S': cfg.seed = (uint64_t)num(optarg, 0, 0x7fffffff, "-S"); break;
 		case 't': cfg.timeout = (double)num(optarg, 1, 3600, "-t"); break;
+		case 'r': cfg.rate = (double)num(optarg, 1, 10000000, "-r"); break;
 		default: usage();
 		}
 	}
@@ -636,10 +653,10 @@ int main(int argc, char **argv)
 	peer_ok = strcmp(line, "IBVT-VERDICT 1") == 0;
 	printf("ibv-traffic: %s ops %" PRIu64 " msgs_tx %" PRIu64 " msgs_rx %" PRIu64 " lost %" PRIu64 " dup %" PRIu64
 	       " ooo %" PRIu64 " bad %" PRIu64 " reads %" PRIu64 " bad_read %" PRIu64 " atomics %" PRIu64
-	       " bad_atomic %" PRIu64 " errors %" PRIu64 " peer %s (%.2f s)\n",
+	       " bad_atomic %" PRIu64 " errors %" PRIu64 " peer %s (%.2f s) max_gap_ms %.1f\n",
 	       ok && peer_ok ? "PASS" : "FAIL", g.completed, g.tx_seq, g.rx.ok, g.rx.lost, g.rx.dup, g.rx.ooo,
 	       g.rx.bad, g.reads, g.bad_read, g.atomics, g.bad_atomic, g.errors, peer_ok ? "PASS" : "FAIL",
-	       now_s() - t0);
+	       now_s() - t0, max_gap_s * 1e3);
 	close(fd);
 	ibv_destroy_qp(g.qp);
 	ibv_destroy_cq(g.scq);
