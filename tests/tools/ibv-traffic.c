@@ -532,6 +532,13 @@ static int run(void)
 		if (g.errors)
 			return -1;
 		t = now_s();
+		if (t < last) {
+			/* the monotonic clock stepped back: the process was restored
+			 * on another host (CRIU), whose clock started later */
+			t0 -= last - t;
+			end -= last - t;
+			last = t;
+		}
 		if (g.completed + g.rx.ok + g.rx.dup + g.rx.ooo + g.rx.bad != done) {
 			if (t - last > max_gap_s)
 				max_gap_s = t - last;
