@@ -39,7 +39,7 @@ struct mnic_criu_img {
 	char dev[32];                /* uverbsN */
 	struct mnic_ib_mig_resp resp; /* CTX: what DUMP answered */
 };
-_Static_assert(sizeof(struct mnic_criu_img) == 248, "criu image header");
+_Static_assert(sizeof(struct mnic_criu_img) == 296, "criu image header");
 
 /* A header as read: the sizes it announces within the file's. */
 static inline int mnic_criu_img_check(const struct mnic_criu_img *h, size_t file_len)

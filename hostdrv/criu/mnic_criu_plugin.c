@@ -293,8 +293,10 @@ static int dump_uverbs(int fd, int id, const char *dev)
 	dumped[n_dumped].obj = table;
 	table = NULL;
 	n_dumped++;
-	say("pid %d fd %d: context %u dumped, %u objects, image %u bytes, async fd %d", h.pid, h.fd,
-	    resp.ctx, resp.n_objects, resp.image_len, resp.async_fd);
+	say("pid %d fd %d: context %u dumped, %u objects, image %u bytes (PD %u/%u MR %u/%u "
+	    "CQ %u/%u QP %u/%u: count/bytes), async fd %d", h.pid, h.fd, resp.ctx, resp.n_objects,
+	    resp.image_len, resp.objects[0], resp.bytes[0], resp.objects[1], resp.bytes[1],
+	    resp.objects[2], resp.bytes[2], resp.objects[4], resp.bytes[4], resp.async_fd);
 out:
 	free(image);
 	free(table);

@@ -446,6 +446,10 @@ static int UVERBS_HANDLER(MNIC_IB_METHOD_DUMP)(struct uverbs_attr_bundle *attrs)
 	}
 	resp.n_objects = n;
 	resp.ctx = uc->fw.ctx;
+	BUILD_BUG_ON(sizeof(resp.objects) != sizeof(out->objects) ||
+		     sizeof(resp.bytes) != sizeof(out->bytes));
+	memcpy(resp.objects, out->objects, sizeof(resp.objects));
+	memcpy(resp.bytes, out->bytes, sizeof(resp.bytes));
 	resp.async_fd = READ_ONCE(uc->async_fd);
 	resp.db_addr = READ_ONCE(uc->db->mapped_at);
 	resp.db_mmap_offset = rdma_user_mmap_get_offset(&uc->db->rdma);

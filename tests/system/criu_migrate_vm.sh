@@ -29,6 +29,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/qemu-board/lib.sh"
 . "$root/tests/interop/lib.sh"
+. "$root/tests/interop/criu.sh"
 mnic_init
 out=${CRIU_VM_OUT:-$root/build/test-system/criu-vm}
 rm -rf "$out"; mkdir -p "$out"
@@ -43,16 +44,10 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 make -C "$root" --no-print-directory -s kmod hostdrv ibv-traffic criu-plugin >/dev/null
 [ -x "$root/build/posix/mnic-fw" ] || mnic_die "build/posix/mnic-fw not built; run: make BOARD=posix"
-criu=$(command -v criu) || mnic_die "criu missing: run scripts/deps.sh (criu)"
 base=$(mnic_free_ports 3 17420) || mnic_die "no free 127.0.0.1 ports"
 CTL=([a]=$base [b]=$((base + 1)) [c]=$((base + 2)))
 
-# CRIU in the VM: its binary and libraries, the plugin where criu looks
-# (/usr/lib/criu/), the socket-diag and nf_tables modules (TCP repair's
-# network lock), crc32c.
-MNIC_VM_MODULES="crc32c_generic inet_diag tcp_diag udp_diag unix_diag netlink_diag af_packet_diag nf_tables" \
-MNIC_VM_FILES="$root/build/host/criu/mnic_criu_plugin.so:/usr/lib/criu/mnic_criu_plugin.so" \
-  mnic_vm_build "$out/mnic-initrd.gz" "$root/build/host/tools/ibv-traffic $criu"
+criu_vm_build "$out/mnic-initrd.gz"
 mnic_switch_start "$out/sw"
 RXE_SWITCH=$out/sw
 
@@ -73,64 +68,18 @@ echo "setup: $(( $(date +%s) - t0 )) s (three VMs)"
 # (informational: the VMs lack tun, veth and ptys, which this process does not use)
 rxe_ctl "${CTL[b]}" "criu check" 60 >"$out/criu-check.txt" 2>&1 || true
 
-listening() {   # VM PORT
-  rxe_ctl "${CTL[$1]}" "i=0; until netstat -ltn | grep -q ':$2 '; do i=\$((i+1)); [ \$i -lt 400 ] || exit 1; sleep 0.05; done" 60
-}
 targs="-m 1024 -s 4096 -n $OPS -r $RATE -p 18515 -t 120"
 rxe_bg "${CTL[a]}" tr "ibv-traffic -d mnic0 -g ${G[a]} $targs"
-listening a 18515 || { rxe_fg "${CTL[a]}" tr 5; fail "ibv-traffic never listened on A"; }
+criu_listening a 18515 || { rxe_fg "${CTL[a]}" tr 5; fail "ibv-traffic never listened on A"; }
 # the client: its own session, stdio on a file, so that CRIU takes the whole tree
 pid=$(rxe_ctl "${CTL[b]}" "setsid sh -c 'exec ibv-traffic -d mnic0 -g ${G[b]} $targs ${IP[a]} </dev/null >/tmp/client.log 2>&1' & sleep 1; pidof ibv-traffic") ||
   { rxe_ctl "${CTL[b]}" "cat /tmp/client.log; ps" 5 || true; fail "the client did not start"; }
 echo "client pid $pid on VM B"
 
-ms() { echo $(( ($2 - $1) / 1000000 )); }
-# migrate FROM TO N: criu dump on FROM (pages to a page server on TO when
-# they differ), the rest of the images and the log over mnic0, FROM's
-# address moves to TO, criu restore on TO
-migrate() {
-  local from=$1 to=$2 n=$3 t1 t2 t3 t4 img=/tmp/img$3 ps=
-  rxe_ctl "${CTL[$from]}" "kill -0 $pid && ! grep -q '^ibv-traffic:' /tmp/client.log" 10 ||
-    fail "migration $n: the client is not running on $from"
-  if [ "$from" != "$to" ]; then
-    rxe_bg "${CTL[$to]}" ps$n "mkdir -p $img && criu page-server -D $img --address ${IP[$to]} --port 27000 -v4 -o ps.log"
-    listening "$to" 27000 || { rxe_fg "${CTL[$to]}" ps$n 5; fail "migration $n: no page server on $to"; }
-    ps="--page-server --address ${IP[$to]} --port 27000"
-  fi
-  t1=$(date +%s%N)
-  rxe_ctl "${CTL[$from]}" "mkdir -p $img && criu dump -t $pid -D $img $ps --tcp-established --network-lock nftables -v4 -o dump.log; rc=\$?; grep -E 'mnic-criu|Error' $img/dump.log | tail -20; exit \$rc" 120 \
-    >"$out/dump$n.txt" 2>&1 || { cat "$out/dump$n.txt"; rxe_ctl "${CTL[$from]}" "tail -40 $img/dump.log" 5 || true; fail "migration $n: criu dump on $from"; }
-  t2=$(date +%s%N)
-  if [ "$from" != "$to" ]; then
-    rxe_fg "${CTL[$to]}" ps$n 30 >"$out/page-server$n.txt" 2>&1 || { cat "$out/page-server$n.txt"; fail "migration $n: the page server on $to"; }
-    # the images CRIU does not send (and the process's log file) over mnic0;
-    # the process's address moves with it (its TCP connection)
-    rxe_bg "${CTL[$to]}" rx$n "nc -l -p 27001 >/tmp/images$n.tar && tar xf /tmp/images$n.tar -C / && ls -l /tmp/images$n.tar $img"
-    listening "$to" 27001 || fail "migration $n: no receiver on $to"
-    rxe_ctl "${CTL[$from]}" "tar cf /tmp/images$n.tar $img /tmp/client.log && ls -l /tmp/images$n.tar && nc ${IP[$to]} 27001 </tmp/images$n.tar && ip addr del ${IP[$from]}/24 dev mnic0" 60 ||
-      fail "migration $n: sending the images from $from"
-    rxe_fg "${CTL[$to]}" rx$n 60 >"$out/rx$n.txt" 2>&1 || { cat "$out/rx$n.txt"; fail "migration $n: receiving the images on $to"; }
-    rxe_ctl "${CTL[$to]}" "ip addr add ${IP[$from]}/32 dev mnic0 && arping -c 1 -U -I mnic0 ${IP[$from]} >/dev/null" 20 ||
-      fail "migration $n: moving ${IP[$from]} to $to"
-  fi
-  t3=$(date +%s%N)
-  rxe_ctl "${CTL[$to]}" "criu restore -D $img --tcp-established -d -v4 -o restore.log; rc=\$?; grep -E 'mnic-criu|Error' $img/restore.log | tail -20; exit \$rc" 120 \
-    >"$out/restore$n.txt" 2>&1 || { cat "$out/restore$n.txt"; rxe_ctl "${CTL[$to]}" "tail -60 $img/restore.log; cat $img/mnic-criu.log" 5 || true; fail "migration $n: criu restore on $to"; }
-  t4=$(date +%s%N)
-  rxe_ctl "${CTL[$to]}" "cat $img/mnic-criu.log" 10 >"$out/mnic-criu$n.log" 2>&1 || true
-  rxe_ctl "${CTL[$to]}" "cat $img/restore.log" 20 >"$out/restore$n.log" 2>&1 || true
-  rxe_ctl "${CTL[$to]}" "du -sb $img | cut -f1" 10 >"$out/img-bytes$n.txt" 2>&1 || true
-  grep -q "mnic-criu: \[[0-9]*\] pid $pid .*dumped" "$out/dump$n.txt" || fail "migration $n: the plugin did not dump the context"
-  grep -q "Restore finished successfully" "$out/restore$n.log" || fail "migration $n: criu did not finish the restore ($out/restore$n.log)"
-  grep -q "mnic-criu: \[[0-9]*\] pid $pid fd [0-9]*: context [0-9]* resumed" "$out/mnic-criu$n.log" ||
-    fail "migration $n: the plugin did not resume the context ($out/mnic-criu$n.log)"
-  grep -h "mnic-criu" "$out/dump$n.txt" "$out/mnic-criu$n.log" | awk '!seen[$0]++' | sed 's/^/    /'
-  echo "migration $n ($from -> $to): checkpoint $(ms $t1 $t2) ms, transfer $(ms $t2 $t3) ms, restore $(ms $t3 $t4) ms, images $(cat "$out/img-bytes$n.txt") bytes"
-}
 sleep $(( OPS / RATE / 3 ))
-migrate b c 1
+criu_migrate b c 1 /tmp/client.log
 sleep $(( OPS / RATE / 3 ))
-migrate c c 2
+criu_migrate c c 2
 
 # both ends finish
 rxe_fg "${CTL[a]}" tr 150 >"$out/server.txt" 2>&1 || true

@@ -73,6 +73,7 @@ static struct {
 	uint32_t max_len;
 	double timeout;
 	double rate;            /* -r: operations per second, 0 unpaced */
+	const char *timeline;   /* -T: a sample every 100 ms */
 } cfg = {.port = 18520, .gidx = 0, .ib_port = 1, .mtu = IBV_MTU_1024, .n = 1000, .max_len = 4096,
 	 .timeout = 60};
 
@@ -106,6 +107,7 @@ static struct {
 	struct ibvt_rx rx;
 	uint64_t rx_want;           /* messages the peer's plan carries */
 	uint64_t reads, bad_read, atomics, bad_atomic, errors;
+	uint64_t tx_bytes, rx_bytes;  /* message bytes sent, received (-T) */
 } g;
 
 static void die(int code, const char *fmt, ...)
@@ -384,6 +386,7 @@ static void post_one(void)
 			wr.wr.rdma.rkey = p->rkey;
 		}
 		g.tx_seq++;
+		g.tx_bytes += sl->len;
 		break;
 	case IBVT_OP_READ:
 		sl->rslot = (uint32_t)(ibvt_plan_len(cfg.seed ^ 0x5eed, i, 0xffff) % RSLOTS);
@@ -476,6 +479,8 @@ static void recv_done(const struct ibv_wc *wc)
 		g.errors++;
 		return;
 	}
+	if (wc->status == IBV_WC_SUCCESS)
+		g.rx_bytes += wc->byte_len;
 	if (wc->status != IBV_WC_SUCCESS) {
 		fprintf(stderr, "ibv-traffic: receive completed with %s\n", ibv_wc_status_str(wc->status));
 		g.errors++;
@@ -506,10 +511,50 @@ static void recv_done(const struct ibv_wc *wc)
 
 static double max_gap_s;
 
+/* -T FILE: every 100 ms one row "t_s,epoch_ms,tx_msgs_s,tx_bytes_s,
+ * rx_msgs_s,rx_bytes_s,completions_s" (rates over the interval ending at
+ * epoch_ms, the wall clock: rows of two hosts compare), as mnic-traffic
+ * writes them. */
+static struct {
+	FILE *f;
+	double t0, last;
+	uint64_t tx, txb, rx, rxb, comp;
+} tl;
+
+static double wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void timeline_sample(double t)
+{
+	uint64_t rx = g.rx.ok + g.rx.dup + g.rx.ooo + g.rx.bad, comp = g.completed + rx;
+	double iv = t - tl.last;
+
+	if (!tl.f || iv < 0.1)
+		return;
+	fprintf(tl.f, "%.3f,%.0f,%.1f,%.1f,%.1f,%.1f,%.1f\n", t - tl.t0, wall_ms(),
+		(double)(g.tx_seq - tl.tx) / iv, (double)(g.tx_bytes - tl.txb) / iv,
+		(double)(rx - tl.rx) / iv, (double)(g.rx_bytes - tl.rxb) / iv,
+		(double)(comp - tl.comp) / iv);
+	fflush(tl.f);
+	tl.last = t;
+	tl.tx = g.tx_seq;
+	tl.txb = g.tx_bytes;
+	tl.rx = rx;
+	tl.rxb = g.rx_bytes;
+	tl.comp = comp;
+}
+
 static int run(void)
 {
 	double t0 = now_s(), end = t0 + cfg.timeout, last = t0;
 	struct ibv_wc wc[16];
+
+	tl.t0 = tl.last = t0;
 
 	while (g.completed < cfg.n || g.rx.ok + g.rx.dup + g.rx.ooo + g.rx.bad < g.rx_want) {
 		uint64_t done = g.completed + g.rx.ok + g.rx.dup + g.rx.ooo + g.rx.bad;
@@ -532,13 +577,18 @@ static int run(void)
 		if (g.errors)
 			return -1;
 		t = now_s();
-		if (t < last) {
+		if (t < last || t < tl.last) {
 			/* the monotonic clock stepped back: the process was restored
 			 * on another host (CRIU), whose clock started later */
-			t0 -= last - t;
-			end -= last - t;
-			last = t;
+			double back = (t < last ? last : tl.last) - t;
+
+			t0 -= back;
+			end -= back;
+			last -= back;
+			tl.t0 -= back;
+			tl.last -= back;
 		}
+		timeline_sample(t);
 		if (g.completed + g.rx.ok + g.rx.dup + g.rx.ooo + g.rx.bad != done) {
 			if (t - last > max_gap_s)
 				max_gap_s = t - last;
@@ -558,13 +608,14 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: ibv-traffic [-d DEV] [-g GIDX] [-i PORT] [-m MTU] [-n OPS] [-s SIZE] [-p TCPPORT]\n"
-		"                   [-S SEED] [-t TIMEOUT_S] [-r OPS_PER_S] [SERVER]\n"
+		"                   [-S SEED] [-t TIMEOUT_S] [-r OPS_PER_S] [-T FILE] [SERVER]\n"
 		"  -d RDMA device (default: the first)   -g GID index of a RoCEv2 GID (0)\n"
 		"  -i device port (1)                    -m path MTU 256..4096 (1024)\n"
 		"  -n operations per end (1000)          -s largest message, 32..1048576 bytes (4096)\n"
 		"  -p TCP port of the exchange (18520)   -S seed of this end's mix (pid)\n"
 		"  -t seconds the run may take before FAIL (60)\n"
-		"  -r operations per second, paced (unpaced)\n");
+		"  -r operations per second, paced (unpaced)\n"
+		"  -T FILE  timeline: a CSV row every 100 ms\n");
 	exit(EXIT_USAGE);
 }
 
@@ -588,7 +639,7 @@ int main(int argc, char **argv)
 	uint64_t p_sent, p_fa, p_cas;
 
 	cfg.seed = (uint64_t)getpid();
-	while ((c = getopt(argc, argv, "d:g:i:m:n:s:p:S:t:r:h")) != -1) {
+	while ((c = getopt(argc, argv, "d:g:i:m:n:s:p:S:t:r:T:h")) != -1) {
 		switch (c) {
 		case 'd': cfg.dev = optarg; break;
 		case 'g': cfg.gidx = (int)num(optarg, 0, 255, "-g"); break;
@@ -609,6 +660,7 @@ int main(int argc, char **argv)
 		case 'S': cfg.seed = (uint64_t)num(optarg, 0, 0x7fffffff, "-S"); break;
 		case 't': cfg.timeout = (double)num(optarg, 1, 3600, "-t"); break;
 		case 'r': cfg.rate = (double)num(optarg, 1, 10000000, "-r"); break;
+		case 'T': cfg.timeline = optarg; break;
 		default: usage();
 		}
 	}
@@ -619,6 +671,12 @@ int main(int argc, char **argv)
 	g.dir = cfg.server ? 1 : 0;
 	g.peer_dir = (uint8_t)!g.dir;
 
+	if (cfg.timeline) {
+		tl.f = fopen(cfg.timeline, "w");
+		if (!tl.f)
+			die(EXIT_USAGE, "-T %s: %s", cfg.timeline, strerror(errno));
+		fprintf(tl.f, "t_s,epoch_ms,tx_msgs_s,tx_bytes_s,rx_msgs_s,rx_bytes_s,completions_s\n");
+	}
 	setup(&me);
 	fd = oob_connect();
 	exchange(fd, &me);

@@ -80,8 +80,10 @@ struct mnic_ib_mig_resp {
 	uint64_t uar_mmap_offset;
 	uint32_t pages;             /* RESUME: pages pinned */
 	uint32_t reserved;
+	uint32_t objects[6];        /* DUMP: per record type PD MR CQ SRQ QP QP_SRQ */
+	uint32_t bytes[6];          /* ... and their image bytes (mnic/cmd.h dump_out) */
 };
-_Static_assert(sizeof(struct mnic_ib_mig_resp) == 56, "mig resp");
+_Static_assert(sizeof(struct mnic_ib_mig_resp) == 104, "mig resp");
 
 /* One object of the dumped ucontext: what the restore needs to recreate
  * it with the same uverbs handle, user handle, firmware identity and
