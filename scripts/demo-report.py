@@ -201,6 +201,8 @@ def main():
     print("=" * 78)
     print("mnic live-migration demo: %s NICs, %s QPs, loss: %s" % (a.board, a.qps, a.loss_note))
     print("host A: mnic-traffic server on NIC A; host B: client on NIC B, moved to NIC C")
+    print("STAND-IN FLOW: libmnic applications, frozen and copied by mnicctl migrate;")
+    print("plain `make demo` moves an unmodified verbs application with CRIU instead")
     print("=" * 78)
     print("phase      start_s   len_ms   A->B msg/s   A->B MB/s   B->A msg/s   B->A MB/s")
     for i, ph in enumerate(PHASES):

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# make demo: live-migrate a running RDMA application between emulated
-# SmartNICs, prove nothing was lost, draw the timeline (issue 6).
+# make demo POSIX=1 (or BOARD=...): the stand-in flow (issue 6), labelled as
+# such: live-migrate a running libmnic application between emulated
+# SmartNICs by freezing it and copying its NIC memory (mnicctl migrate),
+# prove nothing was lost, draw the timeline.  Plain `make demo` runs the
+# CRIU flow instead (scripts/demo-criu.sh, issue 17).
 #
 #   switch + NICs A, B, C (three QEMU A15 NICs by default)
 #   host A: mnic-traffic server on NIC A    host B: mnic-traffic client on NIC B
@@ -33,6 +36,13 @@
 # duplicated or out of order, no error completion, atomics exactly once),
 # the migration succeeded and the application ended on NIC C.
 set -euo pipefail
+# The main flow is CRIU's (scripts/demo-criu.sh): this stand-in runs with
+# POSIX=1 or an explicit BOARD=.
+if [ "${POSIX:-0}" != 1 ] && [ -z "${BOARD:-}" ]; then
+  exec bash "$(dirname "$0")/demo-criu.sh"
+fi
+echo "demo: the stand-in flow: libmnic applications, frozen and copied by mnicctl migrate" \
+     "(make demo without POSIX=1 or BOARD runs CRIU with an unmodified verbs application)" >&2
 . "$(dirname "$0")/../qemu-board/lib.sh"
 mnic_init
 root=$MNIC_ROOT

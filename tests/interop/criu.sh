@@ -34,7 +34,7 @@ criu_listening() {
 criu_vm_clock() {
   local t1 t2 s us
   t1=$(date +%s%3N)
-  read -r s us < <(rxe_ctl "${CTL[$1]}" "adjtimex | sed -n 's/.*time.tv_sec: *//p; s/.*time.tv_usec: *//p' | tr '\n' ' '" 10)
+  read -r s us < <(rxe_ctl "${CTL[$1]}" "adjtimex | sed -n 's/.*time.tv_sec: *//p; s/.*time.tv_usec: *//p' | tr '\n' ' '; echo" 10)
   t2=$(date +%s%3N)
   [ -n "$us" ] || { echo 0; return; }
   # the kernel reports nanoseconds there when its clock runs in STA_NANO
