@@ -63,6 +63,9 @@ for v in a b c; do
 done
 criu_vm_clock a >"$out/clock-a.txt"
 
+# the client's service address: its TCP connection's, moves with it
+CRIU_SVC=10.0.11.100 CRIU_SVC_PEER=${IP[a]}
+criu_svc b $CRIU_SVC $CRIU_SVC_PEER || fail "service address on host B"
 targs="-m 1024 -s 4096 -n $OPS -r $RATE -p 18515 -t $((dur * 3 + 60))"
 rxe_bg "${CTL[a]}" tr "ibv-traffic -d mnic0 -g ${G[a]} $targs -T /tmp/timeline-a.csv"
 criu_listening a 18515 || { rxe_fg "${CTL[a]}" tr 5; fail "ibv-traffic never listened on host A"; }

@@ -310,16 +310,24 @@ static bool event_is_ours(int pid, int fd)
 	int i;
 	uint32_t k;
 
+	bool task = false;
+
 	for (i = 0; i < n_dumped; i++) {
 		if (dumped[i].pid != pid)
 			continue;
+		task = true;
 		if (dumped[i].async_fd == fd)
 			return true;
 		for (k = 0; k < dumped[i].n; k++)
 			if (dumped[i].obj[k].kind == MNIC_IB_OBJ_CQ && dumped[i].obj[k].comp_fd == fd)
 				return true;
 	}
-	return false;
+	if (task)
+		/* a completion channel no CQ uses (yet): restored as a channel of
+		 * one of the task's contexts */
+		say("pid %d fd %d: an event file no context names: taken as an unused completion channel",
+		    pid, fd);
+	return task;
 }
 
 static int dump_event(int fd, int id)
@@ -626,36 +634,27 @@ static const char *kind_name(uint32_t k)
 	return k < 5 ? n[k] : "?";
 }
 
-/* The other images of the same task: its event fds. */
-static int scan_events(struct rctx *r, int pid)
+/* The completion channels the context's CQs name (as the provider noted
+ * their fds): one new channel each. */
+static int scan_channels(struct rctx *r, const struct mnic_ib_mig_obj *obj, uint32_t n)
 {
-	DIR *d = fdopendir(dup(criu_get_image_dir()));
-	struct dirent *de;
-
-	if (!d)
-		return -errno;
-	rewinddir(d);   /* the dup shares the image directory's offset */
-	while ((de = readdir(d))) {
-		int id;
-		uint8_t *body;
-		size_t len;
-		const struct mnic_criu_img *h;
-
-		if (sscanf(de->d_name, MNIC_CRIU_IMG_FMT, &id) != 1)
+	for (uint32_t i = 0; i < n; i++) {
+		if (obj[i].kind != MNIC_IB_OBJ_CQ || !obj[i].has_channel)
 			continue;
-		h = img_read(id, &body, &len);
-		if (!h)
-			continue;
-		free(body);
-		if (h->kind != MNIC_CRIU_EVENT || h->pid != pid || h->fd == r->h.resp.async_fd)
-			continue;
-		if (chan_of(r, h->fd) < 0 && r->n_chan < MNIC_CRIU_MAX_CHAN) {
-			r->chan[r->n_chan].old = h->fd;
-			r->chan[r->n_chan].fd = -1;
-			r->n_chan++;
+		if (obj[i].comp_fd < 0) {
+			say("CQ %u has a completion channel whose fd the provider did not note", obj[i].fw);
+			return -ENOENT;
 		}
+		if (chan_of(r, obj[i].comp_fd) >= 0 || r->n_chan >= MNIC_CRIU_MAX_CHAN) {
+			if (chan_of(r, obj[i].comp_fd) >= 0)
+				continue;
+			say("more than %d completion channels in one context", MNIC_CRIU_MAX_CHAN);
+			return -E2BIG;
+		}
+		r->chan[r->n_chan].old = obj[i].comp_fd;
+		r->chan[r->n_chan].fd = -1;
+		r->n_chan++;
 	}
-	closedir(d);
 	return 0;
 }
 
@@ -727,8 +726,8 @@ static int restore_ctx(int id, const struct mnic_criu_img *h, const uint8_t *bod
 		    strerror(-ret));
 		goto fail;
 	}
-	/* completion channels: the task's event fds other than its async fd */
-	ret = scan_events(r, h->pid);
+	/* completion channels: those its CQs use */
+	ret = scan_channels(r, obj, n);
 	if (ret)
 		goto fail;
 	for (i = 0; i < (uint32_t)r->n_chan; i++) {
@@ -854,7 +853,7 @@ static int restore_ctx_for_event(int pid, int fd)
 		if (h->kind == MNIC_CRIU_CTX && h->pid == pid && !restored) {
 			const struct mnic_ib_mig_obj *o =
 				(const struct mnic_ib_mig_obj *)(body + h->resp.image_len);
-			bool names = h->resp.async_fd == fd;
+			bool names = fd < 0 || h->resp.async_fd == fd;
 
 			for (uint32_t k = 0; k < h->resp.n_objects; k++)
 				names |= o[k].kind == MNIC_IB_OBJ_CQ && o[k].comp_fd == fd;
@@ -865,6 +864,45 @@ static int restore_ctx_for_event(int pid, int fd)
 	}
 	closedir(d);
 	return ret;
+}
+
+/* Any context image of the task not restored yet. */
+static int restore_first_ctx(int pid)
+{
+	return restore_ctx_for_event(pid, -1);
+}
+
+/* An event fd no context names: a completion channel no CQ used when the
+ * task was dumped; a new one on a context of the task (restored now if
+ * none is yet). */
+static int orphan_channel(int pid, int fd)
+{
+	struct ib_uverbs_create_comp_channel c;
+	struct ib_uverbs_create_comp_channel_resp resp = { 0 };
+	struct rctx *r = NULL;
+	int ufd, ret;
+
+	for (int i = 0; i < n_rctx && !r; i++)
+		if (rctx[i].h.pid == pid)
+			r = &rctx[i];
+	if (!r) {
+		ret = restore_first_ctx(pid);
+		if (ret) {
+			say("event fd %d of pid %d: no context of the task to make it on", fd, pid);
+			return ret;
+		}
+		r = &rctx[n_rctx - 1];
+	}
+	/* the uverbs fd: still parked, or already where CRIU put it */
+	ufd = r->uverbs >= 0 ? r->uverbs : r->h.fd;
+	c.response = (uintptr_t)&resp;
+	ret = uv_cmd(ufd, IB_USER_VERBS_CMD_CREATE_COMP_CHANNEL, &c, sizeof(c), sizeof(resp));
+	if (ret) {
+		say("pid %d fd %d: CREATE_COMP_CHANNEL failed: %s", pid, fd, strerror(-ret));
+		return ret;
+	}
+	say("pid %d fd %d: an unused completion channel, made anew", pid, fd);
+	return (int)resp.fd;
 }
 
 static int take(int *fd)
@@ -901,10 +939,10 @@ static int mnic_restore_file(int id)
 	r = rctx_of_pid_fd(hh.pid, hh.fd, &which);
 	if (!r) {
 		ret = restore_ctx_for_event(hh.pid, hh.fd);
-		if (ret) {
-			say("event fd %d of pid %d: no context of the task names it", hh.fd, hh.pid);
+		if (ret == -ENOENT)
+			return orphan_channel(hh.pid, hh.fd);
+		if (ret)
 			return ret;
-		}
 		r = rctx_of_pid_fd(hh.pid, hh.fd, &which);
 		if (!r)
 			return -ENOENT;

@@ -356,6 +356,7 @@ static int mnic_ib_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *uda
 	INIT_LIST_HEAD(&uc->objs);
 	uc->async_fd = -1;
 	uc->mig = NULL;
+	atomic_set(&uc->n_ah, 0);
 	ret = mnic_ctx_alloc(d, 0, 0, &uc->fw);
 	if (ret)
 		return ret;

@@ -94,6 +94,7 @@ struct mnic_ib_ucontext {
 	struct mutex objs_lock;
 	struct list_head objs;             /* struct mnic_ib_obj */
 	int async_fd;                      /* as the provider noted it, -1 */
+	atomic_t n_ah;                     /* its AHs: not migratable yet */
 	struct mnic_ib_mig *mig;           /* a restore in progress, or NULL */
 };
 
@@ -143,6 +144,7 @@ struct mnic_ib_qp {
 
 struct mnic_ib_ah {
 	struct ib_ah ibah;
+	struct mnic_ib_ucontext *uc;       /* a user AH's (a dump refuses them) */
 	u32 dip;                           /* IPv4, host order */
 	u8 dmac[ETH_ALEN];
 	u8 ttl, tos;

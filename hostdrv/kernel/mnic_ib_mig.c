@@ -404,6 +404,8 @@ static int UVERBS_HANDLER(MNIC_IB_METHOD_DUMP)(struct uverbs_attr_bundle *attrs)
 		goto fail;
 	mutex_lock(&uc->objs_lock);
 	ret = uc->mig ? -EBUSY : 0;   /* a restore not resumed: nothing to dump */
+	if (!ret && atomic_read(&uc->n_ah))
+		ret = -EOPNOTSUPP;        /* address handles: not recreated by a restore */
 	list_for_each_entry(o, &uc->objs, node) {
 		if (ret)
 			break;

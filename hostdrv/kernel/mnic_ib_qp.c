@@ -320,11 +320,19 @@ int mnic_ib_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init, struct
 		mnic_count(d, MNIC_KCNT_ib_refused_ah);
 		return -EINVAL;
 	}
+	if (udata) {
+		ah->uc = udata_muc(udata);
+		atomic_inc(&ah->uc->n_ah);
+	}
 	mnic_count(d, MNIC_KCNT_ib_ah);
 	return 0;
 }
 
 int mnic_ib_destroy_ah(struct ib_ah *ibah, u32 flags)
 {
+	struct mnic_ib_ah *ah = container_of(ibah, struct mnic_ib_ah, ibah);
+
+	if (ah->uc)
+		atomic_dec(&ah->uc->n_ah);
 	return 0;
 }

@@ -10,13 +10,17 @@
 #   criu_listening VM PORT   wait until something listens on the VM's TCP PORT
 #   criu_vm_clock VM     the VM's wall clock minus this host's, in ms (busybox
 #       adjtimex: the VMs' clocks come from an RTC of 1 s resolution)
+#   criu_svc VM ADDR PEER   give VM the service address ADDR (/32 on mnic0)
+#       and make it the source of its connections to PEER: the address a
+#       migrated process's TCP connections use, which moves with it
 #   criu_migrate FROM TO N [FILES]   checkpoint $pid on VM FROM with criu dump
 #       (pages to a `criu page-server` on TO when TO differs), the other
 #       images and FILES (the process's own files, e.g. its log) over mnic0
-#       (tar | nc), FROM's IPv4 address moved to TO (the process's TCP
-#       connection), criu restore on TO; checks CRIU's and the plugin's
-#       lines; writes $RXE_OUT/mig$N.env (epochs in host ms, phase times,
-#       image bytes, CRIU's own times) and prints a summary line
+#       (tar | nc), the service address $CRIU_SVC (for peer $CRIU_SVC_PEER)
+#       moved to TO (the process's TCP connection), criu restore on TO;
+#       checks CRIU's and the plugin's lines; writes $RXE_OUT/mig$N.env
+#       (epochs in host ms, phase times, image bytes, CRIU's own times) and
+#       prints a summary line
 CRIU_MODULES="crc32c_generic inet_diag tcp_diag udp_diag unix_diag netlink_diag af_packet_diag nf_tables"
 
 criu_vm_build() {
@@ -42,13 +46,19 @@ criu_vm_clock() {
   echo $(( s * 1000 + us / 1000000 - (t1 + t2) / 2 ))
 }
 
+criu_svc() {
+  rxe_ctl "${CTL[$1]}" "ip addr add $2/32 dev mnic0 && ip route replace $3/32 dev mnic0 src $2 && arping -c 1 -U -I mnic0 $2 >/dev/null" 20
+}
+
 _criu_ms() { echo $(( ($2 - $1) / 1000000 )); }
 # the last "(SS.UUUUUU)" stamp of a CRIU log before LINE, in ms
 _criu_log_ms() { awk -v pat="$2" '/^\(/ { t = substr($0, 2, index($0, ")") - 2) } $0 ~ pat { print int(t * 1000); exit }' "$1"; }
 
 criu_migrate() {
+  [ -n "${CRIU_SVC:-}" ] && [ -n "${CRIU_SVC_PEER:-}" ] || mnic_die "criu_migrate: set CRIU_SVC and CRIU_SVC_PEER (criu_svc)"
   local from=$1 to=$2 n=$3 files=${4:-} t1 t2 t3 t4 img=/tmp/img$3 ps= o=$RXE_OUT
-  rxe_ctl "${CTL[$from]}" "kill -0 $pid" 10 || fail "migration $n: the process $pid is not running on $from"
+  rxe_ctl "${CTL[$from]}" "kill -0 $pid" 10 ||
+    { rxe_ctl "${CTL[$from]}" "tail -5 ${CRIU_LOG:-/dev/null}" 10 || true; fail "migration $n: the process $pid is not running on $from"; }
   if [ "$from" != "$to" ]; then
     rxe_bg "${CTL[$to]}" ps$n "mkdir -p $img && criu page-server -D $img --address ${IP[$to]} --port 27000 -v4 -o ps.log"
     criu_listening "$to" 27000 || { rxe_fg "${CTL[$to]}" ps$n 5; fail "migration $n: no page server on $to"; }
@@ -66,11 +76,10 @@ criu_migrate() {
     # stop at its own stdin's end)
     rxe_bg "${CTL[$to]}" rx$n "printf '#!/bin/sh\\nexec cat >/tmp/images$n.tar\\n' >/tmp/rx$n.sh && chmod +x /tmp/rx$n.sh && nc -l -p 27001 -e /tmp/rx$n.sh && tar xf /tmp/images$n.tar -C / && ls -l /tmp/images$n.tar $img"
     criu_listening "$to" 27001 || fail "migration $n: no receiver on $to"
-    rxe_ctl "${CTL[$from]}" "tar cf /tmp/images$n.tar $img $files && nc ${IP[$to]} 27001 </tmp/images$n.tar && ip addr del ${IP[$from]}/24 dev mnic0" 60 ||
+    rxe_ctl "${CTL[$from]}" "tar cf /tmp/images$n.tar $img $files && nc ${IP[$to]} 27001 </tmp/images$n.tar && ip route del $CRIU_SVC_PEER/32 && ip addr del $CRIU_SVC/32 dev mnic0" 60 ||
       fail "migration $n: sending the images from $from"
     rxe_fg "${CTL[$to]}" rx$n 60 >"$o/rx$n.txt" 2>&1 || { cat "$o/rx$n.txt"; fail "migration $n: receiving the images on $to"; }
-    rxe_ctl "${CTL[$to]}" "ip addr add ${IP[$from]}/32 dev mnic0 && arping -c 1 -U -I mnic0 ${IP[$from]} >/dev/null" 20 ||
-      fail "migration $n: moving ${IP[$from]} to $to"
+    criu_svc "$to" "$CRIU_SVC" "$CRIU_SVC_PEER" || fail "migration $n: moving $CRIU_SVC to $to"
   fi
   t3=$(date +%s%N)
   rxe_ctl "${CTL[$to]}" "criu restore -D $img --tcp-established -d -v4 -o restore.log; rc=\$?; grep -E 'mnic-criu|Error' $img/restore.log | tail -20; exit \$rc" 120 \

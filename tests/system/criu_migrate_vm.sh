@@ -24,7 +24,12 @@
 # (its QP paused on NAK_STOPPED and took the RESUMEs, never timed out);
 # the largest gap A saw; no WARNING/BUG/Oops in any dmesg.
 #
-#   CRIU_VM_OPS=3000 CRIU_VM_RATE=200 (operations per end, paced per second)
+# The process holds 64 QPs over two uverbs contexts (ibv-traffic -Q 63 -C 2:
+# the verified traffic on one, 63 connected to A's and idle), its log file
+# and its TCP connection from a service address that moves with it.
+#
+#   CRIU_VM_OPS=4000 CRIU_VM_RATE=200 (operations per end, paced per second)
+#   CRIU_VM_XQPS=63 CRIU_VM_XCTX=2
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/qemu-board/lib.sh"
@@ -34,8 +39,10 @@ mnic_init
 out=${CRIU_VM_OUT:-$root/build/test-system/criu-vm}
 rm -rf "$out"; mkdir -p "$out"
 RXE_OUT=$out
-OPS=${CRIU_VM_OPS:-3000}
+OPS=${CRIU_VM_OPS:-4000}
 RATE=${CRIU_VM_RATE:-200}
+XQPS=${CRIU_VM_XQPS:-63}      # 64 QPs in all: one verified, 63 connected and idle
+XCTX=${CRIU_VM_XCTX:-2}       # over two contexts
 declare -A CTL IP MAC
 IP=([a]=10.0.10.1 [b]=10.0.10.2 [c]=10.0.10.3)
 MAC=([a]=52:54:00:00:0a:01 [b]=52:54:00:00:0a:02 [c]=52:54:00:00:0a:03)
@@ -68,7 +75,10 @@ echo "setup: $(( $(date +%s) - t0 )) s (three VMs)"
 # (informational: the VMs lack tun, veth and ptys, which this process does not use)
 rxe_ctl "${CTL[b]}" "criu check" 60 >"$out/criu-check.txt" 2>&1 || true
 
-targs="-m 1024 -s 4096 -n $OPS -r $RATE -p 18515 -t 120"
+# the client's service address: its TCP connection's, moves with it
+CRIU_SVC=10.0.10.100 CRIU_SVC_PEER=${IP[a]} CRIU_LOG=/tmp/client.log
+criu_svc b $CRIU_SVC $CRIU_SVC_PEER || fail "service address on B"
+targs="-m 1024 -s 4096 -n $OPS -r $RATE -p 18515 -t 120 -Q $XQPS -C $XCTX"
 rxe_bg "${CTL[a]}" tr "ibv-traffic -d mnic0 -g ${G[a]} $targs"
 criu_listening a 18515 || { rxe_fg "${CTL[a]}" tr 5; fail "ibv-traffic never listened on A"; }
 # the client: its own session, stdio on a file, so that CRIU takes the whole tree
@@ -98,7 +108,7 @@ want() {   # VM COUNTER VALUE
   v=$(rxe_ctl "${CTL[$1]}" "cat /sys/class/misc/mnic0/counters/$2" 5) || v=
   [ "$v" = "$3" ] || fail "VM $1: $2 is ${v:-?}, want $3"
 }
-want b ib_mig_dump 1; want c ib_mig_dump 1; want c ib_mig_restore 2; want c ib_mig_resume 2
+want b ib_mig_dump $XCTX; want c ib_mig_dump $XCTX; want c ib_mig_restore $((2 * XCTX)); want c ib_mig_resume $((2 * XCTX))
 for v in b c; do
   for k in ib_mig_dump_failed ib_mig_restore_failed ib_mig_resume_failed ib_mig_refused; do want $v $k 0; done
 done
@@ -118,4 +128,4 @@ cnt() { awk -v k="$1" '$1 == k { print $2 }' "$out/counters-a.txt"; }
   [ "$(cnt mig_pause_timeouts)" = 0 ] ||
   fail "NIC A: comp_naks_stopped $(cnt comp_naks_stopped) mig_pauses $(cnt mig_pauses) resp_resumes $(cnt resp_resumes) mig_pause_timeouts $(cnt mig_pause_timeouts)"
 echo "NIC A: comp_naks_stopped $(cnt comp_naks_stopped), mig_pauses $(cnt mig_pauses), resp_resumes $(cnt resp_resumes)"
-echo "PASS criu migrated ibv-traffic B -> C -> C ($OPS ops each way at $RATE/s, A's largest gap ${gap:-?} ms) in $(( $(date +%s) - t0 )) s"
+echo "PASS criu migrated ibv-traffic B -> C -> C ($((XQPS + 1)) QPs over $XCTX contexts, $OPS ops each way at $RATE/s, A's largest gap ${gap:-?} ms) in $(( $(date +%s) - t0 )) s"

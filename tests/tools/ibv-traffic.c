@@ -74,8 +74,10 @@ static struct {
 	double timeout;
 	double rate;            /* -r: operations per second, 0 unpaced */
 	const char *timeline;   /* -T: a sample every 100 ms */
+	uint32_t xqps;          /* -Q: more QPs, connected to the peer's, idle */
+	uint32_t xctx;          /* -C: contexts in all (the extra QPs spread over them) */
 } cfg = {.port = 18520, .gidx = 0, .ib_port = 1, .mtu = IBV_MTU_1024, .n = 1000, .max_len = 4096,
-	 .timeout = 60};
+	 .timeout = 60, .xctx = 1};
 
 struct peer {                   /* what the other end tells over TCP */
 	uint32_t qpn, psn, rkey, rd_atom, max_len;
@@ -234,6 +236,22 @@ static void exchange(int fd, const struct peer *me)
 		die(EXIT_DEVICE, "the peer offers %u outstanding reads/atomics (1..%u)", p->rd_atom, RD_ATOM_MAX);
 }
 
+/* ---- the extra QPs (-Q, -C): connected RC QPs that carry nothing, over
+ * -C contexts (the first is the traffic's), for a migration to move more
+ * than one QP and context; each context of its own has a PD, a CQ and an MR. */
+#define MAX_XQPS 1024u
+#define MAX_XCTX 16u
+static struct {
+	struct ibv_context *ctx[MAX_XCTX];
+	struct ibv_pd *pd[MAX_XCTX];
+	struct ibv_cq *cq[MAX_XCTX];
+	struct ibv_mr *mr[MAX_XCTX];
+	struct ibv_qp *qp[MAX_XQPS];
+	uint32_t psn[MAX_XQPS];
+	uint32_t peer_qpn[MAX_XQPS], peer_psn[MAX_XQPS];
+	uint8_t page[MAX_XCTX][4096];
+} x;
+
 /* ---- verbs set-up --------------------------------------------------------------- */
 
 static struct ibv_context *open_device(void)
@@ -318,6 +336,46 @@ static void setup(struct peer *me)
 	me->atom = (uintptr_t)g.atom;
 	me->seed = cfg.seed;
 	me->n = cfg.n;
+	for (uint32_t c = 1; c < cfg.xctx; c++) {
+		x.ctx[c] = open_device();
+		x.pd[c] = ibv_alloc_pd(x.ctx[c]);
+		x.cq[c] = x.pd[c] ? ibv_create_cq(x.ctx[c], 4, NULL, NULL, 0) : NULL;
+		x.mr[c] = x.cq[c] ? ibv_reg_mr(x.pd[c], x.page[c], sizeof(x.page[c]), acc) : NULL;
+		if (!x.mr[c])
+			die(EXIT_DEVICE, "context %u: PD/CQ/MR: %s", c, strerror(errno));
+	}
+	x.pd[0] = g.pd;
+	x.cq[0] = g.scq;
+	for (uint32_t i = 0; i < cfg.xqps; i++) {
+		uint32_t c = i % cfg.xctx;
+		struct ibv_qp_init_attr xa = {
+			.send_cq = x.cq[c], .recv_cq = x.cq[c], .qp_type = IBV_QPT_RC, .sq_sig_all = 1,
+			.cap = {.max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1},
+		};
+
+		x.qp[i] = ibv_create_qp(x.pd[c], &xa);
+		if (!x.qp[i] || ibv_modify_qp(x.qp[i], &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+							   IBV_QP_ACCESS_FLAGS))
+			die(EXIT_DEVICE, "extra QP %u (context %u): %s", i, c, strerror(errno));
+		x.psn[i] = (me->psn + 1000u * (i + 1)) & 0xffffff;
+	}
+}
+
+/* Both ends' extra QPs, in order: "IBVT-XQP qpn psn" lines. */
+static void exchange_xqps(int fd)
+{
+	char line[OOB_LEN];
+
+	for (uint32_t i = 0; i < cfg.xqps; i++) {
+		snprintf(line, sizeof(line), "IBVT-XQP %" PRIu32 " %" PRIu32, x.qp[i]->qp_num, x.psn[i]);
+		oob_send(fd, line);
+	}
+	for (uint32_t i = 0; i < cfg.xqps; i++) {
+		oob_recv(fd, line);
+		if (sscanf(line, "IBVT-XQP %" SCNu32 " %" SCNu32, &x.peer_qpn[i], &x.peer_psn[i]) != 2)
+			die(EXIT_DEVICE, "the peer's extra QP %u is malformed (same -Q both ends?): '%.40s'", i,
+			    line);
+	}
 }
 
 static void post_recv(uint32_t i)
@@ -331,31 +389,39 @@ static void post_recv(uint32_t i)
 }
 
 /* INIT -> RTR -> RTS (IBA 11.2.5 Modify QP; the attributes RC needs) */
-static void connect_qp(const struct peer *me)
+static void connect_one(struct ibv_qp *qp, const struct peer *me, uint32_t dest_qpn, uint32_t rq_psn,
+			uint32_t sq_psn)
 {
 	const struct peer *p = &g.peer;
 	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR, .path_mtu = cfg.mtu, .dest_qp_num = p->qpn, .rq_psn = p->psn,
+		.qp_state = IBV_QPS_RTR, .path_mtu = cfg.mtu, .dest_qp_num = dest_qpn, .rq_psn = rq_psn,
 		.max_dest_rd_atomic = (uint8_t)me->rd_atom, .min_rnr_timer = 12,
 		.ah_attr = {.is_global = 1, .port_num = (uint8_t)cfg.ib_port,
 			    .grh = {.dgid = p->gid, .sgid_index = (uint8_t)cfg.gidx, .hop_limit = 64}},
 	};
 
-	for (uint32_t i = 0; i < RQ_DEPTH; i++)
-		post_recv(i);
-	if (ibv_modify_qp(g.qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-				    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		die(EXIT_DEVICE, "QP to RTR: %s", strerror(errno));
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+				  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		die(EXIT_DEVICE, "QP %u to RTR: %s", qp->qp_num, strerror(errno));
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = me->psn;
+	a.sq_psn = sq_psn;
 	a.timeout = 16;          /* 268 ms per try: emulated NICs on a loaded machine */
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;         /* IBA 9.7.5.2.8: retry RNR NAKs forever */
 	a.max_rd_atomic = (uint8_t)(p->rd_atom < me->rd_atom ? p->rd_atom : me->rd_atom);
-	if (ibv_modify_qp(g.qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-				    IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC))
-		die(EXIT_DEVICE, "QP to RTS: %s", strerror(errno));
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+				  IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC))
+		die(EXIT_DEVICE, "QP %u to RTS: %s", qp->qp_num, strerror(errno));
+}
+
+static void connect_qp(const struct peer *me)
+{
+	for (uint32_t i = 0; i < RQ_DEPTH; i++)
+		post_recv(i);
+	connect_one(g.qp, me, g.peer.qpn, g.peer.psn, me->psn);
+	for (uint32_t i = 0; i < cfg.xqps; i++)
+		connect_one(x.qp[i], me, x.peer_qpn[i], x.peer_psn[i], x.psn[i]);
 }
 
 /* ---- the traffic --------------------------------------------------------------- */
@@ -608,14 +674,16 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: ibv-traffic [-d DEV] [-g GIDX] [-i PORT] [-m MTU] [-n OPS] [-s SIZE] [-p TCPPORT]\n"
-		"                   [-S SEED] [-t TIMEOUT_S] [-r OPS_PER_S] [-T FILE] [SERVER]\n"
+		"                   [-S SEED] [-t TIMEOUT_S] [-r OPS_PER_S] [-T FILE] [-Q N] [-C K] [SERVER]\n"
 		"  -d RDMA device (default: the first)   -g GID index of a RoCEv2 GID (0)\n"
 		"  -i device port (1)                    -m path MTU 256..4096 (1024)\n"
 		"  -n operations per end (1000)          -s largest message, 32..1048576 bytes (4096)\n"
 		"  -p TCP port of the exchange (18520)   -S seed of this end's mix (pid)\n"
 		"  -t seconds the run may take before FAIL (60)\n"
 		"  -r operations per second, paced (unpaced)\n"
-		"  -T FILE  timeline: a CSV row every 100 ms\n");
+		"  -T FILE  timeline: a CSV row every 100 ms\n"
+		"  -Q N     N more QPs, connected to the peer's (same -Q there), idle\n"
+		"  -C K     K contexts in all, the extra QPs spread over them (1)\n");
 	exit(EXIT_USAGE);
 }
 
@@ -639,7 +707,7 @@ int main(int argc, char **argv)
 	uint64_t p_sent, p_fa, p_cas;
 
 	cfg.seed = (uint64_t)getpid();
-	while ((c = getopt(argc, argv, "d:g:i:m:n:s:p:S:t:r:T:h")) != -1) {
+	while ((c = getopt(argc, argv, "d:g:i:m:n:s:p:S:t:r:T:Q:C:h")) != -1) {
 		switch (c) {
 		case 'd': cfg.dev = optarg; break;
 		case 'g': cfg.gidx = (int)num(optarg, 0, 255, "-g"); break;
@@ -661,6 +729,8 @@ int main(int argc, char **argv)
 		case 't': cfg.timeout = (double)num(optarg, 1, 3600, "-t"); break;
 		case 'r': cfg.rate = (double)num(optarg, 1, 10000000, "-r"); break;
 		case 'T': cfg.timeline = optarg; break;
+		case 'Q': cfg.xqps = (uint32_t)num(optarg, 0, MAX_XQPS, "-Q"); break;
+		case 'C': cfg.xctx = (uint32_t)num(optarg, 1, MAX_XCTX, "-C"); break;
 		default: usage();
 		}
 	}
@@ -680,6 +750,7 @@ int main(int argc, char **argv)
 	setup(&me);
 	fd = oob_connect();
 	exchange(fd, &me);
+	exchange_xqps(fd);
 	g.rx_want = ibvt_plan_msgs(g.peer.seed, g.peer.n);
 	connect_qp(&me);
 	/* both QPs in RTR before either sends (ibv_rc_pingpong's rule) */
