@@ -84,6 +84,12 @@
 #   netdev_tcp_tx_mbps_a15, netdev_ping_rtt_ms_a15  256 KiB of TCP each way
 #                        and ping between the x86 VM's mnic0 (QEMU A15 NIC)
 #                        and a virtio peer on the switch (kmod_vm.sh's run)
+# CRIU migration (issue 17), bench/criu.sh: criu_migrate_ms_qps_{1,16,64}
+#                        (criu dump start -> A's first completion after the
+#                        pause, a verbs process with 1/16/64 QPs moved between
+#                        two x86 VMs on POSIX NICs) and, for 16 QPs,
+#                        criu_checkpoint_ms, criu_transfer_ms,
+#                        criu_restore_ms, criu_image_bytes
 # Completion events (issue 15 item 4), bench/cq_event.sh:
 #   send_lat_64_us_posix_event, send_lat_64_us_posix_poll  mnic-pingpong
 #                        between two POSIX NICs, 64 B SENDs, the client's
@@ -181,6 +187,9 @@ bash "$MNIC_ROOT/bench/perftest.sh"
 
 # The Ethernet netdev mnic0 through the A15 NIC (issue 16 item 2)
 bash "$MNIC_ROOT/bench/netdev.sh"
+
+# CRIU live migration of a verbs process between VMs (issue 17)
+bash "$MNIC_ROOT/bench/criu.sh"
 
 boot_once() {   # board -> ms to READY
   local board=$1 t0 t1 pid f=$out/boot.log

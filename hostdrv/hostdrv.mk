@@ -110,7 +110,11 @@ $(PROVIDER_OUT)/libmnic-rdmav34.so: $(PROVIDER_SRCS) $(wildcard hostdrv/provider
 # plugin's criu_get_image_dir comes from the criu binary that dlopens it).
 CRIU_OUT := build/host/criu
 .PHONY: criu-plugin
-criu-plugin: $(CRIU_OUT)/mnic_criu_plugin.so
+criu-plugin: $(CRIU_OUT)/mnic_criu_plugin.so $(CRIU_OUT)/mnic-criu
+$(CRIU_OUT)/mnic-criu: hostdrv/criu/mnic-criu.c $(wildcard hostdrv/criu/*.h) $(HOSTDRV_HDRS)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  LD  $@")
+	$(Q)gcc $(HOSTDRV_CFLAGS) $(INC_criu) $< -o $@
 $(CRIU_OUT)/mnic_criu_plugin.so: hostdrv/criu/mnic_criu_plugin.c $(wildcard hostdrv/criu/*.h) $(HOSTDRV_HDRS)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  LD  $@")

@@ -26,9 +26,10 @@ CRIU_MODULES="crc32c_generic inet_diag tcp_diag udp_diag unix_diag netlink_diag 
 criu_vm_build() {
   local criu
   criu=$(command -v criu) || mnic_die "criu missing: run scripts/deps.sh (criu)"
+  command -v nft >/dev/null || mnic_die "nft missing: run scripts/deps.sh (nftables: CRIU's network lock, undone by hand after an abort)"
   MNIC_VM_MODULES=$CRIU_MODULES \
   MNIC_VM_FILES="$MNIC_ROOT/build/host/criu/mnic_criu_plugin.so:/usr/lib/criu/mnic_criu_plugin.so" \
-    mnic_vm_build "$1" "$MNIC_ROOT/build/host/tools/ibv-traffic $criu"
+    mnic_vm_build "$1" "$MNIC_ROOT/build/host/tools/ibv-traffic $MNIC_ROOT/build/host/criu/mnic-criu $criu $(command -v nft)"
 }
 
 criu_listening() {
