@@ -37,11 +37,10 @@ RXE_SWITCH=$out/sw
 for v in a b c; do
   mnic_nic_start nic$v ${MAC[$v]} "$out/$v.ram" 256 || fail "the POSIX NIC $v did not come up"
   mnic_vm_start host-$v "$out/initrd.gz" "$out/$v.ram" 256 ${IP[$v]}/24 "${CTL[$v]}" nic$v
-  "$root/build/host/hostdrv/mnicctl" -d "$out/nic$v.bar" mig-config --pause-ms 60000 --unkeyed >/dev/null ||
-    fail "mig-config on NIC $v"
 done
 for v in a b c; do
   G[$v]=$(mnic_vm_ready host-$v 300) || fail "host VM $v did not come up ($out/host-$v.log)"
+  criu_mnicctl $v mig-config --pause-ms 60000 --unkeyed >/dev/null || fail "mig-config on NIC $v"
 done
 offa=$(criu_vm_clock a)
 CRIU_SVC=10.0.12.100 CRIU_SVC_PEER=${IP[a]} CRIU_LOG=/tmp/client.log

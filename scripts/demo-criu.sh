@@ -53,12 +53,11 @@ say "starting three POSIX NICs and three x86_64 VMs (TCG: about 20 s)"
 for v in a b c; do
   mnic_nic_start nic$v ${MAC[$v]} "$out/$v.ram" 256 || fail "the POSIX NIC $v did not come up ($out/nic$v.log)"
   mnic_vm_start host-$v "$out/initrd.gz" "$out/$v.ram" 256 ${IP[$v]}/24 "${CTL[$v]}" nic$v
-  # verbs QPs carry no migration key: the operator allows unkeyed RESUME
-  "$root/build/host/hostdrv/mnicctl" -d "$out/nic$v.bar" mig-config --pause-ms 60000 --unkeyed \
-    >"$out/mig-config-$v.txt" || fail "mig-config on NIC $v"
 done
 for v in a b c; do
   G[$v]=$(mnic_vm_ready host-$v 300) || fail "host VM $v did not come up ($out/host-$v.log)"
+  # verbs QPs carry no migration key: the operator allows unkeyed RESUME
+  criu_mnicctl $v mig-config --pause-ms 60000 --unkeyed >"$out/mig-config-$v.txt" || fail "mig-config on NIC $v"
   say "host $v up: mnic0 ${IP[$v]} (RoCEv2 GID index ${G[$v]})"
 done
 criu_vm_clock a >"$out/clock-a.txt"
@@ -83,7 +82,7 @@ rxe_ctl "${CTL[c]}" "i=0; while kill -0 $pid 2>/dev/null && [ \$i -lt 600 ]; do 
   >"$out/client.txt" 2>&1 || true
 rxe_ctl "${CTL[a]}" "cat /tmp/timeline-a.csv" 20 >"$out/timeline-a.csv" || true
 rxe_ctl "${CTL[c]}" "cat /tmp/timeline-b.csv" 20 >"$out/timeline-b.csv" || true
-"$root/build/host/hostdrv/mnicctl" -d "$out/nica.bar" counters --engine >"$out/counters-a.txt" 2>&1 || true
+criu_mnicctl a counters --engine >"$out/counters-a.txt" 2>&1 || true
 for v in a b c; do
   rxe_ctl "${CTL[$v]}" "dmesg" >"$out/host-$v-dmesg.txt" 2>&1 || true
   if grep -nE "WARNING:|BUG:|Oops|Call Trace|general protection" "$out/host-$v-dmesg.txt" >&2; then

@@ -16,7 +16,7 @@ PKGS=(
   linux-headers-amd64 linux-image-amd64 busybox-static cpio   # make kmod + the x86 VM test
   qemu-system-x86        # tests/vm/vm.sh: -nic none + explicit netdevs
   ibverbs-utils ibverbs-providers libibverbs-dev iproute2 kmod   # rxe peer VM (tests/interop/)
-  criu nftables          # live migration in the test VMs (hostdrv/criu/, its criu-plugin.h; nft: its network lock)
+  criu                   # live migration in the test VMs (hostdrv/criu/, its criu-plugin.h)
   perftest               # ib_write_bw, ib_read_bw, ib_send_lat ... in the test VMs (bench/perftest.sh)
   libsodium-dev          # mnicctl image sign/verify (Ed25519, docs/firmware-images.md)
   man-db groff-base bsdextrautils   # man -l of docs/man/ (tests/integration/man_pages.sh)

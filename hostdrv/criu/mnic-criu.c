@@ -2,12 +2,12 @@
  * (docs/migration-howto.md "With CRIU").
  *
  *   mnic-criu abort PID    every mnic uverbs context of PID (a process that
- *                          `criu dump --leave-stopped` left stopped on this
- *                          host, its contexts Stopped by the plugin's dump)
- *                          resumes in place: ABORT (ABORT_DUMP), its QPs
- *                          send again and their peers' paused QPs resume.
- *                          Then thaw the process (kill -CONT PID) and drop
- *                          CRIU's network lock (nft delete table ...).
+ *                          `criu dump -R` left running on this host, its
+ *                          contexts Stopped by the plugin's dump) resumes
+ *                          in place: ABORT (ABORT_DUMP), its QPs send again
+ *                          and their peers' paused QPs resume (after a
+ *                          restore elsewhere that failed; after one that
+ *                          succeeded, kill the source instead).
  *   mnic-criu show DIR     the plugin's images in a CRIU image directory
  *
  * Reaches the process's files with pidfd_getfd (ptrace access: root).

@@ -7,6 +7,9 @@
 #   criu_vm_build OUT    the mnic VM initramfs with CRIU (binary and
 #       libraries), mnic_criu_plugin.so in /usr/lib/criu/, the socket-diag
 #       and nf_tables modules (TCP repair's network lock), and ibv-traffic
+#   criu_mnicctl VM ARGS...   mnicctl on the VM's /dev/mnic0 (through its
+#       mnic.ko: never on the NIC's BAR from this host while the VM's driver
+#       runs, the two would share one command queue)
 #   criu_listening VM PORT   wait until something listens on the VM's TCP PORT
 #   criu_vm_clock VM     the VM's wall clock minus this host's, in ms (busybox
 #       adjtimex: the VMs' clocks come from an RTC of 1 s resolution)
@@ -26,10 +29,15 @@ CRIU_MODULES="crc32c_generic inet_diag tcp_diag udp_diag unix_diag netlink_diag 
 criu_vm_build() {
   local criu
   criu=$(command -v criu) || mnic_die "criu missing: run scripts/deps.sh (criu)"
-  command -v nft >/dev/null || mnic_die "nft missing: run scripts/deps.sh (nftables: CRIU's network lock, undone by hand after an abort)"
   MNIC_VM_MODULES=$CRIU_MODULES \
   MNIC_VM_FILES="$MNIC_ROOT/build/host/criu/mnic_criu_plugin.so:/usr/lib/criu/mnic_criu_plugin.so" \
-    mnic_vm_build "$1" "$MNIC_ROOT/build/host/tools/ibv-traffic $MNIC_ROOT/build/host/criu/mnic-criu $criu $(command -v nft)"
+    mnic_vm_build "$1" "$MNIC_ROOT/build/host/tools/ibv-traffic $MNIC_ROOT/build/host/criu/mnic-criu $MNIC_ROOT/build/host/hostdrv/mnicctl $criu"
+}
+
+criu_mnicctl() {
+  local v=$1
+  shift
+  rxe_ctl "${CTL[$v]}" "mnicctl -d /dev/mnic0 $*" 30
 }
 
 criu_listening() {

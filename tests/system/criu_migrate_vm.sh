@@ -18,6 +18,12 @@
 #         |--- POSIX NIC B <-ivshmem-> VM B: ibv-traffic client, criu dump
 #         \--- POSIX NIC C <-ivshmem-> VM C: criu page-server, criu restore
 #
+# Then two failures: a restore that fails on the target (criu dump -R on C,
+# the plugin refuses the restore on B and says why, `mnic-criu abort` on C
+# resumes the context in place, the traffic finishes verified), and a
+# source host that dies after its dump (VM C killed: A's paused QP gives up
+# within its 3 s pause bound, mig_pause_timeouts).
+#
 # Checked: both ends PASS with lost/dup/ooo/bad 0 and peer PASS; CRIU's
 # "Restore finished successfully" and the plugin's lines (dumped, restored,
 # resumed) each time; the mnic.ko counters of B and C; NIC A's counters
@@ -62,14 +68,13 @@ t0=$(date +%s)
 for v in a b c; do
   mnic_nic_start nic$v ${MAC[$v]} "$out/$v.ram" $VM_MEM_MIB || fail "the POSIX NIC $v did not come up"
   mnic_vm_start mnic-$v "$out/mnic-initrd.gz" "$out/$v.ram" $VM_MEM_MIB ${IP[$v]}/24 "${CTL[$v]}" nic$v
-  # verbs QPs carry no migration key: the NICs take unkeyed RESUME and
-  # NAK_STOPPED, and a paused QP waits up to 60 s for its peer
-  "$root/build/host/hostdrv/mnicctl" -d "$out/nic$v.bar" mig-config --pause-ms 60000 --unkeyed \
-    >"$out/mig-config-$v.txt" || fail "mig-config on NIC $v"
 done
 declare -A G
 for v in a b c; do
   G[$v]=$(mnic_vm_ready mnic-$v 300) || fail "the mnic VM $v did not come up ($out/mnic-$v.log)"
+  # verbs QPs carry no migration key: the NICs take unkeyed RESUME and
+  # NAK_STOPPED, and a paused QP waits up to 60 s for its peer
+  criu_mnicctl $v mig-config --pause-ms 60000 --unkeyed >"$out/mig-config-$v.txt" || fail "mig-config on NIC $v"
 done
 echo "setup: $(( $(date +%s) - t0 )) s (three VMs)"
 # (informational: the VMs lack tun, veth and ptys, which this process does not use)
@@ -112,20 +117,89 @@ want b ib_mig_dump $XCTX; want c ib_mig_dump $XCTX; want c ib_mig_restore $((2 *
 for v in b c; do
   for k in ib_mig_dump_failed ib_mig_restore_failed ib_mig_resume_failed ib_mig_refused; do want $v $k 0; done
 done
-for v in a b c; do
-  rxe_ctl "${CTL[$v]}" "dmesg" >"$out/mnic-$v-dmesg.txt" || true
-  if grep -nE "WARNING:|BUG:|Oops|Call Trace|general protection|UBSAN|KASAN|refcount_t|list_(add|del) corruption" \
-       "$out/mnic-$v-dmesg.txt"; then
-    fail "kernel warnings in VM $v's dmesg ($out/mnic-$v-dmesg.txt)"
-  fi
-done
+check_dmesg() {
+  local v
+  for v in "$@"; do
+    rxe_ctl "${CTL[$v]}" "dmesg" >"$out/mnic-$v-dmesg.txt" || true
+    if grep -nE "WARNING:|BUG:|Oops|Call Trace|general protection|UBSAN|KASAN|refcount_t|list_(add|del) corruption" \
+         "$out/mnic-$v-dmesg.txt"; then
+      fail "kernel warnings in VM $v's dmesg ($out/mnic-$v-dmesg.txt)"
+    fi
+  done
+}
+check_dmesg a b c
 # A's QP took the NAK_STOPPED (paused, MigrOS's Stopped peer) and the
 # restored contexts' RESUMEs, and never gave up waiting
-"$root/build/host/hostdrv/mnicctl" -d "$out/nica.bar" counters --engine >"$out/counters-a.txt" ||
-  fail "counters of NIC A"
+criu_mnicctl a counters --engine >"$out/counters-a.txt" || fail "counters of NIC A"
 cnt() { awk -v k="$1" '$1 == k { print $2 }' "$out/counters-a.txt"; }
 [ "$(cnt comp_naks_stopped)" -ge 1 ] && [ "$(cnt mig_pauses)" -ge 1 ] && [ "$(cnt resp_resumes)" -ge 2 ] &&
   [ "$(cnt mig_pause_timeouts)" = 0 ] ||
   fail "NIC A: comp_naks_stopped $(cnt comp_naks_stopped) mig_pauses $(cnt mig_pauses) resp_resumes $(cnt resp_resumes) mig_pause_timeouts $(cnt mig_pause_timeouts)"
 echo "NIC A: comp_naks_stopped $(cnt comp_naks_stopped), mig_pauses $(cnt mig_pauses), resp_resumes $(cnt resp_resumes)"
+# ---- a restore that fails on the target: the source resumes in place --------
+# criu dump -R (--leave-running) on C: the process runs on, its context
+# stays Stopped (A pauses) and CRIU releases its network lock; the restore
+# on B fails in the plugin (no such RDMA device there, and it says so);
+# on C `mnic-criu abort` resumes the context in place and the traffic
+# finishes verified.
+OPS2=2400
+targs2="-m 1024 -s 4096 -n $OPS2 -r $RATE -p 18516 -t 120"
+rxe_bg "${CTL[a]}" tr2 "ibv-traffic -d mnic0 -g ${G[a]} $targs2"
+criu_listening a 18516 || { rxe_fg "${CTL[a]}" tr2 5 || true; rxe_ctl "${CTL[a]}" "cat /proc/\$(pidof ibv-traffic)/stack" 10 || true; if [ -n "${CRIU_VM_DEBUG:-}" ]; then for p in $(pgrep -f "mnic-fw.*nica.bar"); do top -b -n1 -p $p | tail -2; gdb -p $p -batch -ex "thread apply all bt" 2>&1 | tail -40; done; fi; fail "abort: no server on A"; }
+pid2=$(rxe_ctl "${CTL[c]}" "setsid sh -c 'exec ibv-traffic -d mnic0 -g ${G[c]} $targs2 ${IP[a]} </dev/null >/tmp/client2.log 2>&1' & sleep 1; pidof ibv-traffic") ||
+  fail "abort: the client did not start on C"
+sleep $(( OPS2 / RATE / 3 ))
+rxe_ctl "${CTL[c]}" "mkdir -p /tmp/imgx && criu dump -t $pid2 -D /tmp/imgx -R --tcp-established --network-lock nftables -v4 -o dump.log; rc=\$?; grep -E 'mnic-criu|Error' /tmp/imgx/dump.log | tail; exit \$rc" 120 \
+  >"$out/dumpx.txt" 2>&1 || { cat "$out/dumpx.txt"; fail "abort: criu dump -R on C"; }
+rxe_bg "${CTL[b]}" rxx "printf '#!/bin/sh\\nexec cat >/tmp/imgx.tar\\n' >/tmp/rxx.sh && chmod +x /tmp/rxx.sh && nc -l -p 27002 -e /tmp/rxx.sh && tar xf /tmp/imgx.tar -C /"
+criu_listening b 27002 || fail "abort: no receiver on B"
+rxe_ctl "${CTL[c]}" "tar cf /tmp/imgx.tar /tmp/imgx /tmp/client2.log && nc ${IP[b]} 27002 </tmp/imgx.tar" 60 || fail "abort: sending the images"
+rxe_fg "${CTL[b]}" rxx 60 >/dev/null || fail "abort: receiving the images on B"
+if rxe_ctl "${CTL[b]}" "MNIC_CRIU_DEVICE=mnic9 criu restore -D /tmp/imgx --tcp-established -d -v4 -o restore.log" 120 >"$out/restorex.txt" 2>&1; then
+  fail "abort: the restore on B succeeded without its device"
+fi
+rxe_ctl "${CTL[b]}" "cat /tmp/imgx/mnic-criu.log" 10 >"$out/mnic-criux.log" 2>&1 || true
+grep -q "no mnic RDMA device here (MNIC_CRIU_DEVICE=mnic9)" "$out/mnic-criux.log" ||
+  { cat "$out/restorex.txt" "$out/mnic-criux.log"; fail "abort: the restore did not fail in the plugin, saying why"; }
+rxe_ctl "${CTL[c]}" "kill -0 $pid2 && mnic-criu abort $pid2" 30 \
+  >"$out/abort.txt" 2>&1 || { cat "$out/abort.txt"; fail "abort: mnic-criu abort on C"; }
+cat "$out/abort.txt"
+rxe_fg "${CTL[a]}" tr2 150 >"$out/server2.txt" 2>&1 || true
+rxe_ctl "${CTL[c]}" "i=0; while kill -0 $pid2 2>/dev/null && [ \$i -lt 300 ]; do sleep 0.5; i=\$((i+1)); done; cat /tmp/client2.log" 170 \
+  >"$out/client2.txt" 2>&1 || true
+for e in server2 client2; do
+  grep -qE "^ibv-traffic: PASS ops $OPS2 .* lost 0 dup 0 ooo 0 bad 0 .* bad_atomic 0 errors 0 peer PASS" "$out/$e.txt" ||
+    { cat "$out/$e.txt"; fail "abort: the $e did not verify after the source resumed in place ($out/$e.txt)"; }
+done
+echo "abort: the restore on B failed in the plugin; C resumed in place; $(grep -h '^ibv-traffic: PASS' "$out/server2.txt" | cut -d' ' -f2-6) ... verified"
+want c ib_mig_abort 1
+check_dmesg a b c
+
+# ---- the source host dies after the dump: A gives up within its pause bound --
+# (last: it kills VM C)
+criu_mnicctl a mig-config --pause-ms 3000 --unkeyed >/dev/null || fail "mig-config on NIC A"
+to0=$(cnt mig_pause_timeouts)
+targs3="-m 1024 -s 4096 -n 100000 -r $RATE -p 18517 -t 120"
+rxe_bg "${CTL[a]}" tr3 "ibv-traffic -d mnic0 -g ${G[a]} $targs3"
+criu_listening a 18517 || { rxe_fg "${CTL[a]}" tr3 5 || true; fail "dead source: no server on A"; }
+pid3=$(rxe_ctl "${CTL[c]}" "setsid sh -c 'exec ibv-traffic -d mnic0 -g ${G[c]} $targs3 ${IP[a]} </dev/null >/tmp/client3.log 2>&1' & sleep 1; pidof ibv-traffic") ||
+  fail "dead source: the client did not start on C"
+sleep 3
+rxe_ctl "${CTL[c]}" "mkdir -p /tmp/imgd && criu dump -t $pid3 -D /tmp/imgd --tcp-established --network-lock nftables -o dump.log" 120 \
+  >"$out/dumpd.txt" 2>&1 || { cat "$out/dumpd.txt"; fail "dead source: criu dump on C"; }
+td=$(date +%s%N)
+kill "$MNIC_VM_PID_mnic_c" 2>/dev/null || true
+# A's QP was paused by the dump's NAK_STOPPED: no RESUME comes, it errors out
+deadline=$(( $(date +%s) + 20 ))
+until rxe_ctl "${CTL[a]}" "grep -q 'completed with' tr3.log" 5 >/dev/null 2>&1; do
+  [ "$(date +%s)" -lt $deadline ] || { rxe_ctl "${CTL[a]}" "cat tr3.log" 5 || true; fail "dead source: A's QP did not error out within 20 s"; }
+  sleep 0.2
+done
+te=$(date +%s%N)
+rxe_ctl "${CTL[a]}" "killall ibv-traffic" 5 >/dev/null 2>&1 || true
+criu_mnicctl a counters --engine >"$out/counters-a.txt" || fail "counters of NIC A"
+[ "$(cnt mig_pause_timeouts)" -gt "${to0:-0}" ] || fail "dead source: NIC A counted no pause timeout ($(cnt mig_pause_timeouts))"
+check_dmesg a b
+echo "dead source: A's paused QP gave up $(( (te - td) / 1000000 )) ms after the dump (pause bound 3000 ms; mig_pause_timeouts $(cnt mig_pause_timeouts))"
+
 echo "PASS criu migrated ibv-traffic B -> C -> C ($((XQPS + 1)) QPs over $XCTX contexts, $OPS ops each way at $RATE/s, A's largest gap ${gap:-?} ms) in $(( $(date +%s) - t0 )) s"
