@@ -21,6 +21,7 @@
 #       images and FILES (the process's own files, e.g. its log) over mnic0
 #       (tar | nc), the service address $CRIU_SVC (for peer $CRIU_SVC_PEER)
 #       moved to TO (the process's TCP connection), criu restore on TO;
+#       (with $CRIU_RESTORE_ENV before it, e.g. MNIC_CRIU_OVERRIDE=...);
 #       checks CRIU's and the plugin's lines; writes $RXE_OUT/mig$N.env
 #       (epochs in host ms, phase times, image bytes, CRIU's own times) and
 #       prints a summary line
@@ -91,7 +92,7 @@ criu_migrate() {
     criu_svc "$to" "$CRIU_SVC" "$CRIU_SVC_PEER" || fail "migration $n: moving $CRIU_SVC to $to"
   fi
   t3=$(date +%s%N)
-  rxe_ctl "${CTL[$to]}" "criu restore -D $img --tcp-established -d -v4 -o restore.log; rc=\$?; grep -E 'mnic-criu|Error' $img/restore.log | tail -20; exit \$rc" 120 \
+  rxe_ctl "${CTL[$to]}" "${CRIU_RESTORE_ENV:-} criu restore -D $img --tcp-established -d -v4 -o restore.log; rc=\$?; grep -E 'mnic-criu|Error' $img/restore.log | tail -20; exit \$rc" 120 \
     >"$o/restore$n.txt" 2>&1 || { cat "$o/restore$n.txt"; rxe_ctl "${CTL[$to]}" "tail -60 $img/restore.log; cat $img/mnic-criu.log" 5 || true; fail "migration $n: criu restore on $to"; }
   t4=$(date +%s%N)
   rxe_ctl "${CTL[$from]}" "cat $img/dump.log" 20 >"$o/dump$n.log" 2>&1 || true

@@ -16,9 +16,12 @@
 #
 #   switch --- POSIX NIC A <-ivshmem-> VM A: ibv-traffic server
 #         |--- POSIX NIC B <-ivshmem-> VM B: ibv-traffic client, criu dump
-#         \--- POSIX NIC C <-ivshmem-> VM C: criu page-server, criu restore
+#         |--- POSIX NIC C <-ivshmem-> VM C: criu page-server, criu restore
+#         \--- POSIX NIC D <-ivshmem-> VM D: the server's target (both ends)
 #
-# Then two failures: a restore that fails on the target (criu dump -R on C,
+# Then both ends at once (the server A -> D and the client C -> B
+# together, each restore given the other move as peer-address override),
+# and two failures: a restore that fails on the target (criu dump -R on C,
 # the plugin refuses the restore on B and says why, `mnic-criu abort` on C
 # resumes the context in place, the traffic finishes verified), and a
 # source host that dies after its dump (VM C killed: A's paused QP gives up
@@ -50,33 +53,33 @@ RATE=${CRIU_VM_RATE:-200}
 XQPS=${CRIU_VM_XQPS:-63}      # 64 QPs in all: one verified, 63 connected and idle
 XCTX=${CRIU_VM_XCTX:-2}       # over two contexts
 declare -A CTL IP MAC
-IP=([a]=10.0.10.1 [b]=10.0.10.2 [c]=10.0.10.3)
-MAC=([a]=52:54:00:00:0a:01 [b]=52:54:00:00:0a:02 [c]=52:54:00:00:0a:03)
+IP=([a]=10.0.10.1 [b]=10.0.10.2 [c]=10.0.10.3 [d]=10.0.10.4)
+MAC=([a]=52:54:00:00:0a:01 [b]=52:54:00:00:0a:02 [c]=52:54:00:00:0a:03 [d]=52:54:00:00:0a:04)
 VM_MEM_MIB=256
 fail() { echo "FAIL: $*"; exit 1; }
 
 make -C "$root" --no-print-directory -s kmod hostdrv ibv-traffic criu-plugin >/dev/null
 [ -x "$root/build/posix/mnic-fw" ] || mnic_die "build/posix/mnic-fw not built; run: make BOARD=posix"
-base=$(mnic_free_ports 3 17420) || mnic_die "no free 127.0.0.1 ports"
-CTL=([a]=$base [b]=$((base + 1)) [c]=$((base + 2)))
+base=$(mnic_free_ports 4 17420) || mnic_die "no free 127.0.0.1 ports"
+CTL=([a]=$base [b]=$((base + 1)) [c]=$((base + 2)) [d]=$((base + 3)))
 
 criu_vm_build "$out/mnic-initrd.gz"
 mnic_switch_start "$out/sw"
 RXE_SWITCH=$out/sw
 
 t0=$(date +%s)
-for v in a b c; do
+for v in a b c d; do
   mnic_nic_start nic$v ${MAC[$v]} "$out/$v.ram" $VM_MEM_MIB || fail "the POSIX NIC $v did not come up"
   mnic_vm_start mnic-$v "$out/mnic-initrd.gz" "$out/$v.ram" $VM_MEM_MIB ${IP[$v]}/24 "${CTL[$v]}" nic$v
 done
 declare -A G
-for v in a b c; do
+for v in a b c d; do
   G[$v]=$(mnic_vm_ready mnic-$v 300) || fail "the mnic VM $v did not come up ($out/mnic-$v.log)"
   # verbs QPs carry no migration key: the NICs take unkeyed RESUME and
   # NAK_STOPPED, and a paused QP waits up to 60 s for its peer
   criu_mnicctl $v mig-config --pause-ms 60000 --unkeyed >"$out/mig-config-$v.txt" || fail "mig-config on NIC $v"
 done
-echo "setup: $(( $(date +%s) - t0 )) s (three VMs)"
+echo "setup: $(( $(date +%s) - t0 )) s (four VMs)"
 # (informational: the VMs lack tun, veth and ptys, which this process does not use)
 rxe_ctl "${CTL[b]}" "criu check" 60 >"$out/criu-check.txt" 2>&1 || true
 
@@ -175,6 +178,51 @@ echo "abort: the restore on B failed in the plugin; C resumed in place; $(grep -
 want c ib_mig_abort 1
 check_dmesg a b c
 
+# ---- both ends at once: the server A -> D and the client C -> B -------------
+# Each process has a service address of its own (the client connects to
+# the server's), both dumps run together, and each restore gets the
+# other pair's move as peer-address override (MNIC_CRIU_OVERRIDE: the
+# peer's NIC address old -> new and its MAC), so each restored QP sends
+# its RESUME to where its peer now is.
+OPS4=3000
+SVC_S=10.0.10.101
+criu_svc a $SVC_S ${IP[c]} || fail "both ends: service address on A"
+rxe_ctl "${CTL[c]}" "ip route replace $SVC_S/32 dev mnic0 src $CRIU_SVC" 10 || fail "both ends: route on C"
+targs4="-m 1024 -s 4096 -n $OPS4 -r $RATE -p 18518 -t 150 -T /tmp/tl4.csv"
+pid_s=$(rxe_ctl "${CTL[a]}" "setsid sh -c 'exec ibv-traffic -d mnic0 -g ${G[a]} $targs4 </dev/null >/tmp/server4.log 2>&1' & sleep 1; pidof ibv-traffic") ||
+  fail "both ends: the server did not start on A"
+criu_listening a 18518 || fail "both ends: no server on A"
+pid_c=$(rxe_ctl "${CTL[c]}" "setsid sh -c 'exec ibv-traffic -d mnic0 -g ${G[c]} $targs4 $SVC_S </dev/null >/tmp/client4.log 2>&1' & sleep 1; pidof ibv-traffic") ||
+  fail "both ends: the client did not start on C"
+sleep $(( OPS4 / RATE / 3 ))
+( pid=$pid_s CRIU_SVC=$SVC_S CRIU_SVC_PEER=${IP[c]} CRIU_LOG=/tmp/server4.log \
+  CRIU_RESTORE_ENV="MNIC_CRIU_OVERRIDE=${IP[c]},${IP[b]},${MAC[b]}" \
+  criu_migrate a d 41 "/tmp/server4.log /tmp/tl4.csv" ) >"$out/both-s.txt" 2>&1 &
+js=$!
+( pid=$pid_c CRIU_SVC=$CRIU_SVC CRIU_SVC_PEER=$SVC_S CRIU_LOG=/tmp/client4.log \
+  CRIU_RESTORE_ENV="MNIC_CRIU_OVERRIDE=${IP[a]},${IP[d]},${MAC[d]}" \
+  criu_migrate c b 42 "/tmp/client4.log /tmp/tl4.csv" ) >"$out/both-c.txt" 2>&1 &
+jc=$!
+rs=0; rc=0
+wait $js || rs=$?
+wait $jc || rc=$?
+cat "$out/both-s.txt" "$out/both-c.txt" | grep -E "^migration|FAIL" || true
+[ $rs = 0 ] && [ $rc = 0 ] || { cat "$out/both-s.txt" "$out/both-c.txt"; fail "both ends: a migration failed"; }
+for e in "d server4 $pid_s" "b client4 $pid_c"; do
+  set -- $e
+  rxe_ctl "${CTL[$1]}" "i=0; while kill -0 $3 2>/dev/null && [ \$i -lt 300 ]; do sleep 0.5; i=\$((i+1)); done; cat /tmp/$2.log" 170 \
+    >"$out/$2.txt" 2>&1 || true
+  grep -qE "^ibv-traffic: PASS ops $OPS4 .* lost 0 dup 0 ooo 0 bad 0 .* bad_atomic 0 errors 0 peer PASS" "$out/$2.txt" ||
+    { cat "$out/$2.txt"; fail "both ends: the $2 did not verify after both moved ($out/$2.txt)"; }
+  # its timeline file moved with it and kept growing: rows from before
+  # and after the move, the run's seconds without a hole
+  rxe_ctl "${CTL[$1]}" "cat /tmp/tl4.csv" 20 >"$out/tl4-$2.csv" || true
+  rows=$(($(wc -l <"$out/tl4-$2.csv") - 1))
+  [ "$rows" -ge $(( OPS4 / RATE * 10 * 8 / 10 )) ] || fail "both ends: the $2's timeline has $rows rows (want about $(( OPS4 / RATE * 10 )))"
+done
+echo "both ends: A -> D and C -> B at once, $(grep -h '^ibv-traffic: PASS' "$out/server4.txt" | cut -d' ' -f2-4) verified on both, their timelines continuous"
+check_dmesg a b c d
+
 # ---- the source host dies after the dump: A gives up within its pause bound --
 # (last: it kills VM C)
 criu_mnicctl a mig-config --pause-ms 3000 --unkeyed >/dev/null || fail "mig-config on NIC A"
@@ -199,7 +247,7 @@ te=$(date +%s%N)
 rxe_ctl "${CTL[a]}" "killall ibv-traffic" 5 >/dev/null 2>&1 || true
 criu_mnicctl a counters --engine >"$out/counters-a.txt" || fail "counters of NIC A"
 [ "$(cnt mig_pause_timeouts)" -gt "${to0:-0}" ] || fail "dead source: NIC A counted no pause timeout ($(cnt mig_pause_timeouts))"
-check_dmesg a b
+check_dmesg a b d
 echo "dead source: A's paused QP gave up $(( (te - td) / 1000000 )) ms after the dump (pause bound 3000 ms; mig_pause_timeouts $(cnt mig_pause_timeouts))"
 
-echo "PASS criu migrated ibv-traffic B -> C -> C ($((XQPS + 1)) QPs over $XCTX contexts, $OPS ops each way at $RATE/s, A's largest gap ${gap:-?} ms) in $(( $(date +%s) - t0 )) s"
+echo "PASS criu: ibv-traffic B -> C -> C ($((XQPS + 1)) QPs over $XCTX contexts, A's largest gap ${gap:-?} ms), a failed restore rolled back, both ends at once, a dead source; in $(( $(date +%s) - t0 )) s"
