@@ -19,10 +19,9 @@ the process was restored on host C.
 
 Phases (this host's clock; A's samples shifted by A's clock offset):
   before    traffic start .. criu dump starts on B
-  stopped   dump .. criu restore returned on C (the context Stopped on B,
-            its pages and images moved, the objects recreated on C; A's QP
-            paused on NAK_STOPPED)
-  restored  .. A's first completion after its longest gap (RESUME to A)
+  stopped   .. A's first completion after its longest gap: the context
+            Stopped on B (A's QP paused on NAK_STOPPED), pages and images
+            moved, the objects recreated on C, RESUME to A
   after     .. the end of the traffic
 """
 import argparse
@@ -105,17 +104,19 @@ def main():
     va, vb = verdict(os.path.join(d, "server.txt")), verdict(os.path.join(d, "client.txt"))
     ep_dump = float(mig["epoch_dump_ms"])
     ep_restored = float(mig["epoch_restored_ms"])
-    # A's longest gap between completing samples around the migration
+    # A's longest gap between completing samples around the migration: its
+    # end (the first completing sample after it) is when traffic resumed
     gap_end, gap = ep_restored, 0.0
     last = tla[0]["epoch_ms"]
     for r in tla:
         if r["completions_s"] > 0:
-            if r["epoch_ms"] - 100 - last > gap and last >= ep_dump - 2000:
+            if (r["epoch_ms"] - 100 - last > gap and last >= ep_dump - 2000 and
+                    r["epoch_ms"] <= ep_restored + 5000):
                 gap, gap_end = r["epoch_ms"] - 100 - last, r["epoch_ms"]
             last = r["epoch_ms"]
-    bounds = [tla[0]["epoch_ms"] - 100, ep_dump, ep_restored, max(gap_end, ep_restored),
-              tla[-1]["epoch_ms"]]
-    names = ("before", "stopped", "restored", "after")
+    ep_resume = max(gap_end - 100, ep_dump)
+    bounds = [tla[0]["epoch_ms"] - 100, ep_dump, ep_resume, tla[-1]["epoch_ms"]]
+    names = ("before", "stopped", "after")
     print("make demo: CRIU live-migrates an unmodified verbs application (ibv-traffic on")
     print("libibverbs and the mnic provider) from host VM B to host VM C; host A's peer QP")
     print("pauses on NAK_STOPPED and follows the RESUME.  %d operations each way, paced at"
@@ -135,6 +136,8 @@ def main():
                 txb += r["tx_bytes_s"] * 0.1
         print("%-9s %7.2f %6.2f %11.0f %9.2f %11.0f %9.2f"
               % (n, (lo - t0) / 1e3, (hi - t0) / 1e3, rx, rxb / 1e6, tx, txb / 1e6))
+    print("(stopped: criu dump starts on B .. A completes again; criu restore on C"
+          " returned at %.2f s)" % ((ep_restored - t0) / 1e3))
     print()
     print("totals (the applications' own verdicts)")
     for side, v in (("host A (server)", va), ("host B -> C (client)", vb)):
@@ -192,7 +195,7 @@ def plot(d, tla, bounds):
                     % ((b - t0) / 1e3, (b - t0) / 1e3) for b in bounds[1:3])
     with open(os.path.join(d, "timeline.gp"), "w") as f:
         f.write("set terminal svg size 900,360 dynamic\nset output '%s'\n"
-                "set title 'host A: RDMA traffic while CRIU moves its peer B -> C (dashed: dump, restored)'\n"
+                "set title 'host A: RDMA traffic while CRIU moves its peer B -> C (dashed: criu dump, A completes again)'\n"
                 "set xlabel 'seconds'\nset ylabel 'MB/s'\nset key top right\n%s"
                 "plot '%s' using 1:2 with lines title 'A received', '' using 1:3 with lines title 'A sent'\n"
                 % (os.path.join(d, "timeline.svg"), marks, os.path.join(d, "timeline.dat")))
