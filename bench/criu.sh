@@ -34,14 +34,8 @@ CTL=([a]=$base [b]=$((base + 1)) [c]=$((base + 2)))
 criu_vm_build "$out/initrd.gz"
 mnic_switch_start "$out/sw"
 RXE_SWITCH=$out/sw
-for v in a b c; do
-  mnic_nic_start nic$v ${MAC[$v]} "$out/$v.ram" 256 || fail "the POSIX NIC $v did not come up"
-  mnic_vm_start host-$v "$out/initrd.gz" "$out/$v.ram" 256 ${IP[$v]}/24 "${CTL[$v]}" nic$v
-done
-for v in a b c; do
-  G[$v]=$(mnic_vm_ready host-$v 300) || fail "host VM $v did not come up ($out/host-$v.log)"
-  criu_mnicctl $v mig-config --pause-ms 60000 --unkeyed >/dev/null || fail "mig-config on NIC $v"
-done
+CRIU_INITRD=$out/initrd.gz
+criu_hosts host a b c
 offa=$(criu_vm_clock a)
 CRIU_SVC=10.0.12.100 CRIU_SVC_PEER=${IP[a]} CRIU_LOG=/tmp/client.log
 criu_svc b $CRIU_SVC $CRIU_SVC_PEER || fail "service address on B"

@@ -50,16 +50,8 @@ criu_vm_build "$out/initrd.gz"
 mnic_switch_start "$out/sw"
 RXE_SWITCH=$out/sw
 say "starting three POSIX NICs and three x86_64 VMs (TCG: about 20 s)"
-for v in a b c; do
-  mnic_nic_start nic$v ${MAC[$v]} "$out/$v.ram" 256 || fail "the POSIX NIC $v did not come up ($out/nic$v.log)"
-  mnic_vm_start host-$v "$out/initrd.gz" "$out/$v.ram" 256 ${IP[$v]}/24 "${CTL[$v]}" nic$v
-done
-for v in a b c; do
-  G[$v]=$(mnic_vm_ready host-$v 300) || fail "host VM $v did not come up ($out/host-$v.log)"
-  # verbs QPs carry no migration key: the operator allows unkeyed RESUME
-  criu_mnicctl $v mig-config --pause-ms 60000 --unkeyed >"$out/mig-config-$v.txt" || fail "mig-config on NIC $v"
-  say "host $v up: mnic0 ${IP[$v]} (RoCEv2 GID index ${G[$v]})"
-done
+CRIU_INITRD=$out/initrd.gz CRIU_SAY=say
+criu_hosts host a b c
 criu_vm_clock a >"$out/clock-a.txt"
 
 # the client's service address: its TCP connection's, moves with it

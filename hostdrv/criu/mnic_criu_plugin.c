@@ -97,6 +97,25 @@ static void say(const char *fmt, ...)
 
 /* ---- which files are ours ------------------------------------------------ */
 
+/* The ib_device name of /sys/class/infiniband_verbs/<uverbs>: 0 or -1. */
+static int uverbs_ibdev(const char *uverbs, char *ibdev, size_t len)
+{
+	char path[PATH_MAX];
+	FILE *f;
+	int ret = -1;
+
+	snprintf(path, sizeof(path), "/sys/class/infiniband_verbs/%s/ibdev", uverbs);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fgets(ibdev, (int)len, f)) {
+		ibdev[strcspn(ibdev, "\n")] = '\0';
+		ret = 0;
+	}
+	fclose(f);
+	return ret;
+}
+
 /* A uverbs char device of an mnic ib_device: "uverbsN" in *name. */
 static bool mnic_uverbs(const struct stat *st, char *name, size_t len)
 {
@@ -122,22 +141,11 @@ static bool mnic_uverbs(const struct stat *st, char *name, size_t len)
 		if (!f)
 			continue;
 		if (fgets(dev, sizeof(dev), f) && sscanf(dev, "%u:%u", &ma, &mi) == 2 &&
-		    ma == major(st->st_rdev) && mi == minor(st->st_rdev)) {
-			FILE *g;
-
-			snprintf(path, sizeof(path), "/sys/class/infiniband_verbs/%s/ibdev",
-				 de->d_name);
-			g = fopen(path, "r");
-			if (g) {
-				size_t l = strlen(de->d_name);
-
-				if (fgets(ibdev, sizeof(ibdev), g) && !strncmp(ibdev, "mnic", 4) &&
-				    l < len) {
-					memcpy(name, de->d_name, l + 1);
-					ok = true;
-				}
-				fclose(g);
-			}
+		    ma == major(st->st_rdev) && mi == minor(st->st_rdev) &&
+		    !uverbs_ibdev(de->d_name, ibdev, sizeof(ibdev)) && !strncmp(ibdev, "mnic", 4) &&
+		    strlen(de->d_name) < len) {
+			memcpy(name, de->d_name, strlen(de->d_name) + 1);
+			ok = true;
 		}
 		fclose(f);
 	}
@@ -454,18 +462,10 @@ static int open_device(char *path, size_t len)
 	if (!d)
 		return -ENODEV;
 	while (fd < 0 && (de = readdir(d))) {
-		char p[PATH_MAX], ibdev[64] = "";
-		FILE *f;
+		char ibdev[64] = "";
 
-		if (strncmp(de->d_name, "uverbs", 6))
+		if (strncmp(de->d_name, "uverbs", 6) || uverbs_ibdev(de->d_name, ibdev, sizeof(ibdev)))
 			continue;
-		snprintf(p, sizeof(p), "/sys/class/infiniband_verbs/%s/ibdev", de->d_name);
-		f = fopen(p, "r");
-		if (!f)
-			continue;
-		if (fgets(ibdev, sizeof(ibdev), f))
-			ibdev[strcspn(ibdev, "\n")] = '\0';
-		fclose(f);
 		if (want ? strcmp(ibdev, want) : strncmp(ibdev, "mnic", 4))
 			continue;
 		snprintf(path, len, "/dev/infiniband/%s", de->d_name);

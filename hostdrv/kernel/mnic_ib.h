@@ -219,6 +219,8 @@ int mnic_ib_umem_get(struct mnic_ib_dev *ib, struct mnic_ib_ucontext *uc, u64 ad
 void mnic_ib_umem_put(struct mnic_ib_dev *ib, struct mnic_ib_ucontext *uc,
 		      struct mnic_ib_umem *m, bool destroyed);
 void mnic_ib_orphans_free(struct mnic_ib_dev *ib, struct mnic_ib_ucontext *uc, bool dma_stopped);
+int mnic_ib_umem_refill(struct mnic_ib_dev *ib, struct mnic_ib_ucontext *uc,
+			struct mnic_ib_umem *m, u32 *pages);
 struct ib_mr *mnic_ib_reg_user_mr(struct ib_pd *pd, u64 start, u64 length, u64 virt_addr,
 				  int access, struct ib_udata *udata);
 int mnic_ib_dereg_mr(struct ib_mr *mr, struct ib_udata *udata);

@@ -415,9 +415,11 @@ static int UVERBS_HANDLER(MNIC_IB_METHOD_DUMP)(struct uverbs_attr_bundle *attrs)
 		}
 		ret = table_entry(uc, o, &table[n++]);
 	}
-	if (ret == -ENOSPC)
+	if (ret == -ENOSPC) {
+		n = 0;   /* tell how many entries the table needs */
 		list_for_each_entry(o, &uc->objs, node)
 			n++;
+	}
 	mutex_unlock(&uc->objs_lock);
 	if (ret) {
 		resp.n_objects = n;
@@ -583,27 +585,6 @@ static void pin_fn(struct work_struct *w)
 	kthread_unuse_mm(p->mm);
 }
 
-struct umem_walk {
-	struct scatterlist *sg;
-	unsigned int off;
-};
-
-static u64 next_page(void *it)
-{
-	struct umem_walk *w = it;
-	u64 addr;
-
-	if (!w->sg)
-		return 0;
-	addr = page_to_phys(sg_page(w->sg)) + w->sg->offset + w->off;
-	w->off += PAGE_SIZE;
-	if (w->off >= w->sg->length) {
-		w->sg = sg_next(w->sg);
-		w->off = 0;
-	}
-	return addr;
-}
-
 static struct mnic_ib_umem *obj_mem(struct mnic_ib_obj *o)
 {
 	switch (o->kind) {
@@ -663,16 +644,8 @@ static int UVERBS_HANDLER(MNIC_IB_METHOD_RESUME)(struct uverbs_attr_bundle *attr
 	destroy_work_on_stack(&p.work);
 	mmput(p.mm);
 	ret = p.ret;
-	for (i = 0; i < p.n && !ret; i++) {
-		struct mnic_ib_umem *m = p.mems[i];
-		struct umem_walk walk = { .sg = m->umem->sgt_append.sgt.sgl };
-		size_t npages = ib_umem_num_pages(m->umem);
-
-		ret = mnic_mtt_write(ib->d, uc->fw.ctx, m->mtt, npages, next_page, &walk,
-				     MNIC_IB_CMD_TIMEOUT_MS);
-		resp.pages += npages;
-		atomic64_add(npages, &ib->d->cnt[MNIC_KCNT_mem_pages_pinned]);
-	}
+	for (i = 0; i < p.n && !ret; i++)
+		ret = mnic_ib_umem_refill(ib, uc, p.mems[i], &resp.pages);
 	if (ret)
 		goto out_unlock;   /* pinned pages stay with their objects */
 	in.hdr.ctx = uc->fw.ctx;

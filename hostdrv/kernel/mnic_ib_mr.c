@@ -90,6 +90,22 @@ err_release:
 	return ret;
 }
 
+/* A restored object's memory, pinned by now (mnic_ib_mig.c): WRITE_MTT of
+ * its pages into the image's MTT. */
+int mnic_ib_umem_refill(struct mnic_ib_dev *ib, struct mnic_ib_ucontext *uc,
+			struct mnic_ib_umem *m, u32 *pages)
+{
+	struct umem_walk walk = { .sg = m->umem->sgt_append.sgt.sgl };
+	size_t npages = ib_umem_num_pages(m->umem);
+
+	if (npages > U32_MAX)
+		return -E2BIG;
+	atomic64_add(npages, &ib->d->cnt[MNIC_KCNT_mem_pages_pinned]);
+	*pages += npages;
+	return mnic_mtt_write(ib->d, uc->fw.ctx, m->mtt, npages, next_umem_page, &walk,
+			      MNIC_IB_CMD_TIMEOUT_MS);
+}
+
 /* destroyed: the object that used the memory is gone from the firmware. */
 void mnic_ib_umem_put(struct mnic_ib_dev *ib, struct mnic_ib_ucontext *uc,
 		      struct mnic_ib_umem *m, bool destroyed)

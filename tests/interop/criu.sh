@@ -7,6 +7,11 @@
 #   criu_vm_build OUT    the mnic VM initramfs with CRIU (binary and
 #       libraries), mnic_criu_plugin.so in /usr/lib/criu/, the socket-diag
 #       and nf_tables modules (TCP repair's network lock), and ibv-traffic
+#   criu_hosts PREFIX VM...   a POSIX NIC (nic<VM>) and an x86 VM (console
+#       PREFIX-<VM>.log) per name, booted together; waits for each, sets its
+#       NIC's migration policy (60 s pause bound, unkeyed: verbs QPs carry no
+#       key) and puts its RoCEv2 GID index in G[VM]; uses $CRIU_INITRD and
+#       the arrays IP, MAC, CTL; $CRIU_SAY (a command) hears "VM up" lines
 #   criu_mnicctl VM ARGS...   mnicctl on the VM's /dev/mnic0 (through its
 #       mnic.ko: never on the NIC's BAR from this host while the VM's driver
 #       runs, the two would share one command queue)
@@ -33,6 +38,21 @@ criu_vm_build() {
   MNIC_VM_MODULES=$CRIU_MODULES \
   MNIC_VM_FILES="$MNIC_ROOT/build/host/criu/mnic_criu_plugin.so:/usr/lib/criu/mnic_criu_plugin.so" \
     mnic_vm_build "$1" "$MNIC_ROOT/build/host/tools/ibv-traffic $MNIC_ROOT/build/host/criu/mnic-criu $MNIC_ROOT/build/host/hostdrv/mnicctl $criu"
+}
+
+criu_hosts() {
+  local pre=$1 v
+  shift
+  for v in "$@"; do
+    mnic_nic_start nic$v ${MAC[$v]} "$RXE_OUT/$v.ram" 256 || fail "the POSIX NIC $v did not come up ($RXE_OUT/nic$v.log)"
+    mnic_vm_start $pre-$v "$CRIU_INITRD" "$RXE_OUT/$v.ram" 256 ${IP[$v]}/24 "${CTL[$v]}" nic$v
+  done
+  for v in "$@"; do
+    G[$v]=$(mnic_vm_ready $pre-$v 300) || fail "VM $v did not come up ($RXE_OUT/$pre-$v.log)"
+    criu_mnicctl $v mig-config --pause-ms 60000 --unkeyed >"$RXE_OUT/mig-config-$v.txt" ||
+      fail "mig-config on NIC $v"
+    ${CRIU_SAY:-:} "host $v up: mnic0 ${IP[$v]} (RoCEv2 GID index ${G[$v]})"
+  done
 }
 
 criu_mnicctl() {

@@ -55,7 +55,6 @@ XCTX=${CRIU_VM_XCTX:-2}       # over two contexts
 declare -A CTL IP MAC
 IP=([a]=10.0.10.1 [b]=10.0.10.2 [c]=10.0.10.3 [d]=10.0.10.4)
 MAC=([a]=52:54:00:00:0a:01 [b]=52:54:00:00:0a:02 [c]=52:54:00:00:0a:03 [d]=52:54:00:00:0a:04)
-VM_MEM_MIB=256
 fail() { echo "FAIL: $*"; exit 1; }
 
 make -C "$root" --no-print-directory -s kmod hostdrv ibv-traffic criu-plugin >/dev/null
@@ -68,17 +67,9 @@ mnic_switch_start "$out/sw"
 RXE_SWITCH=$out/sw
 
 t0=$(date +%s)
-for v in a b c d; do
-  mnic_nic_start nic$v ${MAC[$v]} "$out/$v.ram" $VM_MEM_MIB || fail "the POSIX NIC $v did not come up"
-  mnic_vm_start mnic-$v "$out/mnic-initrd.gz" "$out/$v.ram" $VM_MEM_MIB ${IP[$v]}/24 "${CTL[$v]}" nic$v
-done
 declare -A G
-for v in a b c d; do
-  G[$v]=$(mnic_vm_ready mnic-$v 300) || fail "the mnic VM $v did not come up ($out/mnic-$v.log)"
-  # verbs QPs carry no migration key: the NICs take unkeyed RESUME and
-  # NAK_STOPPED, and a paused QP waits up to 60 s for its peer
-  criu_mnicctl $v mig-config --pause-ms 60000 --unkeyed >"$out/mig-config-$v.txt" || fail "mig-config on NIC $v"
-done
+CRIU_INITRD=$out/mnic-initrd.gz
+criu_hosts mnic a b c d
 echo "setup: $(( $(date +%s) - t0 )) s (four VMs)"
 # (informational: the VMs lack tun, veth and ptys, which this process does not use)
 rxe_ctl "${CTL[b]}" "criu check" 60 >"$out/criu-check.txt" 2>&1 || true

@@ -372,6 +372,10 @@ check netdev_mtu_busy_while_up eval '! ip link set mnic0 mtu 2000 2>/dev/null'
 # driver-private udata of mnic/ib_abi.h, the doorbell page's mmap, the
 # hostile variants, and a close that frees all (checks ib_objects_*).
 check ib_verbs_objects mnic-ib-check objects mnic0 \$D
+# The migration methods (mnic_ib_mig.c, the CRIU plugin's): DUMP's image
+# and table, ABORT, hostile RESTOREs, the restore shells and their
+# refusals, RESUME (checks ib_mig_*).
+check ib_verbs_mig mnic-ib-check mig mnic0 \$D
 # The rdma-core provider (hostdrv/provider/, libmnic-rdmav34.so with
 # /etc/libibverbs.d/mnic.driver) under Debian's libibverbs 44: unmodified
 # ibv_devices and ibv_devinfo see mnic0 and its attributes, and

@@ -154,6 +154,11 @@ UNIT_TESTS += test_wqe
 test_wqe_SRCS := tests/unit/hostdrv/test_wqe.c hostdrv/lib/wqe.c
 test_wqe_CFLAGS := -Ihostdrv/include -Ihostdrv/lib
 
+# The CRIU plugin's image header: sizes and fields checked before belief.
+UNIT_TESTS += test_criu_img
+test_criu_img_SRCS := tests/unit/hostdrv/test_criu_img.c
+test_criu_img_CFLAGS := -Ihostdrv/criu -Iabi/include
+
 # libmnic's migration sequence: order of calls, overrides, failure reports.
 UNIT_TESTS += test_libmnic_mig
 test_libmnic_mig_SRCS := tests/unit/hostdrv/test_libmnic_mig.c $(LIBMNIC_SRCS)

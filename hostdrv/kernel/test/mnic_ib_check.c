@@ -18,6 +18,13 @@
  *        unmapped rings, UD), RESIZE_CQ refused, a CQ in use, MODIFY_QP to
  *        INIT and QUERY_QP, destroys; closing the file with objects left
  *        frees all of them in the firmware and unpins every page
+ *   mnic-ib-check mig IBDEV MNICDEV      the migration methods (mnic/ib_mig.h,
+ *        mnic_ib_mig.c): DUMP's image and object table (handles, keys,
+ *        QPN, buffers), a dump that does not fit undone, ABORT; RESTORE of
+ *        hostile images refused, into a context with objects refused; the
+ *        restore shells (filler PDs, PD/MR/CQ/QP claims checked against the
+ *        image, wrong ones refused), RESUME refused while an object is
+ *        missing, then pinning and resuming; every page unpinned on close
  *   mnic-ib-check unbind IBDEV MNICDEV   a file with a context and a PD
  *        while the PCI function is unbound: the core disassociates it
  *        (commands then fail), the firmware keeps nothing; rebound after
@@ -45,6 +52,7 @@
 #include "mnic/abi.h"
 #include "mnic/cmd.h"
 #include "mnic/ib_abi.h"
+#include "mnic/ib_mig.h"
 #include "mnic/ioctl.h"
 #include "mnic/queues.h"
 
@@ -844,6 +852,303 @@ out:
 		close(fd);
 }
 
+/* ---- mig --------------------------------------------------------------- */
+
+static int mig(int fd, uint16_t method, struct mnic_ib_mig_req *req, struct mnic_ib_mig_resp *resp)
+{
+	req->version = MNIC_IB_MIG_VERSION;
+	return mnic_ib_method(fd, method, req, resp);
+}
+
+static struct mnic_ib_create_tail tail_of(uint32_t handle)
+{
+	return (struct mnic_ib_create_tail){ .magic = MNIC_IB_TAIL_MAGIC, .handle = handle,
+					     .comp_fd = -1 };
+}
+
+static int reg_mr_tail(int fd, uint32_t pd, void *addr, uint64_t len, uint32_t access,
+		       uint32_t key, struct ib_uverbs_reg_mr_resp *r)
+{
+	struct ib_uverbs_reg_mr c = {
+		.start = (uintptr_t)addr, .length = len, .hca_va = (uintptr_t)addr,
+		.pd_handle = pd, .access_flags = access,
+	};
+	struct mnic_ib_create_tail t = tail_of(key);
+	uint8_t resp[16];
+	int ret;
+
+	c.response = (uintptr_t)resp;
+	memset(resp, 0, sizeof(resp));
+	ret = uverbs_cmd(fd, IB_USER_VERBS_CMD_REG_MR, &c, sizeof(c), sizeof(resp), &t, sizeof(t));
+	memcpy(r, resp, sizeof(*r));
+	return ret;
+}
+
+static int create_cq_tail(int fd, const struct mnic_ib_create_cq_req *req, uint32_t h, uint32_t *handle)
+{
+	struct {
+		struct mnic_ib_create_cq_req r;
+		struct mnic_ib_create_tail t;
+	} d = { .r = *req, .t = tail_of(h) };
+
+	return create_cq(fd, req->entries, &d.r, sizeof(d), handle, NULL);
+}
+
+static int create_qp_tail(int fd, uint32_t pd, uint32_t cq, const struct mnic_ib_create_qp_req *req,
+			  uint32_t qpn, uint32_t *handle, uint32_t *got_qpn)
+{
+	struct ib_uverbs_create_qp c;
+	struct {
+		struct mnic_ib_create_qp_req r;
+		struct mnic_ib_create_tail t;
+	} d = { .r = *req, .t = tail_of(qpn) };
+	uint8_t resp[sizeof(struct ib_uverbs_create_qp_resp) + sizeof(struct mnic_ib_create_qp_resp)];
+	struct ib_uverbs_create_qp_resp r;
+	int ret;
+
+	memset(&c, 0, sizeof(c));
+	memset(resp, 0, sizeof(resp));
+	c.response = (uintptr_t)resp;
+	c.pd_handle = pd;
+	c.send_cq_handle = cq;
+	c.recv_cq_handle = cq;
+	c.max_send_wr = req->sq_entries;
+	c.max_recv_wr = req->rq_entries;
+	c.max_send_sge = 1;
+	c.max_recv_sge = 1;
+	c.qp_type = QPT_RC;
+	ret = uverbs_cmd(fd, IB_USER_VERBS_CMD_CREATE_QP, &c, sizeof(c), sizeof(resp), &d, sizeof(d));
+	memcpy(&r, resp, sizeof(r));
+	*handle = r.qp_handle;
+	*got_qpn = r.qpn;
+	return ret;
+}
+
+static const struct mnic_ib_mig_obj *table_find(const struct mnic_ib_mig_obj *t, uint32_t n,
+						 uint32_t kind)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (t[i].kind == kind)
+			return &t[i];
+	return NULL;
+}
+
+/* mnic-ib-check mig: a context dumped, its image restored into another. */
+static void run_mig(void)
+{
+	static uint8_t image[1 << 20];
+	static struct mnic_ib_mig_obj table[64];
+	struct ib_uverbs_get_context_resp gc;
+	struct mnic_ib_alloc_ucontext_resp uc;
+	struct ib_uverbs_reg_mr_resp mr, mr2;
+	struct mnic_ib_create_cq_req cqr;
+	struct mnic_ib_create_cq_resp cqd;
+	struct mnic_ib_create_qp_req qpr;
+	struct mnic_ib_create_qp_resp qpd;
+	struct ib_uverbs_create_qp_resp qpresp;
+	struct mnic_ib_mig_req req;
+	struct mnic_ib_mig_resp resp;
+	const struct mnic_ib_mig_obj *o;
+	long pinned0 = counter("mem_pages_pinned"), unpinned0 = counter("mem_pages_unpinned");
+	long refused0 = counter("ib_mig_refused"), abort0 = counter("ib_mig_abort");
+	long resume0 = counter("ib_mig_resume");
+	size_t cq_len = 2 * 4096, qp_len = 4 * 4096, mr_len = 3 * 4096;
+	uint32_t pd, pd_hole, cq, qp, h, h2, qpn, fill[8], n, img_len;
+	uint8_t *mrbuf = page_buf(mr_len), *cqbuf = page_buf(cq_len), *qpbuf = page_buf(qp_len);
+	int fd, fd2, ret;
+
+	fd = open_uverbs();
+	if (fd < 0 || !mrbuf || !cqbuf || !qpbuf)
+		return;
+	ret = get_context_drv(fd, &gc, &uc);
+	result("ib_mig_context", ret == 0, "GET_CONTEXT: %s", strerror(-ret));
+	/* a hole in the handle numbering: PD 0 freed, the objects after it */
+	ret = alloc_pd(fd, &pd_hole, NULL, 0) || alloc_pd(fd, &pd, NULL, 0) || dealloc_pd(fd, pd_hole);
+	ret = ret || reg_mr(fd, pd, mrbuf, mr_len, ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE, &mr);
+	cqr = (struct mnic_ib_create_cq_req){ .buf_addr = (uintptr_t)cqbuf, .buf_len = cq_len,
+					      .entries = 64, .dbrec_off = 64 * MNIC_CQE_SIZE };
+	ret = ret || create_cq(fd, 64, &cqr, sizeof(cqr), &cq, &cqd);
+	qpr = (struct mnic_ib_create_qp_req){
+		.buf_addr = (uintptr_t)qpbuf, .buf_len = qp_len, .sq_entries = 8, .rq_entries = 8,
+		.rq_off = 8 * MNIC_WQE_SIZE, .sq_dbrec_off = 16 * MNIC_WQE_SIZE,
+		.rq_dbrec_off = 16 * MNIC_WQE_SIZE + 8,
+	};
+	ret = ret || create_qp(fd, pd, cq, QPT_RC, 8, &qpr, &qp, &qpresp, &qpd);
+	result("ib_mig_objects_made", ret == 0, "PD/MR/CQ/QP: %s", ret < 0 ? strerror(-ret) : "failed");
+	if (ret)
+		goto out;
+
+	/* DUMP that does not fit: undone, the sizes told */
+	memset(&req, 0, sizeof(req));
+	req.image_addr = (uintptr_t)image;
+	req.image_len = 16;
+	req.table_addr = (uintptr_t)table;
+	req.table_len = sizeof(table);
+	ret = mig(fd, MNIC_IB_METHOD_DUMP, &req, &resp);
+	result("ib_mig_dump_no_room", ret == -ENOSPC && resp.image_len > 16,
+	       "DUMP into 16 bytes: %s, image_len %u", strerror(-ret), resp.image_len);
+	req.table_len = sizeof(table[0]);
+	ret = mig(fd, MNIC_IB_METHOD_DUMP, &req, &resp);
+	result("ib_mig_dump_table_no_room", ret == -ENOSPC && resp.n_objects == 4,
+	       "DUMP with room for 1 object: %s, n_objects %u", strerror(-ret), resp.n_objects);
+	/* version check */
+	memset(&req, 0, sizeof(req));
+	req.version = 99;
+	ret = mnic_ib_method(fd, MNIC_IB_METHOD_DUMP, &req, &resp);
+	result("ib_mig_bad_version", ret == -EPROTONOSUPPORT, "version 99: %s", strerror(-ret));
+	/* the dump, then ABORT, then the dump again */
+	memset(&req, 0, sizeof(req));
+	req.image_addr = (uintptr_t)image;
+	req.image_len = sizeof(image);
+	req.table_addr = (uintptr_t)table;
+	req.table_len = sizeof(table);
+	ret = mig(fd, MNIC_IB_METHOD_DUMP, &req, &resp);
+	n = resp.n_objects;
+	img_len = resp.image_len;
+	result("ib_mig_dump", ret == 0 && n == 4 && img_len > 40 && !memcmp(image, "MNICDUMP", 8) &&
+	       resp.objects[0] == 1 && resp.objects[1] == 1 && resp.objects[2] == 1 &&
+	       resp.objects[4] == 1 && resp.db_mmap_offset == uc.db_mmap_offset,
+	       "DUMP: %s, %u objects, image %u bytes, PD/MR/CQ/QP %u/%u/%u/%u", strerror(-ret), n, img_len,
+	       resp.objects[0], resp.objects[1], resp.objects[2], resp.objects[4]);
+	if (ret)
+		goto out;
+	o = table_find(table, n, MNIC_IB_OBJ_PD);
+	result("ib_mig_table_pd", o && o->handle == pd, "PD handle %u (made %u)", o ? o->handle : 0, pd);
+	o = table_find(table, n, MNIC_IB_OBJ_MR);
+	result("ib_mig_table_mr", o && o->fw == mr.lkey && o->addr == (uintptr_t)mrbuf && o->len == mr_len &&
+	       o->pd == pd, "MR key %#x (made %#x), addr ok %d, pd %u", o ? o->fw : 0, mr.lkey,
+	       o && o->addr == (uintptr_t)mrbuf, o ? o->pd : 0);
+	o = table_find(table, n, MNIC_IB_OBJ_CQ);
+	result("ib_mig_table_cq", o && o->handle == cq && o->fw == cqd.cq_handle && o->entries == 64 &&
+	       o->addr == cqr.buf_addr && !o->has_channel && o->comp_fd == -1,
+	       "CQ handle %u fw %#x", o ? o->handle : 0, o ? o->fw : 0);
+	o = table_find(table, n, MNIC_IB_OBJ_QP);
+	result("ib_mig_table_qp", o && o->handle == qp && o->fw == qpresp.qpn && o->send_cq == cq &&
+	       o->entries == 8 && o->rq_off == qpr.rq_off, "QP handle %u QPN %#x (made %#x)",
+	       o ? o->handle : 0, o ? o->fw : 0, qpresp.qpn);
+	memset(&req, 0, sizeof(req));
+	ret = mig(fd, MNIC_IB_METHOD_ABORT, &req, NULL);
+	result("ib_mig_abort", ret == 0 && counter("ib_mig_abort") == abort0 + 1, "ABORT: %s",
+	       strerror(-ret));
+
+	/* RESTORE: hostile images, on a second file */
+	fd2 = open_uverbs();
+	if (fd2 < 0)
+		goto out;
+	ret = get_context_drv(fd2, &gc, &uc);
+	memset(&req, 0, sizeof(req));
+	req.image_addr = (uintptr_t)image;
+	req.image_len = img_len - 1;
+	ret = mig(fd2, MNIC_IB_METHOD_RESTORE, &req, NULL);
+	result("ib_mig_restore_truncated_refused", ret == -EINVAL, "image cut by a byte: %s", strerror(-ret));
+	image[0] ^= 1;
+	req.image_len = img_len;
+	ret = mig(fd2, MNIC_IB_METHOD_RESTORE, &req, NULL);
+	result("ib_mig_restore_bad_magic_refused", ret == -EINVAL, "bad magic: %s", strerror(-ret));
+	image[0] ^= 1;
+	image[img_len - 1] ^= 0x40;   /* the CRC no longer matches: the firmware's check */
+	ret = mig(fd2, MNIC_IB_METHOD_RESTORE, &req, NULL);
+	result("ib_mig_restore_bad_crc_refused", ret != 0, "a flipped bit: %s", ret ? strerror(-ret) : "restored");
+	image[img_len - 1] ^= 0x40;
+	/* the source's objects still hold their QPN and keys on this NIC:
+	 * close the source, then the image restores */
+	close(fd);
+	fd = -1;
+	ret = alloc_pd(fd2, &h, NULL, 0);
+	ret = ret || mig(fd2, MNIC_IB_METHOD_RESTORE, &req, NULL);
+	result("ib_mig_restore_not_fresh_refused", ret == -EBUSY, "into a context with a PD: %s",
+	       strerror(-ret));
+	close(fd2);
+	fd2 = open_uverbs();
+	if (fd2 < 0)
+		goto out;
+	ret = get_context_drv(fd2, &gc, &uc);
+	ret = ret || mig(fd2, MNIC_IB_METHOD_RESTORE, &req, NULL);
+	result("ib_mig_restore", ret == 0, "RESTORE of the image: %s", strerror(-ret));
+	if (ret)
+		goto out2;
+	/* fillers up to the largest handle, then each object at its own */
+	for (h = 0; h <= qp && h < 8; h++) {
+		struct mnic_ib_create_tail t = tail_of(MNIC_IB_RESTORE_FILLER);
+
+		ret = alloc_pd(fd2, &fill[h], &t, sizeof(t));
+		if (ret || fill[h] != h)
+			break;
+	}
+	result("ib_mig_fillers", h == qp + 1, "filler PDs 0..%u: stopped at %u (%s)", qp, h, strerror(-ret));
+	{
+		struct mnic_ib_create_tail bad = tail_of(0x7777);
+
+		ret = dealloc_pd(fd2, pd) || alloc_pd(fd2, &h, &bad, sizeof(bad));
+		result("ib_mig_shell_pd_wrong_refused", ret == -EINVAL, "a PD the image lacks: %s",
+		       strerror(-ret));
+	}
+	ret = mig(fd2, MNIC_IB_METHOD_RESUME, &req, NULL);
+	result("ib_mig_resume_incomplete_refused", ret == -EINVAL, "RESUME with no shell: %s", strerror(-ret));
+	o = table_find(table, n, MNIC_IB_OBJ_PD);
+	{
+		struct mnic_ib_create_tail t = tail_of(o->fw);
+
+		ret = alloc_pd(fd2, &h, &t, sizeof(t));
+		result("ib_mig_shell_pd", ret == 0 && h == pd, "PD at handle %u: %s (got %u)", pd,
+		       strerror(-ret), h);
+		ret = alloc_pd(fd2, &h2, &t, sizeof(t));
+		result("ib_mig_shell_pd_twice_refused", ret == -EINVAL, "the same PD again: %s", strerror(-ret));
+		if (!ret)
+			dealloc_pd(fd2, h2);
+	}
+	o = table_find(table, n, MNIC_IB_OBJ_MR);
+	dealloc_pd(fd2, fill[o->handle]);
+	ret = reg_mr_tail(fd2, pd, mrbuf, mr_len - 4096, ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE, o->fw, &mr2);
+	result("ib_mig_shell_mr_wrong_len_refused", ret == -EINVAL, "MR shorter than its image: %s",
+	       strerror(-ret));
+	ret = reg_mr_tail(fd2, pd, mrbuf, mr_len, ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE, o->fw, &mr2);
+	result("ib_mig_shell_mr", ret == 0 && mr2.mr_handle == o->handle && mr2.lkey == mr.lkey &&
+	       mr2.rkey == mr.rkey, "MR: %s, handle %u key %#x (image %#x)", strerror(-ret), mr2.mr_handle,
+	       mr2.lkey, mr.lkey);
+	o = table_find(table, n, MNIC_IB_OBJ_CQ);
+	dealloc_pd(fd2, fill[o->handle]);
+	ret = create_cq_tail(fd2, &cqr, o->fw, &h);
+	result("ib_mig_shell_cq", ret == 0 && h == cq, "CQ: %s, handle %u", strerror(-ret), h);
+	o = table_find(table, n, MNIC_IB_OBJ_QP);
+	dealloc_pd(fd2, fill[o->handle]);
+	qpr.sq_entries = 16;
+	ret = create_qp_tail(fd2, pd, cq, &qpr, o->fw, &h, &qpn);
+	result("ib_mig_shell_qp_wrong_ring_refused", ret == -EINVAL, "QP with another SQ size: %s",
+	       strerror(-ret));
+	qpr.sq_entries = 8;
+	ret = create_qp_tail(fd2, pd, cq, &qpr, o->fw, &h, &qpn);
+	result("ib_mig_shell_qp", ret == 0 && h == qp && qpn == qpresp.qpn, "QP: %s, handle %u QPN %#x",
+	       strerror(-ret), h, qpn);
+	result("ib_mig_refused_counted", counter("ib_mig_refused") >= refused0 + 3,
+	       "ib_mig_refused %ld -> %ld", refused0, counter("ib_mig_refused"));
+	ret = mig(fd2, MNIC_IB_METHOD_RESUME, &req, &resp);
+	result("ib_mig_resume", ret == 0 && resp.pages == (mr_len + cq_len + qp_len) / 4096 &&
+	       counter("ib_mig_resume") == resume0 + 1, "RESUME: %s, %u pages pinned", strerror(-ret),
+	       resp.pages);
+	ret = mig(fd2, MNIC_IB_METHOD_RESUME, &req, NULL);
+	result("ib_mig_resume_twice_refused", ret == -EINVAL, "RESUME again: %s", strerror(-ret));
+	/* the restored context dumps again (a second migration) */
+	memset(&req, 0, sizeof(req));
+	req.image_addr = (uintptr_t)image;
+	req.image_len = sizeof(image);
+	req.table_addr = (uintptr_t)table;
+	req.table_len = sizeof(table);
+	ret = mig(fd2, MNIC_IB_METHOD_DUMP, &req, &resp);
+	result("ib_mig_restored_dumps", ret == 0 && resp.n_objects == 4, "DUMP of the restored: %s, %u objects",
+	       strerror(-ret), resp.n_objects);
+out2:
+	close(fd2);
+out:
+	if (fd >= 0)
+		close(fd);
+	usleep(200000);
+	result("ib_mig_pages_unpinned", counter("mem_pages_unpinned") - unpinned0 ==
+	       counter("mem_pages_pinned") - pinned0,
+	       "pinned +%ld, unpinned +%ld after both closes", counter("mem_pages_pinned") - pinned0,
+	       counter("mem_pages_unpinned") - unpinned0);
+}
+
 static int write_file(const char *path, const char *s)
 {
 	int fd = open(path, O_WRONLY), ok;
@@ -906,8 +1211,8 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc != 4 || (strcmp(argv[1], "verbs") && strcmp(argv[1], "unbind") &&
-			  strcmp(argv[1], "objects"))) {
-		fprintf(stderr, "usage: %s verbs|objects|unbind IBDEV /dev/mnicN\n", argv[0]);
+			  strcmp(argv[1], "objects") && strcmp(argv[1], "mig"))) {
+		fprintf(stderr, "usage: %s verbs|objects|mig|unbind IBDEV /dev/mnicN\n", argv[0]);
 		return 2;
 	}
 	ibdev = argv[2];
@@ -918,6 +1223,8 @@ int main(int argc, char **argv)
 		run_verbs();
 	else if (!strcmp(argv[1], "objects"))
 		run_objects();
+	else if (!strcmp(argv[1], "mig"))
+		run_mig();
 	else
 		run_unbind();
 	if (failures) {
