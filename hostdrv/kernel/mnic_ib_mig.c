@@ -272,8 +272,10 @@ static struct mnic_ib_ucontext *method_uc(struct uverbs_attr_bundle *attrs,
 	ret = uverbs_copy_from(req, attrs, MNIC_IB_ATTR_REQ);
 	if (ret)
 		return ERR_PTR(ret);
+	/* (not -EPROTONOSUPPORT: the uverbs core keeps that for methods it
+	 * cannot call, and warns when a handler returns it) */
 	if (req->version != MNIC_IB_MIG_VERSION)
-		return ERR_PTR(-EPROTONOSUPPORT);
+		return ERR_PTR(-EINVAL);
 	return to_muc(ibuc);
 }
 

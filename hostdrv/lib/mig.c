@@ -145,7 +145,8 @@ int mnic_abort_dump(struct mnic_dev *dev)
 	return err;
 }
 
-int mnic_mig_config_flags(struct mnic_dev *dev, uint32_t pause_timeout_ms, uint32_t flags)
+int mnic_mig_config_flags(struct mnic_dev *dev, uint32_t pause_timeout_ms,
+			  uint32_t resume_budget_ms, uint32_t flags)
 {
 	struct mnic_cmd_mig_config_in in;
 	struct mnic_cmd_simple_out out;
@@ -155,11 +156,12 @@ int mnic_mig_config_flags(struct mnic_dev *dev, uint32_t pause_timeout_ms, uint3
 	memset(&in, 0, sizeof(in));
 	in.hdr.opcode = MNIC_CMD_MIG_CONFIG;
 	in.pause_timeout_ms = pause_timeout_ms;
+	in.resume_budget_ms = resume_budget_ms;
 	in.flags = flags;
 	return mnic_cmd(dev, &in, sizeof(in), &out, sizeof(out), NULL);
 }
 
 int mnic_mig_config(struct mnic_dev *dev, uint32_t pause_timeout_ms)
 {
-	return mnic_mig_config_flags(dev, pause_timeout_ms, 0);
+	return mnic_mig_config_flags(dev, pause_timeout_ms, 0, 0);
 }

@@ -843,29 +843,34 @@ static int cmd_restore(struct mnic_dev *dev, int argc, const char **argv)
 /* MIG_CONFIG: every field set (pause bound 0: each QP's retry_cnt x timeout). */
 static int cmd_mig_config(struct mnic_dev *dev, int argc, const char **argv)
 {
-	uint32_t pause = 0, flags = 0;
+	uint32_t pause = 0, budget = 0, flags = 0;
 	int err;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--pause-ms") && i + 1 < argc &&
 		    !mnicctl_parse_u32(argv[i + 1], &pause))
 			i++;
+		else if (!strcmp(argv[i], "--resume-budget-ms") && i + 1 < argc &&
+			 !mnicctl_parse_u32(argv[i + 1], &budget))
+			i++;
 		else if (!strcmp(argv[i], "--unkeyed"))
 			flags |= MNIC_MIG_CFG_UNKEYED;
 		else
-			return mnicctl_usage("mig-config [--pause-ms MS] [--unkeyed]");
+			return mnicctl_usage("mig-config [--pause-ms MS] [--resume-budget-ms MS] [--unkeyed]");
 	}
-	err = mnic_mig_config_flags(dev, pause, flags);
+	err = mnic_mig_config_flags(dev, pause, budget, flags);
 	if (err < 0)
 		return dev_fail(dev, "MIG_CONFIG", err);
 	if (opt.json) {
 		jopen(NULL, '{');
 		jnum("pause_timeout_ms", pause);
+		jnum("resume_budget_ms", budget);
 		jnum("mig_unkeyed", !!flags);
 		jclose('}');
 	} else {
-		printf("MIG_CONFIG: pause bound %s%u ms, %s\n", pause ? "" : "per QP (retry_cnt x timeout), ",
-		       pause, flags ? "unkeyed RESUME accepted" : "keyed QPs only");
+		printf("MIG_CONFIG: pause bound %u ms, RESUME budget %u ms (0: per QP, retry_cnt x "
+		       "timeout), %s\n", pause, budget,
+		       flags ? "unkeyed RESUME accepted" : "keyed QPs only");
 	}
 	return MNICCTL_OK;
 }
@@ -1770,8 +1775,9 @@ static const struct subcmd {
 	{"abort", DEV_READY, cmd_simple,
 	 "abort [--ctx ID | --pid PID]    cancel a dump: its QPs resume in place"},
 	{"mig-config", DEV_READY, cmd_mig_config,
-	 "mig-config [--pause-ms MS] [--unkeyed]   migration policy: how long paused QPs wait\n"
-	 "                             for a RESUME, whether QPs without a key may migrate"},
+	 "mig-config [--pause-ms MS] [--resume-budget-ms MS] [--unkeyed]   migration policy: how\n"
+	 "                             long paused QPs wait for a RESUME, how long a restored QP\n"
+	 "                             resends its own, whether QPs without a key may migrate"},
 	{"create", DEV_READY, cmd_create,
 	 "create pd | cq ENTRIES | mr PD LEN | qp PD CQ   make an object, print its handle"},
 	{"destroy", DEV_READY, cmd_destroy,

@@ -9,8 +9,9 @@
 #       and nf_tables modules (TCP repair's network lock), and ibv-traffic
 #   criu_hosts PREFIX VM...   a POSIX NIC (nic<VM>) and an x86 VM (console
 #       PREFIX-<VM>.log) per name, booted together; waits for each, sets its
-#       NIC's migration policy (60 s pause bound, unkeyed: verbs QPs carry no
-#       key) and puts its RoCEv2 GID index in G[VM]; uses $CRIU_INITRD and
+#       NIC's migration policy (60 s pause bound, 30 s RESUME budget: both
+#       ends may move at once; unkeyed: verbs QPs carry no key) and puts its
+#       RoCEv2 GID index in G[VM]; uses $CRIU_INITRD and
 #       the arrays IP, MAC, CTL; $CRIU_SAY (a command) hears "VM up" lines
 #   criu_mnicctl VM ARGS...   mnicctl on the VM's /dev/mnic0 (through its
 #       mnic.ko: never on the NIC's BAR from this host while the VM's driver
@@ -49,7 +50,7 @@ criu_hosts() {
   done
   for v in "$@"; do
     G[$v]=$(mnic_vm_ready $pre-$v 300) || fail "VM $v did not come up ($RXE_OUT/$pre-$v.log)"
-    criu_mnicctl $v mig-config --pause-ms 60000 --unkeyed >"$RXE_OUT/mig-config-$v.txt" ||
+    criu_mnicctl $v mig-config --pause-ms 60000 --resume-budget-ms 30000 --unkeyed >"$RXE_OUT/mig-config-$v.txt" ||
       fail "mig-config on NIC $v"
     ${CRIU_SAY:-:} "host $v up: mnic0 ${IP[$v]} (RoCEv2 GID index ${G[$v]})"
   done

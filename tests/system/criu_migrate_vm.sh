@@ -216,7 +216,7 @@ check_dmesg a b c d
 
 # ---- the source host dies after the dump: A gives up within its pause bound --
 # (last: it kills VM C)
-criu_mnicctl a mig-config --pause-ms 3000 --unkeyed >/dev/null || fail "mig-config on NIC A"
+criu_mnicctl a mig-config --pause-ms 3000 --resume-budget-ms 30000 --unkeyed >/dev/null || fail "mig-config on NIC A"
 to0=$(cnt mig_pause_timeouts)
 targs3="-m 1024 -s 4096 -n 100000 -r $RATE -p 18517 -t 120"
 rxe_bg "${CTL[a]}" tr3 "ibv-traffic -d mnic0 -g ${G[a]} $targs3"

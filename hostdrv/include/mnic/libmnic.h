@@ -675,9 +675,12 @@ int mnic_restore_image(struct mnic_dev *dev, const void *img, uint32_t len,
 int mnic_resume_context(struct mnic_dev *dev);
 int mnic_abort_dump(struct mnic_dev *dev);
 int mnic_mig_config(struct mnic_dev *dev, uint32_t pause_timeout_ms);
-/* MIG_CONFIG with its flags too (MNIC_MIG_CFG_UNKEYED: accept RESUME and
- * NAK_STOPPED of QPs without a migration key, as verbs QPs are). */
-int mnic_mig_config_flags(struct mnic_dev *dev, uint32_t pause_timeout_ms, uint32_t flags);
+/* MIG_CONFIG with every field: the pause bound, the RESUME resend budget
+ * (0: each QP's retry_cnt x timeout) and the flags (MNIC_MIG_CFG_UNKEYED:
+ * accept RESUME and NAK_STOPPED of QPs without a migration key, as verbs
+ * QPs are). */
+int mnic_mig_config_flags(struct mnic_dev *dev, uint32_t pause_timeout_ms,
+			  uint32_t resume_budget_ms, uint32_t flags);
 
 /* ---- migration orchestration: the sequence, freeze-independent ------------ */
 

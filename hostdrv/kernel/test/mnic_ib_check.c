@@ -995,7 +995,7 @@ static void run_mig(void)
 	memset(&req, 0, sizeof(req));
 	req.version = 99;
 	ret = mnic_ib_method(fd, MNIC_IB_METHOD_DUMP, &req, &resp);
-	result("ib_mig_bad_version", ret == -EPROTONOSUPPORT, "version 99: %s", strerror(-ret));
+	result("ib_mig_bad_version", ret == -EINVAL, "version 99: %s", strerror(-ret));
 	/* the dump, then ABORT, then the dump again */
 	memset(&req, 0, sizeof(req));
 	req.image_addr = (uintptr_t)image;
@@ -1055,7 +1055,8 @@ static void run_mig(void)
 	close(fd);
 	fd = -1;
 	ret = alloc_pd(fd2, &h, NULL, 0);
-	ret = ret || mig(fd2, MNIC_IB_METHOD_RESTORE, &req, NULL);
+	if (!ret)
+		ret = mig(fd2, MNIC_IB_METHOD_RESTORE, &req, NULL);
 	result("ib_mig_restore_not_fresh_refused", ret == -EBUSY, "into a context with a PD: %s",
 	       strerror(-ret));
 	close(fd2);
@@ -1063,7 +1064,8 @@ static void run_mig(void)
 	if (fd2 < 0)
 		goto out;
 	ret = get_context_drv(fd2, &gc, &uc);
-	ret = ret || mig(fd2, MNIC_IB_METHOD_RESTORE, &req, NULL);
+	if (!ret)
+		ret = mig(fd2, MNIC_IB_METHOD_RESTORE, &req, NULL);
 	result("ib_mig_restore", ret == 0, "RESTORE of the image: %s", strerror(-ret));
 	if (ret)
 		goto out2;
@@ -1079,7 +1081,9 @@ static void run_mig(void)
 	{
 		struct mnic_ib_create_tail bad = tail_of(0x7777);
 
-		ret = dealloc_pd(fd2, pd) || alloc_pd(fd2, &h, &bad, sizeof(bad));
+		ret = dealloc_pd(fd2, pd);
+		if (!ret)
+			ret = alloc_pd(fd2, &h, &bad, sizeof(bad));
 		result("ib_mig_shell_pd_wrong_refused", ret == -EINVAL, "a PD the image lacks: %s",
 		       strerror(-ret));
 	}
