@@ -496,9 +496,11 @@ static int destroy_cq(int fd, uint32_t handle)
 	return uverbs_cmd(fd, IB_USER_VERBS_CMD_DESTROY_CQ, &c, sizeof(c), sizeof(r), NULL, 0);
 }
 
-static int create_qp(int fd, uint32_t pd, uint32_t cq, uint8_t type, uint32_t wr,
-		     const struct mnic_ib_create_qp_req *req, uint32_t *handle,
-		     struct ib_uverbs_create_qp_resp *r, struct mnic_ib_create_qp_resp *drv)
+/* CREATE_QP on one CQ, wr send and receive WRs, the driver bytes given
+ * (a create_qp_req, and a restore's tail after it). */
+static int create_qp_udata(int fd, uint32_t pd, uint32_t cq, uint8_t type, uint32_t wr,
+			   const void *udata, size_t udata_len, uint32_t *handle,
+			   struct ib_uverbs_create_qp_resp *r, struct mnic_ib_create_qp_resp *drv)
 {
 	struct ib_uverbs_create_qp c;
 	uint8_t resp[sizeof(*r) + sizeof(*drv)];
@@ -515,12 +517,19 @@ static int create_qp(int fd, uint32_t pd, uint32_t cq, uint8_t type, uint32_t wr
 	c.max_send_sge = 1;
 	c.max_recv_sge = 1;
 	c.qp_type = type;
-	ret = uverbs_cmd(fd, IB_USER_VERBS_CMD_CREATE_QP, &c, sizeof(c), sizeof(resp), req,
-			 sizeof(*req));
+	ret = uverbs_cmd(fd, IB_USER_VERBS_CMD_CREATE_QP, &c, sizeof(c), sizeof(resp), udata,
+			 udata_len);
 	memcpy(r, resp, sizeof(*r));
 	memcpy(drv, resp + sizeof(*r), sizeof(*drv));
 	*handle = r->qp_handle;
 	return ret;
+}
+
+static int create_qp(int fd, uint32_t pd, uint32_t cq, uint8_t type, uint32_t wr,
+		     const struct mnic_ib_create_qp_req *req, uint32_t *handle,
+		     struct ib_uverbs_create_qp_resp *r, struct mnic_ib_create_qp_resp *drv)
+{
+	return create_qp_udata(fd, pd, cq, type, wr, req, sizeof(*req), handle, r, drv);
 }
 
 /* ibv_access_flags / ib_access_flags values */
@@ -897,29 +906,16 @@ static int create_cq_tail(int fd, const struct mnic_ib_create_cq_req *req, uint3
 static int create_qp_tail(int fd, uint32_t pd, uint32_t cq, const struct mnic_ib_create_qp_req *req,
 			  uint32_t qpn, uint32_t *handle, uint32_t *got_qpn)
 {
-	struct ib_uverbs_create_qp c;
 	struct {
 		struct mnic_ib_create_qp_req r;
 		struct mnic_ib_create_tail t;
 	} d = { .r = *req, .t = tail_of(qpn) };
-	uint8_t resp[sizeof(struct ib_uverbs_create_qp_resp) + sizeof(struct mnic_ib_create_qp_resp)];
 	struct ib_uverbs_create_qp_resp r;
+	struct mnic_ib_create_qp_resp drv;
 	int ret;
 
-	memset(&c, 0, sizeof(c));
-	memset(resp, 0, sizeof(resp));
-	c.response = (uintptr_t)resp;
-	c.pd_handle = pd;
-	c.send_cq_handle = cq;
-	c.recv_cq_handle = cq;
-	c.max_send_wr = req->sq_entries;
-	c.max_recv_wr = req->rq_entries;
-	c.max_send_sge = 1;
-	c.max_recv_sge = 1;
-	c.qp_type = QPT_RC;
-	ret = uverbs_cmd(fd, IB_USER_VERBS_CMD_CREATE_QP, &c, sizeof(c), sizeof(resp), &d, sizeof(d));
-	memcpy(&r, resp, sizeof(r));
-	*handle = r.qp_handle;
+	/* the SQ and RQ the same size here (create_qp_udata asks wr of each) */
+	ret = create_qp_udata(fd, pd, cq, QPT_RC, req->sq_entries, &d, sizeof(d), handle, &r, &drv);
 	*got_qpn = r.qpn;
 	return ret;
 }
