@@ -36,12 +36,14 @@ static bool cq_req_ok(const struct mnic_ib_dev *ib, const struct mnic_ib_create_
 	return true;
 }
 
-/* The request of create_cq and resize_cq (the same buffer layout): read
- * and checked, refusals counted. */
+/* The request of create_cq (with its optional tail: tail given) and of
+ * resize_cq (none: tail NULL), the same buffer layout: read and checked,
+ * refusals counted. */
 static int cq_req_get(struct mnic_ib_dev *ib, struct ib_udata *udata, u32 cqe,
-		      struct mnic_ib_create_cq_req *req)
+		      struct mnic_ib_create_cq_req *req, struct mnic_ib_create_tail *tail)
 {
-	int ret = mnic_ib_udata_req(ib->d, udata, req, sizeof(*req));
+	int ret = tail ? mnic_ib_udata_tail(ib->d, udata, req, sizeof(*req), tail) :
+			 mnic_ib_udata_req(ib->d, udata, req, sizeof(*req));
 
 	if (ret)
 		return ret;
@@ -83,13 +85,9 @@ int mnic_ib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		mnic_count(d, MNIC_KCNT_ib_refused_qp_attr);
 		return -EOPNOTSUPP;
 	}
-	ret = mnic_ib_udata_tail(d, udata, &req, sizeof(req), &tail);
+	ret = cq_req_get(ib, udata, attr->cqe, &req, &tail);
 	if (ret)
 		return ret;
-	if (!cq_req_ok(ib, &req, attr->cqe)) {
-		mnic_count(d, MNIC_KCNT_ib_refused_udata);
-		return -EINVAL;
-	}
 	uc = udata_muc(udata);
 	cq->uc = uc;
 	cq->req = req;
@@ -166,7 +164,7 @@ int mnic_ib_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 		mnic_count(d, MNIC_KCNT_ib_refused_udata);
 		return -EINVAL;
 	}
-	ret = cq_req_get(ib, udata, cqe, &req);
+	ret = cq_req_get(ib, udata, cqe, &req, NULL);
 	if (ret)
 		return ret;
 	/* ib_uverbs holds the CQ for reading only: two resizes may meet */

@@ -250,15 +250,20 @@ void mnic_ib_obj_del(struct mnic_ib_ucontext *uc, struct mnic_ib_obj *o)
 	mutex_unlock(&uc->objs_lock);
 }
 
-void mnic_ib_mig_free(struct mnic_ib_ucontext *uc)
+static void mig_put(struct mnic_ib_mig *m)
 {
-	struct mnic_ib_mig *m = uc->mig;
-
-	uc->mig = NULL;
 	if (!m)
 		return;
-	mmdrop(m->mm);
+	if (m->mm)
+		mmdrop(m->mm);
 	kvfree(m);
+}
+
+/* The ucontext's end: no method runs on it any more. */
+void mnic_ib_mig_free(struct mnic_ib_ucontext *uc)
+{
+	mig_put(uc->mig);
+	uc->mig = NULL;
 }
 
 static struct mnic_ib_ucontext *method_uc(struct uverbs_attr_bundle *attrs,
@@ -506,7 +511,6 @@ static int UVERBS_HANDLER(MNIC_IB_METHOD_RESTORE)(struct uverbs_attr_bundle *att
 	struct mnic_cmd_simple_out out;
 	struct mnic_ib_mig *m = NULL;
 	struct mnic_ib_dev *ib;
-	bool fresh;
 	int ret;
 
 	if (IS_ERR(uc))
@@ -526,12 +530,6 @@ static int UVERBS_HANDLER(MNIC_IB_METHOD_RESTORE)(struct uverbs_attr_bundle *att
 	ret = parse_image((const u8 *)(in + 1), req.image_len, &m);
 	if (ret)
 		goto fail;
-	mutex_lock(&uc->objs_lock);
-	fresh = !uc->mig && list_empty(&uc->objs);
-	mutex_unlock(&uc->objs_lock);
-	ret = -EBUSY;
-	if (!fresh)
-		goto fail;
 	in->hdr.opcode = MNIC_CMD_RESTORE_OBJECT;
 	in->hdr.op_mod = MNIC_RESTORE_IMAGE;
 	in->hdr.ctx = uc->fw.ctx;
@@ -539,19 +537,25 @@ static int UVERBS_HANDLER(MNIC_IB_METHOD_RESTORE)(struct uverbs_attr_bundle *att
 	in->old_dip = req.old_dip;
 	in->new_dip = req.new_dip;
 	memcpy(in->new_dmac, req.new_dmac, sizeof(in->new_dmac));
-	ret = mnic_ib_cmd(ib, in, sizeof(*in) + req.image_len, &out, sizeof(out));
+	/* fresh, restored and marked under one hold of the lock: a second
+	 * RESTORE (or a create verb) on the same file waits, then sees it */
+	mutex_lock(&uc->objs_lock);
+	ret = -EBUSY;
+	if (!uc->mig && list_empty(&uc->objs))
+		ret = mnic_ib_cmd(ib, in, sizeof(*in) + req.image_len, &out, sizeof(out));
+	if (!ret) {
+		mmgrab(current->mm);
+		m->mm = current->mm;
+		uc->mig = m;
+	}
+	mutex_unlock(&uc->objs_lock);
 	if (ret)
 		goto fail;
-	mmgrab(current->mm);
-	m->mm = current->mm;
-	mutex_lock(&uc->objs_lock);
-	uc->mig = m;
-	mutex_unlock(&uc->objs_lock);
 	kvfree(in);
 	mnic_count(ib->d, MNIC_KCNT_ib_mig_restore);
 	return 0;
 fail:
-	kvfree(m);
+	mig_put(m);
 	kvfree(in);
 	mnic_count(ib->d, MNIC_KCNT_ib_mig_restore_failed);
 	return ret;
@@ -608,6 +612,7 @@ static int UVERBS_HANDLER(MNIC_IB_METHOD_RESUME)(struct uverbs_attr_bundle *attr
 	struct mnic_ib_mig_resp resp = { .async_fd = -1 };
 	struct mnic_cmd_simple_out out;
 	struct pin_work p = { .ret = 0 };
+	struct mnic_ib_mig *done;
 	struct mnic_ib_dev *ib;
 	struct mnic_ib_obj *o;
 	u32 i, cap = 0;
@@ -655,8 +660,10 @@ static int UVERBS_HANDLER(MNIC_IB_METHOD_RESUME)(struct uverbs_attr_bundle *attr
 	ret = mnic_ib_cmd(ib, &in, sizeof(in), &out, sizeof(out));
 	if (ret)
 		goto out_unlock;
+	done = uc->mig;
+	uc->mig = NULL;   /* detached under the lock: one RESUME frees it */
 	mutex_unlock(&uc->objs_lock);
-	mnic_ib_mig_free(uc);
+	mig_put(done);
 	kvfree(p.mems);
 	resp.ctx = uc->fw.ctx;
 	mnic_count(ib->d, MNIC_KCNT_ib_mig_resume);
