@@ -88,6 +88,7 @@ static void cc_apply_tos(struct rocev2 *e)
 
 	e->tos_keep = ect ? (uint8_t)~IPV4_ECN_MASK : 0xffu;
 	e->tos_ecn = ect ? IPV4_ECN_ECT0 : 0u;
+	rocev2_tx_tmpl_stale_all(e);    /* the TOS byte of every template */
 }
 
 int rocev2_set_dcqcn(struct rocev2 *e, const struct rocev2_dcqcn_params *p, unsigned *bad_field)
@@ -254,7 +255,7 @@ void rocev2_cc_ce(struct rocev2 *e, struct rocev2_qp *qp)
 	 * bytes (tx_prepare zeroes them); ICRC. */
 	rocev2_tx_prepare(e, qp, &t, OP_CNP, 0, 0, 0, 0);
 	t.bth[4] |= BTH_BECN;
-	t.frame[ETH_HLEN + 1] &= (uint8_t)~IPV4_ECN_MASK;      /* Not-ECT */
+	rocev2_tx_set_tos(&t, (uint8_t)(t.frame[ETH_HLEN + 1] & ~IPV4_ECN_MASK));   /* Not-ECT */
 	if (rocev2_tx_send(e, &t) < 0)
 		return;         /* counted by tx_send; the next CE tries again */
 	cc->cnp_sent = 1;

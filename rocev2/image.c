@@ -135,6 +135,7 @@
 	M(S, scheduled, uint8_t, SKIP)          /* resume schedules */                     \
 	M(S, sport, uint16_t, DERIVE)           /* from the QPN */                         \
 	M(S, mtu, uint32_t, DERIVE)             /* from attr.path_mtu */                   \
+	A(S, tmpl, struct rocev2_tx_tmpl, , SKIP) /* net.c rebuilds it (gen 0) */          \
 	M(S, sched_next, struct rocev2_qp *, SKIP)                                         \
 	A(S, req, struct rocev2_req, , CODE)                                               \
 	A(S, comp, struct rocev2_comp, , CODE)                                             \

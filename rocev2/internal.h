@@ -175,6 +175,21 @@ struct rocev2_cc {
 	struct timer pacer;             /* the requester waits for tokens */
 };
 
+/* Transmit header template (net.c): Ethernet II, IPv4, UDP and the BTH's
+ * first 8 bytes (P_Key, DestQP) as every packet of the QP carries them,
+ * built once and copied per packet, which then patches only what differs
+ * per packet (lengths, checksum, opcode, SE/PadCnt, AckReq, PSN).  Valid
+ * while gen == e->tmpl_gen + 1: rocev2_tx_tmpl_stale() (this QP's address
+ * vector, destination QP) and rocev2_tx_tmpl_stale_all() (the port's
+ * address, the ECN bits) make it be rebuilt before the next packet; a
+ * zeroed QP (create, restore) has none. */
+#define ROCEV2_TMPL_LEN (ROCEV2_HDR_OFFSET + 8u)
+struct rocev2_tx_tmpl {
+	uint8_t b[ROCEV2_TMPL_LEN] __attribute__((aligned(8)));   /* copied as words */
+	uint16_t ip_sum;                /* RFC 1071 sum of b's IPv4 header, length and checksum 0 */
+	uint32_t gen;
+};
+
 struct rocev2_qp {
 	uint16_t gen;
 	uint8_t in_use;
@@ -191,6 +206,7 @@ struct rocev2_qp {
 	uint8_t scheduled;
 	uint16_t sport;                 /* UDP source port */
 	uint32_t mtu;                   /* bytes, from attr.path_mtu */
+	struct rocev2_tx_tmpl tmpl;     /* net.c: the headers every packet of it starts with */
 	struct rocev2_qp *sched_next;
 	struct rocev2_req req;
 	struct rocev2_comp comp;
@@ -221,12 +237,13 @@ struct rocev2 {
 	uint32_t mig_flags;             /* ROCEV2_MIG_F_* (rocev2_set_mig_config) */
 	struct rocev2_dcqcn_params dcqcn;   /* cc.c; rocev2_set_dcqcn */
 	uint8_t tos_keep, tos_ecn;      /* net.c: TOS = av.tos & tos_keep | tos_ecn (ECT(0)) */
+	uint32_t tmpl_gen;              /* net.c: QP header templates built for it + 1 are valid */
 	uint16_t creator;               /* owner of the objects created next */
 	uint8_t owner_stopped[ROCEV2_MAX_OWNERS];   /* a dump stopped that context */
 	struct rocev2_owned_event events[ROCEV2_EVENT_RING];
 	uint32_t ev_head, ev_tail;
 	struct rocev2_qp *sched_head, *sched_tail;
-	uint8_t tx[ROCEV2_TX_MAX];
+	uint8_t tx[ROCEV2_TX_MAX] __attribute__((aligned(8)));   /* net.c copies templates as words */
 };
 
 /* ---- received packet (recv.c fills it; stages read it) ------------------ */
@@ -278,14 +295,36 @@ struct rocev2_tx {
 	uint8_t *bth;                   /* extension headers at bth + info->reth ... */
 	uint8_t *payload;               /* caller copies paylen bytes here */
 	uint32_t paylen;
+	uint16_t ip_sum;                /* the QP template's, for the checksum */
 	uint8_t opcode;
 };
 
-/* Lay out Ethernet/IPv4/UDP/BTH for qp's address vector into e->tx.  The
- * caller then fills the extension headers and payload and calls
- * rocev2_tx_send.  paylen <= qp->mtu. */
-void rocev2_tx_prepare(struct rocev2 *e, const struct rocev2_qp *qp, struct rocev2_tx *t,
+/* Lay out Ethernet/IPv4/UDP/BTH for qp's address vector into e->tx (from
+ * the QP's template, built first if stale).  The caller then fills the
+ * extension headers and payload and calls rocev2_tx_send.  paylen <=
+ * qp->mtu. */
+void rocev2_tx_prepare(struct rocev2 *e, struct rocev2_qp *qp, struct rocev2_tx *t,
 		       uint8_t opcode, uint32_t psn, int ackreq, int se, uint32_t paylen);
+/* Rewrite the TOS byte of a prepared frame; t->ip_sum follows (RFC 1624:
+ * one's-complement subtraction of the old 16-bit word, addition of the
+ * new), so tx_send's checksum stays right. */
+static inline void rocev2_tx_set_tos(struct rocev2_tx *t, uint8_t tos)
+{
+	uint8_t *ip = t->frame + ETH_HLEN;
+	uint16_t old = (uint16_t)(ip[0] << 8 | ip[1]);
+
+	ip[1] = tos;
+	t->ip_sum = csum16_add(csum16_add(t->ip_sum, (uint16_t)~old), (uint16_t)(ip[0] << 8 | tos));
+}
+static inline void rocev2_tx_tmpl_stale(struct rocev2_qp *qp)
+{
+	qp->tmpl.gen = 0;
+}
+static inline void rocev2_tx_tmpl_stale_all(struct rocev2 *e)
+{
+	/* gen 0 is "none": tmpl_gen + 1 never wraps to it. */
+	e->tmpl_gen = e->tmpl_gen + 2u == 0u ? 0u : e->tmpl_gen + 1u;
+}
 /* Pad, IPv4 checksum, ICRC, transmit.  0, -HAL_EAGAIN (ring full: nothing
  * sent, counted in tx_busy) or another error. */
 int rocev2_tx_send(struct rocev2 *e, struct rocev2_tx *t);

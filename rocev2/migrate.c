@@ -730,6 +730,7 @@ int rocev2_mig_rx_resume(struct rocev2 *e, struct rocev2_qp *qp, const struct ro
 		memcpy(m->rx_key, next_key, sizeof(m->rx_key));
 	memcpy(qp->attr.av.dmac, msg.mac_addr, 6);
 	qp->attr.av.dip = msg.ip;
+	rocev2_tx_tmpl_stale(qp);
 	/* A migration completed: the pause (if any) ends here, and so does its
 	 * bound.  MigrOS leaves what the stopped peer NAK'd to the retransmit
 	 * timer; we rewind at once, which takes a timeout off the downtime. */

@@ -428,6 +428,7 @@ int rocev2_modify_qp(struct rocev2 *e, uint32_t qpn, const struct rocev2_qp_attr
 		break;
 	}
 	qp_attr_apply(qp, attr, given);
+	rocev2_tx_tmpl_stale(qp);       /* AV, destination QP: net.c builds it anew */
 	qp->state = (uint8_t)next;
 	qp->attr.qp_state = next;
 	if (t->action == QP_ACT_RTS) {

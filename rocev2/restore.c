@@ -576,6 +576,7 @@ static int rec_apply(struct rocev2 *e, const struct rocev2_record *r,
 		if (opts && opts->old_dip && qp->attr.av.dip == opts->old_dip) {
 			qp->attr.av.dip = opts->new_dip;
 			memcpy(qp->attr.av.dmac, opts->new_dmac, sizeof(qp->attr.av.dmac));
+			rocev2_tx_tmpl_stale(qp);
 		}
 		return 0;
 	}

@@ -28,6 +28,7 @@ int rocev2_init(struct rocev2 *e, const struct rocev2_env *env)
 void rocev2_set_ipv4(struct rocev2 *e, uint32_t ipv4)
 {
 	e->env.ipv4 = ipv4 ? ipv4 : e->boot_ipv4;
+	rocev2_tx_tmpl_stale_all(e);    /* the source address of every template */
 }
 
 /* The instances rocev2_open hands out (rocev2.h says why the engine owns

@@ -61,11 +61,13 @@ static void build_cnp(uint32_t dest_qpn, int becn)
 	uint32_t saved = peer_qp.attr.dest_qp_num;
 
 	peer_qp.attr.dest_qp_num = dest_qpn;
+	rocev2_tx_tmpl_stale(&peer_qp);         /* as modify_qp does */
 	rocev2_tx_prepare(&peer, &peer_qp, &t, OP_CNP, 0, 0, 0, 0);
 	if (becn)
 		t.bth[4] |= BTH_BECN;
 	assert_int_equal(rocev2_tx_send(&peer, &t), 0);
 	peer_qp.attr.dest_qp_num = saved;
+	rocev2_tx_tmpl_stale(&peer_qp);
 }
 
 static void inject_cnp(void)

@@ -582,11 +582,13 @@ static void inject_resume(struct node *from, uint32_t psn, uint32_t src_ip, cons
 	struct rocev2_tx t;
 
 	from->eng.env.ipv4 = src_ip;
+	rocev2_tx_tmpl_stale_all(&from->eng);   /* as rocev2_set_ipv4 does */
 	rocev2_tx_prepare(&from->eng, from->qp, &t, OP_RESUME, psn, 1, 0, paylen);
 	if (paylen)
 		memcpy(t.payload, payload, paylen);
 	assert_int_equal(rocev2_tx_send(&from->eng, &t), 0);
 	from->eng.env.ipv4 = ip;
+	rocev2_tx_tmpl_stale_all(&from->eng);
 }
 
 /* A version-1 RESUME payload (migrate.c header comment) from `from` to
@@ -932,6 +934,7 @@ static void test_resume_new_address(void **state)
 	/* The port B's context is on now. */
 	memcpy(B->eng.env.mac, new_mac, 6);
 	B->eng.env.ipv4 = IP_C;
+	rocev2_tx_tmpl_stale_all(&B->eng);      /* B's port now has C's addresses */
 	mark = wire_n;
 	assert_int_equal(rocev2_resume_context(&B->eng, 0), 0);
 	expect_resume(mark, B, A, PSN_B, 0);
@@ -1368,6 +1371,7 @@ static void test_keyed_resume_new_address(void **state)
 	run();
 	memcpy(B->eng.env.mac, new_mac, 6);
 	B->eng.env.ipv4 = IP_C;
+	rocev2_tx_tmpl_stale_all(&B->eng);      /* B's port now has C's addresses */
 	mark = wire_n;
 	assert_int_equal(rocev2_resume_context(&B->eng, 0), 0);
 	expect_resume(mark, B, A, PSN_B, 1);
@@ -2378,6 +2382,7 @@ static void test_resume_replay(void **state)
 	stop(B);
 	memcpy(B->eng.env.mac, new_mac, 6);
 	B->eng.env.ipv4 = IP_C;
+	rocev2_tx_tmpl_stale_all(&B->eng);      /* B's port now has C's addresses */
 	r2 = wire_n;
 	assert_int_equal(rocev2_resume_context(&B->eng, 0), 0);
 	expect_resume(r2, B, A, PSN_B, 1);

@@ -326,6 +326,7 @@ static void test_dcqcn_ect0(void **state)
 	eng.tos_keep = (uint8_t)~IPV4_ECN_MASK;
 	eng.tos_ecn = IPV4_ECN_ECT0;
 	qp.attr.av.tos = 0x69;          /* the host's ECN bits are replaced */
+	rocev2_tx_tmpl_stale_all(&eng); /* as cc.c does when it sets the ECN bits */
 	send_hello(0);
 	assert_int_equal(last_len, plain_len);
 	assert_int_equal(ip[1], 0x6a);
@@ -339,10 +340,85 @@ static void test_dcqcn_ect0(void **state)
 	assert_int_equal(rocev2_icrc(ip, icrc_off - ETH_HLEN), get_le32(last_frame + icrc_off));
 }
 
+/* The QP's header template (internal.h) follows every change that names
+ * it stale, and only those: the AV and destination QP (modify_qp,
+ * rocev2_tx_tmpl_stale), the port's address (rocev2_tx_tmpl_stale_all);
+ * the checksum is right for every length, and after a TOS rewrite. */
+static void test_template_follows_changes(void **state)
+{
+	static const uint8_t mac2[6] = { 0x02, 0, 0, 0, 0, 0x77 };
+	struct rocev2_tx t;
+	uint32_t n;
+
+	(void)state;
+	send_hello(0);
+	assert_memory_equal(last_frame, send_only_frame, sizeof(send_only_frame));
+	/* Changed without saying so: the template is kept (what it is for). */
+	qp.attr.av.dip = 0x0a000009u;
+	send_hello(0);
+	assert_int_equal(get_be32(last_frame + 30), PEER_IP);
+	/* Named stale: the new AV and destination QP. */
+	memcpy(qp.attr.av.dmac, mac2, 6);
+	qp.attr.dest_qp_num = 0xabcdef;
+	qp.attr.av.ttl = 3;
+	rocev2_tx_tmpl_stale(&qp);
+	send_hello(0);
+	assert_memory_equal(last_frame, mac2, 6);
+	assert_int_equal(get_be32(last_frame + 30), 0x0a000009u);
+	assert_int_equal(last_frame[22], 3);
+	assert_int_equal(get_be24(last_frame + 47), 0xabcdef);
+	assert_int_equal(csum_fold(last_frame + 14, 20), 0xffff);
+	/* The port's address, for every QP. */
+	eng.env.ipv4 = 0x0a0000feu;
+	rocev2_tx_tmpl_stale_all(&eng);
+	send_hello(0);
+	assert_int_equal(get_be32(last_frame + 26), 0x0a0000feu);
+	assert_int_equal(csum_fold(last_frame + 14, 20), 0xffff);
+	/* Every length's checksum and lengths. */
+	for (n = 0; n <= 4096; n += 37) {
+		rocev2_tx_prepare(&eng, &qp, &t, OP_WRITE_ONLY, n, 1, 0, n);
+		memset(t.payload, 0x3c, n);
+		assert_int_equal(rocev2_tx_send(&eng, &t), 0);
+		assert_int_equal(get_be16(last_frame + 16), last_len - 14);
+		assert_int_equal(get_be16(last_frame + 38), last_len - 34);
+		assert_int_equal(csum_fold(last_frame + 14, 20), 0xffff);
+		assert_int_equal(ipv4_csum_fold(last_frame + 14), 0xffff);
+	}
+	/* A TOS rewrite after prepare (cc.c's CNP): the checksum follows. */
+	for (n = 0; n < 256; n += 5) {
+		rocev2_tx_prepare(&eng, &qp, &t, OP_CNP, 0, 0, 0, 0);
+		rocev2_tx_set_tos(&t, (uint8_t)n);
+		assert_int_equal(rocev2_tx_send(&eng, &t), 0);
+		assert_int_equal(last_frame[15], n);
+		assert_int_equal(csum_fold(last_frame + 14, 20), 0xffff);
+	}
+}
+
+/* ipv4_csum_fold (word sums on x86, 16-bit words on the boards) against
+ * the RFC 1071 reference over headers of pseudo-random bytes. */
+static void test_csum_fold_reference(void **state)
+{
+	uint8_t h[IPV4_HLEN + 3];
+	uint32_t x = 12345;
+	unsigned i, k, off;
+
+	(void)state;
+	for (k = 0; k < 20000; k++) {
+		off = k % 4;            /* every alignment */
+		for (i = 0; i < IPV4_HLEN; i++) {
+			x = x * 1103515245u + 12345u;
+			h[off + i] = (uint8_t)(k < 10 ? 0xff : x >> 16);
+		}
+		assert_int_equal(ipv4_csum_fold(h + off), csum_fold(h + off, IPV4_HLEN));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_send_only_byte_exact, setup),
+		cmocka_unit_test_setup(test_template_follows_changes, setup),
+		cmocka_unit_test_setup(test_csum_fold_reference, setup),
 		cmocka_unit_test_setup(test_write_only_reth, setup),
 		cmocka_unit_test_setup(test_ack_no_payload, setup),
 		cmocka_unit_test_setup(test_ext_headers_zeroed, setup),

@@ -590,6 +590,7 @@ static void test_source_check_exemptions(void **state)
 	(void)state;
 	/* RESUME from the peer's new address reaches the responder... */
 	peer.env.ipv4 = 0x0a000063u;
+	rocev2_tx_tmpl_stale_all(&peer);
 	peer_send(OP_RESUME, 0x77, 0);
 	memcpy(f, wire, wire_len);
 	len = wire_len;
@@ -612,11 +613,13 @@ static void test_source_check_exemptions(void **state)
 	expect_discard("ACK from a new address", wire, wire_len, CNT(rx_bad_src));
 	/* From av.dip, a paused QP takes the rest as before. */
 	peer.env.ipv4 = qp->attr.av.dip;
+	rocev2_tx_tmpl_stale_all(&peer);
 	qp->paused = 1;
 	peer_send(OP_ACKNOWLEDGE, 0x77, 0);
 	expect_delivered("ACK to a paused QP from its peer", wire, wire_len, 0);
 	qp->paused = 0;
 	peer.env.ipv4 = 0x0a000063u;
+	rocev2_tx_tmpl_stale_all(&peer);
 	/* The destination checks still apply to RESUME. */
 	peer_send(OP_RESUME, 0x77, 0);
 	put_be32(wire + 30, 0x0a000005u);
