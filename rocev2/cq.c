@@ -82,11 +82,12 @@ int rocev2_cq_write(struct rocev2 *e, const struct rocev2_queue_attr *q, uint32_
 	const size_t owner_off = offsetof(struct mnic_cqe, owner);
 	const uint64_t slot = q->ring_addr + (uint64_t)(pi & (q->size - 1u)) * MNIC_CQE_SIZE;
 	const uint8_t owner = MNIC_CQE_OWNER(pi, q->size);
+	struct mnic_cqe body = *cqe;
 
-	/* Everything but the owner byte first ... */
-	if (rocev2_host_write(e, q->ring_mtt, slot, cqe, owner_off) < 0 ||
-	    rocev2_host_write(e, q->ring_mtt, slot + owner_off + 1u,
-			      (const uint8_t *)cqe + owner_off + 1u, MNIC_CQE_SIZE - owner_off - 1u) < 0)
+	/* The whole CQE first, its owner byte still the previous lap's phase
+	 * (what the slot holds: the host sees the slot as empty) ... */
+	body.owner = owner ^ 1u;
+	if (rocev2_host_write(e, q->ring_mtt, slot, &body, sizeof(body)) < 0)
 		goto fault;
 	/* ... and the owner byte only after a write barrier: the host polls the
 	 * owner byte and reads the rest once it flips, so no store of the CQE

@@ -65,21 +65,54 @@ static const uint8_t wr_supported[MNIC_WR_NUM] = {
 	[MNIC_WR_SEND_WITH_INV] = 1,
 };
 
+/* A WQE is read in at most two parts, not as the whole 512-byte slot: its
+ * 64-byte header with the first SGE (the common list of one, or 16 bytes
+ * of inline data) in one transfer, then only what else it uses (num_sge
+ * SGEs, or inline_len bytes).  Past that the firmware copy holds whatever
+ * an earlier WQE left; nothing reads it (sge_total and the stages stop at
+ * num_sge and inline_len, and the migration image skips the copy). */
+#define SQ_WQE_HDR offsetof(struct mnic_send_wqe, sge)
+#define RQ_WQE_HDR offsetof(struct mnic_recv_wqe, sge)
+#define WQE_FIRST (64u + sizeof(struct mnic_sge))
+_Static_assert(SQ_WQE_HDR == 64 && RQ_WQE_HDR == 64, "WQE headers (mnic/queues.h)");
+_Static_assert(WQE_FIRST <= MNIC_WQE_SIZE, "the first read stays in the slot");
+
+/* The rest of a WQE at slot whose first WQE_FIRST bytes are in w: `used`
+ * bytes after the header. */
+static int wqe_read_rest(struct rocev2 *e, uint32_t mtt, uint64_t slot, void *w, uint32_t used)
+{
+	if (used <= WQE_FIRST - 64u)
+		return 0;
+	return rocev2_host_read(e, mtt, slot + WQE_FIRST, (uint8_t *)w + WQE_FIRST, used - (WQE_FIRST - 64u));
+}
+
 int rocev2_sq_read(struct rocev2 *e, struct rocev2_qp *qp, uint32_t index,
 		   struct mnic_send_wqe *wqe)
 {
+	uint64_t slot = wq_slot(&qp->sq, index);
+	uint32_t rest;
+
 	if (qp->sq.q.size == 0)
 		return -HAL_EINVAL;
-	if (rocev2_host_read(e, qp->sq.q.ring_mtt, wq_slot(&qp->sq, index), wqe, sizeof(*wqe)) < 0) {
+	if (rocev2_host_read(e, qp->sq.q.ring_mtt, slot, wqe, WQE_FIRST) < 0) {
 		e->cnt.dma_errors++;
 		return -HAL_EFAULT;
 	}
-	/* The copy is complete (wr_id included) even when invalid, so that the
-	 * requester can complete it with an error. */
+	/* The header is complete (wr_id included) even when invalid, so that
+	 * the requester can complete it with an error. */
 	if (wqe->opcode >= MNIC_WR_NUM || !wr_supported[wqe->opcode])
 		return -HAL_EINVAL;
 	if (wqe->num_sge > qp->max_send_sge)
 		return -HAL_EINVAL;
+	/* Inline data may be at most MNIC_MAX_INLINE (req_wqe_check fails a
+	 * longer one, so the bound here only keeps the read in the slot). */
+	rest = wqe->send_flags & MNIC_SEND_INLINE
+		       ? (wqe->inline_len < MNIC_MAX_INLINE ? wqe->inline_len : MNIC_MAX_INLINE)
+		       : wqe->num_sge * (uint32_t)sizeof(struct mnic_sge);
+	if (wqe_read_rest(e, qp->sq.q.ring_mtt, slot, wqe, rest) < 0) {
+		e->cnt.dma_errors++;
+		return -HAL_EFAULT;
+	}
 	return 0;
 }
 
@@ -109,6 +142,7 @@ int rocev2_rq_take(struct rocev2 *e, struct rocev2_qp *qp, struct mnic_recv_wqe 
 	struct rocev2_wq *wq;
 	struct rocev2_srq *srq;
 	uint32_t max_sge;
+	uint64_t slot;
 	int err;
 
 	err = rq_of(e, qp, &wq, &srq, &max_sge);
@@ -118,16 +152,28 @@ int rocev2_rq_take(struct rocev2 *e, struct rocev2_qp *qp, struct mnic_recv_wqe 
 	 * what the host has posted by now, not what it had at the last read. */
 	if (rocev2_wq_refresh(e, wq) == 0)
 		return -HAL_EAGAIN;
-	if (rocev2_host_read(e, wq->q.ring_mtt, wq_slot(wq, wq->ci), wqe, sizeof(*wqe)) < 0) {
+	slot = wq_slot(wq, wq->ci);
+	if (rocev2_host_read(e, wq->q.ring_mtt, slot, wqe, WQE_FIRST) < 0) {
+		wqe->wr_id = 0;
+		wqe->num_sge = 0;
+		e->cnt.dma_errors++;
+		return -HAL_EFAULT;
+	}
+	/* The SGEs it uses (the two-part read, above); one with too many is
+	 * consumed with its header only, num_sge cut to none. */
+	err = 0;
+	if (wqe->num_sge > max_sge) {
+		e->cnt.rq_bad_wqe++;
+		wqe->num_sge = 0;
+		err = -HAL_EINVAL;
+	} else if (wqe_read_rest(e, wq->q.ring_mtt, slot, wqe,
+				 wqe->num_sge * (uint32_t)sizeof(struct mnic_sge)) < 0) {
+		wqe->wr_id = 0;
+		wqe->num_sge = 0;
 		e->cnt.dma_errors++;
 		return -HAL_EFAULT;
 	}
 	wq->ci++;
-	err = 0;
-	if (wqe->num_sge > max_sge) {
-		e->cnt.rq_bad_wqe++;
-		err = -HAL_EINVAL;
-	}
 	/* IBA 10.2.9 (SRQ limit): one event when fewer than limit WQEs
 	 * remain, then disarmed until the host arms it again. */
 	if (srq && srq->limit_armed && wq->pi - wq->ci < srq->limit) {

@@ -568,7 +568,8 @@ static enum rocev2_resp_state resp_take_rwqe(struct resp_ctx *c)
 	uint64_t total;
 	int rc;
 
-	memset(&r->rwqe, 0, sizeof(r->rwqe));
+	/* rq_take reads the header and the SGEs the WQE uses, and leaves
+	 * wr_id and num_sge 0 when it cannot read them. */
 	rc = rocev2_rq_take(c->e, c->qp, &r->rwqe);
 	if (rc == -HAL_EAGAIN)
 		return RESPST_ERR_RNR;

@@ -12,7 +12,9 @@
  *
  * CQE ownership (mlx5-style phase bit): the firmware writes a CQE's owner
  * byte last, after a write barrier, as MNIC_CQE_OWNER(producer_index, size)
- * = 1 on the first pass through the ring, 0 on the second, and so on.  A
+ * = 1 on the first pass through the ring, 0 on the second, and so on (the
+ * body goes first with the owner byte of the pass before, what the slot
+ * already holds).  A
  * host that zeroed the ring knows the CQE at consumer_index is new when its
  * owner equals MNIC_CQE_OWNER(consumer_index, size).  The firmware never
  * overwrites a CQE the host has not consumed (it reads the consumer index

@@ -183,8 +183,14 @@ static void test_sq_read_slots_and_validation(void **state)
 	(void)state;
 	/* Index is free running: 9 is slot 1 of the 8-entry ring. */
 	put_send(1, MNIC_WR_SEND, 2, 0xabc);
+	memset(&w, 0xa5, sizeof(w));
 	assert_int_equal(rocev2_sq_read(e, qp, 9, &w), 0);
-	assert_memory_equal(&w, mem + SQ_RING + 1 * MNIC_WQE_SIZE, sizeof(w));
+	/* The header and the two SGEs it uses are read, nothing past them
+	 * (the first read takes one SGE whatever num_sge says). */
+	assert_memory_equal(&w, mem + SQ_RING + 1 * MNIC_WQE_SIZE,
+			    offsetof(struct mnic_send_wqe, sge) + 2 * sizeof(struct mnic_sge));
+	for (i = offsetof(struct mnic_send_wqe, sge) + 2 * sizeof(struct mnic_sge); i < sizeof(w); i++)
+		assert_int_equal(((const uint8_t *)&w)[i], 0xa5);
 	assert_int_equal(w.wr_id, 0xabc);
 	assert_int_equal(rocev2_sq_read(e, qp, 0xfffffff9u, &w), 0);
 	assert_int_equal(w.wr_id, 0xabc);
@@ -209,9 +215,31 @@ static void test_sq_read_slots_and_validation(void **state)
 	put_send(4, MNIC_WR_RDMA_WRITE, 0, 1);
 	assert_int_equal(rocev2_sq_read(e, qp, 4, &w), 0);
 
+	/* Inline: inline_len bytes of data (at most MNIC_MAX_INLINE), no SGEs. */
+	put_send(5, MNIC_WR_SEND, 0, 7);
+	((struct mnic_send_wqe *)(mem + SQ_RING + 5 * MNIC_WQE_SIZE))->send_flags = MNIC_SEND_INLINE;
+	((struct mnic_send_wqe *)(mem + SQ_RING + 5 * MNIC_WQE_SIZE))->inline_len = 21;
+	memset(&w, 0xa5, sizeof(w));
+	assert_int_equal(rocev2_sq_read(e, qp, 5, &w), 0);
+	assert_memory_equal(&w, mem + SQ_RING + 5 * MNIC_WQE_SIZE, offsetof(struct mnic_send_wqe, sge) + 21);
+	assert_int_equal(w.inline_data[21], 0xa5);
+	/* A short inline payload comes with the header, in one read. */
+	((struct mnic_send_wqe *)(mem + SQ_RING + 5 * MNIC_WQE_SIZE))->inline_len = 9;
+	assert_int_equal(rocev2_sq_read(e, qp, 5, &w), 0);
+	assert_memory_equal(&w, mem + SQ_RING + 5 * MNIC_WQE_SIZE, offsetof(struct mnic_send_wqe, sge) + 9);
+	((struct mnic_send_wqe *)(mem + SQ_RING + 5 * MNIC_WQE_SIZE))->inline_len = 21;
+	((struct mnic_send_wqe *)(mem + SQ_RING + 5 * MNIC_WQE_SIZE))->inline_len = 0xffffffffu;
+	assert_int_equal(rocev2_sq_read(e, qp, 5, &w), 0);      /* req_wqe_check refuses it */
+	assert_memory_equal(&w, mem + SQ_RING + 5 * MNIC_WQE_SIZE, sizeof(w));
+
 	dma.window_size = SQ_RING + 4 * MNIC_WQE_SIZE;
 	assert_int_equal(rocev2_sq_read(e, qp, 4, &w), -HAL_EFAULT);
 	assert_int_equal(e->cnt.dma_errors, 1);
+	/* The header readable, its SGEs not: a fault too. */
+	put_send(3, MNIC_WR_SEND, 4, 9);
+	dma.window_size = SQ_RING + 3 * MNIC_WQE_SIZE + 64 + 32;
+	assert_int_equal(rocev2_sq_read(e, qp, 3, &w), -HAL_EFAULT);
+	assert_int_equal(e->cnt.dma_errors, 2);
 }
 
 /* ---- receive WQEs ---------------------------------------------------------- */
@@ -256,6 +284,7 @@ static void test_rq_take_bad_wqe_is_consumed(void **state)
 	set_dbrec(RQ_DB, 2);
 	assert_int_equal(rocev2_rq_take(e, qp, &w), -HAL_EINVAL);
 	assert_int_equal(w.wr_id, 1);
+	assert_int_equal(w.num_sge, 0);         /* its SGEs are not read: none to use */
 	assert_int_equal(e->cnt.rq_bad_wqe, 1);
 	assert_int_equal(qp->rq.ci, 1);
 	assert_int_equal(rocev2_rq_take(e, qp, &w), 0);
@@ -269,9 +298,21 @@ static void test_rq_take_bad_wqe_is_consumed(void **state)
 	assert_int_equal(rocev2_rq_take(e, qp, &w), -HAL_EFAULT);
 	assert_int_equal(qp->rq.ci, 2);
 	assert_int_equal(e->cnt.dma_errors, 1);
+	/* The header readable, its SGEs not: nothing consumed either, and
+	 * no wr_id or SGE count left to use. */
+	put_recv(RQ_RING, 4, 2, 3, 2);
+	dma.window_size = RQ_RING + 2 * MNIC_WQE_SIZE + 64 + 16 + 8;
+	assert_int_equal(rocev2_rq_take(e, qp, &w), -HAL_EFAULT);
+	assert_int_equal(qp->rq.ci, 2);
+	assert_int_equal(w.wr_id, 0);
+	assert_int_equal(w.num_sge, 0);
 	dma.window_size = WIN;
+	memset(&w, 0xa5, sizeof(w));
 	assert_int_equal(rocev2_rq_take(e, qp, &w), 0);
 	assert_int_equal(w.wr_id, 3);
+	/* The header and its two SGEs, nothing past them. */
+	assert_memory_equal(&w, mem + RQ_RING + 2 * MNIC_WQE_SIZE, 64 + 32);
+	assert_int_equal(((const uint8_t *)&w)[64 + 32], 0xa5);
 }
 
 static void test_rq_take_hostile_producer_bounded(void **state)
