@@ -148,9 +148,11 @@ int rocev2_rq_take(struct rocev2 *e, struct rocev2_qp *qp, struct mnic_recv_wqe 
 	err = rq_of(e, qp, &wq, &srq, &max_sge);
 	if (err)
 		return err;
-	/* Re-read the producer every time: the SRQ limit below must count
-	 * what the host has posted by now, not what it had at the last read. */
-	if (rocev2_wq_refresh(e, wq) == 0)
+	/* An SRQ's producer is read every time: its limit below must count
+	 * what the host has posted by now, not what it had at the last read.
+	 * The QP's own RQ is read again only when the WQEs known to be posted
+	 * are used up (as the requester does with the SQ). */
+	if ((srq || wq->pi == wq->ci) && rocev2_wq_refresh(e, wq) == 0)
 		return -HAL_EAGAIN;
 	slot = wq_slot(wq, wq->ci);
 	if (rocev2_host_read(e, wq->q.ring_mtt, slot, wqe, WQE_FIRST) < 0) {

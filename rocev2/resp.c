@@ -1044,17 +1044,17 @@ void rocev2_resp_reset(struct rocev2_qp *qp)
 void rocev2_resp_rx(struct rocev2 *e, struct rocev2_qp *qp, const struct rocev2_pkt *pkt)
 {
 	struct resp_ctx c = { e, qp, pkt, pkt->info ? pkt->info->mask : 0u, 0 };
-	enum rocev2_resp_state s = RESPST_GET_REQ;
-	unsigned steps;
+	enum rocev2_resp_state s = RESPST_GET_REQ, last = s;
+	unsigned steps = 0;
+	resp_handler h;
 
 	/* Each path visits a state at most once: more steps than states is a
 	 * table bug, and stopping beats looping in the receive path. */
-	for (steps = 0; s != RESPST_DONE && steps < RESPST_NUM; steps++) {
-		if (s >= RESPST_NUM || !resp_handlers[s])
-			break;
-		qp->resp.last_state = (uint8_t)s;
-		s = resp_handlers[s](&c, s);
+	while (s != RESPST_DONE && s < RESPST_NUM && (h = resp_handlers[s]) && steps++ < RESPST_NUM) {
+		last = s;
+		s = h(&c, s);
 	}
+	qp->resp.last_state = (uint8_t)last;
 }
 
 unsigned rocev2_resp_run(struct rocev2 *e, struct rocev2_qp *qp, unsigned budget)
