@@ -35,21 +35,57 @@
 #define CNP_RSVD_LEN      16u   /* reserved bytes after a CNP's BTH (IBA A17.9.2) */
 #define IETH_LEN          4u
 
-/* ---- big-endian helpers ------------------------------------------------ */
-static inline uint16_t get_be16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
+/* ---- big-endian helpers ------------------------------------------------ *
+ * The 16/32/64-bit ones are one load or store and a byte swap (memcpy: no
+ * alignment assumed; on the boards, built with strict alignment, the
+ * compiler makes the same byte accesses the shifts would). */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define WIRE_BE16(x) __builtin_bswap16(x)
+#define WIRE_BE32(x) __builtin_bswap32(x)
+#define WIRE_BE64(x) __builtin_bswap64(x)
+#else
+#define WIRE_BE16(x) (x)
+#define WIRE_BE32(x) (x)
+#define WIRE_BE64(x) (x)
+#endif
+static inline uint16_t get_be16(const uint8_t *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, 2);
+	return WIRE_BE16(v);
+}
 static inline uint32_t get_be24(const uint8_t *p) { return (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2]; }
 static inline uint32_t get_be32(const uint8_t *p)
 {
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return WIRE_BE32(v);
 }
-static inline uint64_t get_be64(const uint8_t *p) { return (uint64_t)get_be32(p) << 32 | get_be32(p + 4); }
-static inline void put_be16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
+static inline uint64_t get_be64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return WIRE_BE64(v);
+}
+static inline void put_be16(uint8_t *p, uint16_t v)
+{
+	v = WIRE_BE16(v);
+	memcpy(p, &v, 2);
+}
 static inline void put_be24(uint8_t *p, uint32_t v) { p[0] = (uint8_t)(v >> 16); p[1] = (uint8_t)(v >> 8); p[2] = (uint8_t)v; }
 static inline void put_be32(uint8_t *p, uint32_t v)
 {
-	p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
+	v = WIRE_BE32(v);
+	memcpy(p, &v, 4);
 }
-static inline void put_be64(uint8_t *p, uint64_t v) { put_be32(p, (uint32_t)(v >> 32)); put_be32(p + 4, (uint32_t)v); }
+static inline void put_be64(uint8_t *p, uint64_t v)
+{
+	v = WIRE_BE64(v);
+	memcpy(p, &v, 8);
+}
 static inline uint32_t get_le32(const uint8_t *p)
 {
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
