@@ -91,13 +91,14 @@ void rocev2_tx_prepare(struct rocev2 *e, struct rocev2_qp *qp, struct rocev2_tx 
 		       uint8_t opcode, uint32_t psn, int ackreq, int se, uint32_t paylen)
 {
 	const struct rocev2_opcode_info *info = rocev2_opcode(opcode);
-	uint8_t *f = __builtin_assume_aligned(e->tx, 8), *bth = f + BTH_OFF;
+	uint8_t *f = e->tx, *bth = f + BTH_OFF;
 
 	if (qp->tmpl.gen != e->tmpl_gen + 1u)
 		tx_tmpl_build(e, qp);
-	/* Both 8-byte aligned (internal.h): word copies even on boards built
-	 * with strict alignment. */
-	memcpy(f, __builtin_assume_aligned(qp->tmpl.b, 8), ROCEV2_TMPL_LEN);
+	/* Both arrays are 8-byte aligned (internal.h), which the compiler sees
+	 * through the member names: word copies even on boards built with
+	 * strict alignment. */
+	memcpy(e->tx, qp->tmpl.b, ROCEV2_TMPL_LEN);
 	/* BTH (IBA 9.2): TVer 0, MigReq 0; PadCnt follows the payload
 	 * (tx_send). */
 	bth[0] = opcode;
@@ -111,7 +112,7 @@ void rocev2_tx_prepare(struct rocev2 *e, struct rocev2_qp *qp, struct rocev2_tx 
 	 * bytes 54..55, then 56..127 as aligned words. */
 	bth[BTH_LEN] = 0;
 	bth[BTH_LEN + 1] = 0;
-	memset(f + TX_ZERO_OFF, 0, TX_ZERO_END - TX_ZERO_OFF);
+	memset(e->tx + TX_ZERO_OFF, 0, TX_ZERO_END - TX_ZERO_OFF);
 
 	t->frame = f;
 	t->bth = bth;

@@ -20,6 +20,7 @@
  * dropped frame is counted exactly once and in one place.
  */
 #include <stddef.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -84,8 +85,7 @@ static int rx_discard(struct rocev2 *e, enum rx_verdict v)
 
 static int mac_equal(const uint8_t *a, const uint8_t *b)
 {
-	return ((a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) | (a[3] ^ b[3]) |
-		(a[4] ^ b[4]) | (a[5] ^ b[5])) == 0;
+	return memcmp(a, b, 6) == 0;   /* a 4- and a 2-byte compare where loads may be unaligned */
 }
 
 int rocev2_parse(struct rocev2 *e, const uint8_t *frame, size_t len, struct rocev2_pkt *pkt)
