@@ -70,6 +70,9 @@ int fw_engine_start(struct fw_ctx *c, struct rocev2 **e)
 		LOG_ERR("engine init failed: %d", rc);
 		return rc;
 	}
+	/* The loop runs the engine's work (rocev2_poll) after every burst of
+	 * received frames (loop.c fw_loop_once): ACKs may wait for it. */
+	rocev2_set_ack_coalesce(*e, 1);
 	fw_loop_set_timer_source(c->loop, engine_next, engine_run, *e);
 	return 0;
 }

@@ -223,7 +223,8 @@
 	M(S, write_length, uint32_t, DUMP)                                                 \
 	M(S, ack_deferred, uint8_t, DUMP)                                                  \
 	M(S, ack_syndrome, uint8_t, DUMP)                                                  \
-	A(S, reserved4, uint8_t, [2], SKIP)                                                \
+	M(S, ack_coalesced, uint8_t, SKIP)      /* a restored deferred ACK is sent as one */ \
+	M(S, reserved4, uint8_t, SKIP)                                                     \
 	M(S, ack_deferred_psn, uint32_t, DUMP)                                             \
 	M(S, ack_deferred_msn, uint32_t, DUMP)
 

@@ -238,6 +238,7 @@ struct rocev2 {
 	struct rocev2_dcqcn_params dcqcn;   /* cc.c; rocev2_set_dcqcn */
 	uint8_t tos_keep, tos_ecn;      /* net.c: TOS = av.tos & tos_keep | tos_ecn (ECT(0)) */
 	uint32_t tmpl_gen;              /* net.c: QP header templates built for it + 1 are valid */
+	uint8_t ack_coalesce;           /* resp.c: rocev2_set_ack_coalesce */
 	uint16_t creator;               /* owner of the objects created next */
 	uint8_t owner_stopped[ROCEV2_MAX_OWNERS];   /* a dump stopped that context */
 	struct rocev2_owned_event events[ROCEV2_EVENT_RING];

@@ -230,6 +230,7 @@ static void resp_abandon_replies(struct rocev2_resp *r)
 		r->res[i].sending = 0;
 	r->res_pending = 0;
 	r->ack_deferred = 0;
+	r->ack_coalesced = 0;
 }
 
 /* The reply to send after the one in slot: the next slot in ring order
@@ -266,6 +267,15 @@ static int resp_send_ack(struct rocev2 *e, struct rocev2_qp *qp, uint8_t syndrom
 	rc = rocev2_tx_send(e, &t);
 	if (rc == 0 && (syndrome & AETH_TYPE_MASK) == AETH_ACK)
 		e->cnt.resp_acks_sent++;
+	/* A waiting (coalesced) ACK this one covers goes no more: an ACK
+	 * acknowledges its PSN and all before, a NAK all before its PSN. */
+	if (rc == 0 && qp->resp.ack_deferred &&
+	    psn_cmp(psn, qp->resp.ack_deferred_psn) >= ((syndrome & AETH_TYPE_MASK) == AETH_ACK ? 0 : 1)) {
+		if (qp->resp.ack_coalesced && psn != qp->resp.ack_deferred_psn)
+			e->cnt.resp_acks_coalesced++;
+		qp->resp.ack_deferred = 0;
+		qp->resp.ack_coalesced = 0;
+	}
 	return rc;
 }
 
@@ -279,6 +289,9 @@ static int resp_send_ack(struct rocev2 *e, struct rocev2_qp *qp, uint8_t syndrom
  * sequence NAK is sent once per gap.  Another transmit error is a frame
  * lost on the wire: the requester times out and resends, and the
  * duplicate is acknowledged again. */
+static void resp_defer_ack(struct rocev2 *e, struct rocev2_qp *qp, uint8_t syndrome, uint32_t psn,
+			   uint32_t msn);
+
 static void resp_ack(struct rocev2 *e, struct rocev2_qp *qp, uint8_t syndrome, uint32_t psn,
 		     uint32_t msn, int behind)
 {
@@ -293,6 +306,17 @@ static void resp_ack(struct rocev2 *e, struct rocev2_qp *qp, uint8_t syndrome, u
 			return;
 		}
 	}
+	resp_defer_ack(e, qp, syndrome, psn, msn);
+}
+
+/* The one ACK/NAK that waits for resp_emit: the later PSN wins (a later
+ * ACK covers an earlier one; a NAK's PSN was executed by the time a later
+ * ACK is decided). */
+static void resp_defer_ack(struct rocev2 *e, struct rocev2_qp *qp, uint8_t syndrome, uint32_t psn,
+			   uint32_t msn)
+{
+	struct rocev2_resp *r = &qp->resp;
+
 	if (!r->ack_deferred || psn_cmp(psn, r->ack_deferred_psn) >= 0) {
 		r->ack_deferred = 1;
 		r->ack_syndrome = syndrome;
@@ -410,6 +434,7 @@ static unsigned resp_emit(struct rocev2 *e, struct rocev2_qp *qp, unsigned budge
 			if (rc < 0)
 				e->cnt.resp_tx_dropped++;
 			r->ack_deferred = 0;
+			r->ack_coalesced = 0;
 			sent++;
 			continue;
 		}
@@ -729,6 +754,7 @@ static struct rocev2_resp_res *resp_res_accept(struct resp_ctx *c, uint32_t npkt
 	 * acknowledges it implicitly (a response PSN acknowledges all before
 	 * it), or its PSN is the one just executed. */
 	r->ack_deferred = 0;
+	r->ack_coalesced = 0;
 	return res;
 }
 
@@ -857,11 +883,27 @@ static enum rocev2_resp_state resp_complete(struct resp_ctx *c, enum rocev2_resp
 /* IBA 9.7.5.2: ACK when the requester asked (AckReq); coalesced
  * otherwise.  Syndrome 0x1F: end-to-end credits are not implemented (as
  * rxe), the requester is told "unlimited". */
+/* IBA 9.7.5.1.2 (coalesced acknowledgements), rocev2_set_ack_coalesce:
+ * the ACK waits for the next poll, which sends one for the newest request
+ * (resp_emit), unless replies are queued (their order rules) or
+ * ROCEV2_ACK_COALESCE_MAX requests already wait on it: then it goes now
+ * and covers those (resp_send_ack). */
 static enum rocev2_resp_state resp_acknowledge(struct resp_ctx *c, enum rocev2_resp_state s)
 {
+	struct rocev2_resp *r = &c->qp->resp;
+
 	(void)s;
-	if (c->pkt->ackreq)
-		resp_ack(c->e, c->qp, AETH_ACK_UNLIMITED, c->pkt->psn, c->qp->resp.msn, 1);
+	if (!c->pkt->ackreq)
+		return RESPST_DONE;
+	if (c->e->ack_coalesce && !r->res_pending && r->ack_coalesced + 1u < ROCEV2_ACK_COALESCE_MAX &&
+	    (!r->ack_deferred || r->ack_coalesced)) {
+		if (r->ack_coalesced)
+			c->e->cnt.resp_acks_coalesced++;        /* one ACK fewer on the wire */
+		r->ack_coalesced++;
+		resp_defer_ack(c->e, c->qp, AETH_ACK_UNLIMITED, c->pkt->psn, r->msn);
+		return RESPST_DONE;
+	}
+	resp_ack(c->e, c->qp, AETH_ACK_UNLIMITED, c->pkt->psn, r->msn, r->res_pending || !r->ack_coalesced);
 	return RESPST_DONE;
 }
 

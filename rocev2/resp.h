@@ -60,7 +60,8 @@ struct rocev2_resp {
 	/* An ACK/NAK that must follow replies still being sent (PSN order). */
 	uint8_t ack_deferred;
 	uint8_t ack_syndrome;
-	uint8_t reserved4[2];
+	uint8_t ack_coalesced;          /* plain ACKs folded into the deferred one (coalescing) */
+	uint8_t reserved4;
 	uint32_t ack_deferred_psn;
 	uint32_t ack_deferred_msn;
 };

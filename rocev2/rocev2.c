@@ -25,6 +25,11 @@ int rocev2_init(struct rocev2 *e, const struct rocev2_env *env)
 	return 0;
 }
 
+void rocev2_set_ack_coalesce(struct rocev2 *e, int on)
+{
+	e->ack_coalesce = on != 0;
+}
+
 void rocev2_set_ipv4(struct rocev2 *e, uint32_t ipv4)
 {
 	e->env.ipv4 = ipv4 ? ipv4 : e->boot_ipv4;

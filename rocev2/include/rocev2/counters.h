@@ -56,6 +56,7 @@
 	X(comp_bad_state)       /* response while the QP is not RTS/SQD */      \
 	/* resp.c */                                                          \
 	X(resp_packets)         /* new requests executed */                    \
+	X(resp_acks_coalesced)  /* ACKs a later one covered (ack coalescing) */ \
 	X(resp_dup_requests)                                                   \
 	X(resp_out_of_seq)      /* PSN ahead: NAK PSN sequence error */         \
 	X(resp_seq_nak_silent)  /* dropped while a sequence NAK is latched */   \

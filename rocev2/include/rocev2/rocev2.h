@@ -260,6 +260,17 @@ enum rocev2_obj_type {
 					 * images or the per-type arrays) */
 };
 
+/* Coalesced acknowledgements (IBA 9.7.5.1.2: one ACK acknowledges every
+ * request before it): with on set, the responder does not answer each
+ * request that asks for an ACK at once, but leaves one ACK per QP for the
+ * next rocev2_poll, which sends it for the newest request, or sends it at
+ * once after ROCEV2_ACK_COALESCE_MAX requests.  NAKs, read and atomic
+ * responses are not delayed (a NAK joins the waiting ACK, later PSN wins,
+ * as behind replies).  Only for a caller that polls after every burst of
+ * received frames (firmware/loop.c does); off after init. */
+#define ROCEV2_ACK_COALESCE_MAX 16u
+void rocev2_set_ack_coalesce(struct rocev2 *e, int on);
+
 /* The port's RoCEv2 address from now on (host order): the source of every
  * packet sent and the only destination accepted (recv.c); 0: the one
  * env gave at init.  The host's GID table (SET_GID) decides it; a

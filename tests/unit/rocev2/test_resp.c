@@ -1486,6 +1486,77 @@ static void test_ack_tx_busy_deferred(void **state)
 
 /* The host moves the QP to ERR: every posted receive WQE is flushed, and
  * WQEs posted later are flushed at their doorbell (rocev2.c). */
+/* Coalesced ACKs (rocev2_set_ack_coalesce, IBA 9.7.5.1.2): requests that
+ * ask for an ACK get one ACK at the next poll for the newest of them, or
+ * at once when ROCEV2_ACK_COALESCE_MAX wait; a NAK and a READ response
+ * cover a waiting ACK and keep PSN order; off, every request is answered
+ * at once (every other test). */
+static void test_ack_coalescing(void **state)
+{
+	uint32_t psn = RQ_PSN;
+	unsigned i;
+	struct out o;
+
+	(void)state;
+	rocev2_poll(e, 64);                 /* RTS queued the QP: an idle scheduler */
+	nframes = 0;
+	rocev2_set_ack_coalesce(e, 1);
+	for (i = 0; i < 5; i++, psn++)
+		REQ(.opcode = OP_WRITE_ONLY, .psn = psn, .ackreq = 1, .va = RMEM + 4 * i,
+		    .rkey = rkey_rmem, .len = 4, .payload = "abcd", .paylen = 4);
+	assert_int_equal(nframes, 0);
+	assert_int_equal(qp->resp.ack_coalesced, 5);
+	rocev2_poll(e, 64);
+	assert_int_equal(nframes, 1);
+	expect_ack(0, AETH_ACK_UNLIMITED, psn - 1, 5);
+	assert_int_equal(e->cnt.resp_acks_coalesced, 4);
+	assert_int_equal(qp->resp.ack_coalesced, 0);
+	rocev2_poll(e, 64);
+	assert_int_equal(nframes, 1);       /* sent once */
+
+	/* At most ROCEV2_ACK_COALESCE_MAX wait: the next goes at once. */
+	for (i = 0; i < ROCEV2_ACK_COALESCE_MAX; i++, psn++)
+		REQ(.opcode = OP_WRITE_ONLY, .psn = psn, .ackreq = 1, .va = RMEM, .rkey = rkey_rmem,
+		    .len = 4, .payload = "abcd", .paylen = 4);
+	assert_int_equal(nframes, 2);
+	expect_ack(1, AETH_ACK_UNLIMITED, psn - 1, 5 + ROCEV2_ACK_COALESCE_MAX);
+	assert_int_equal(qp->resp.ack_deferred, 0);
+	rocev2_poll(e, 64);
+	assert_int_equal(nframes, 2);
+	assert_int_equal(e->cnt.resp_acks_coalesced, 4 + ROCEV2_ACK_COALESCE_MAX - 1);
+
+	/* A sequence NAK joins the waiting ACK: one NAK, later PSN wins. */
+	REQ(.opcode = OP_WRITE_ONLY, .psn = psn, .ackreq = 1, .va = RMEM, .rkey = rkey_rmem,
+	    .len = 4, .payload = "abcd", .paylen = 4);
+	REQ(.opcode = OP_WRITE_ONLY, .psn = psn + 5, .ackreq = 1, .va = RMEM, .rkey = rkey_rmem,
+	    .len = 4, .payload = "abcd", .paylen = 4);
+	rocev2_poll(e, 64);
+	assert_int_equal(nframes, 3);
+	expect_ack(2, AETH_NAK_PSN_SEQ_ERROR, psn + 1, 6 + ROCEV2_ACK_COALESCE_MAX);
+	psn++;
+
+	/* A READ behind a waiting ACK: its response acknowledges the WRITE
+	 * before it, which gets no ACK of its own. */
+	REQ(.opcode = OP_WRITE_ONLY, .psn = psn, .ackreq = 1, .va = RMEM, .rkey = rkey_rmem,
+	    .len = 4, .payload = "abcd", .paylen = 4);
+	REQ(.opcode = OP_READ_REQUEST, .psn = psn + 1, .ackreq = 1, .va = RMEM, .rkey = rkey_rmem,
+	    .len = 8);
+	rocev2_poll(e, 64);
+	assert_int_equal(nframes, 4);
+	o = frame(3);
+	assert_int_equal(o.opcode, OP_READ_RESPONSE_ONLY);
+	assert_int_equal(o.psn, psn + 1);
+	assert_int_equal(o.msn, 8 + ROCEV2_ACK_COALESCE_MAX);
+	assert_int_equal(qp->state, ROCEV2_QPS_RTS);
+
+	/* Off again: at once. */
+	rocev2_set_ack_coalesce(e, 0);
+	REQ(.opcode = OP_WRITE_ONLY, .psn = psn + 2, .ackreq = 1, .va = RMEM, .rkey = rkey_rmem,
+	    .len = 4, .payload = "abcd", .paylen = 4);
+	assert_int_equal(nframes, 5);
+	expect_ack(4, AETH_ACK_UNLIMITED, psn + 2, 9 + ROCEV2_ACK_COALESCE_MAX);
+}
+
 static void test_flush_on_modify_to_error(void **state)
 {
 	struct rocev2_qp_attr a;
@@ -1802,6 +1873,7 @@ int main(void)
 		cmocka_unit_test_setup(test_resume, setup),
 		cmocka_unit_test_setup(test_msn_sequence, setup),
 		cmocka_unit_test_setup(test_ack_tx_busy_deferred, setup),
+		cmocka_unit_test_setup(test_ack_coalescing, setup),
 		cmocka_unit_test_setup(test_flush_on_modify_to_error, setup),
 		cmocka_unit_test_setup(test_flush_srq_keeps_wqes, setup),
 		cmocka_unit_test_setup(test_loopback_with_losses, setup),
