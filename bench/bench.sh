@@ -15,7 +15,10 @@
 #                        the wire, not the engine; issue 18 item 2 counts
 #                        the engine's header path).  The host DMA of rings,
 #                        doorbell records and CQEs (hal/common/dma_window.c)
-#                        is counted.
+#                        is counted.  The engines coalesce ACKs as the
+#                        firmware does (rocev2_set_ack_coalesce);
+#   rx_instr_per_pkt_{send64B,write4KiB}_ack_each  the same with one ACK
+#                        per request (coalescing off)
 #   icrc_gbps, zlib_crc32_gbps   the same 4 KiB buffers, wall clock (issue 18:
 #                        the ICRC runs ISA-L here; goal ratio >= 8)
 #   icrc_gbps_a15, icrc_gbps_a72, icrc_gbps_a72_nocrc   the same on the
@@ -142,6 +145,7 @@ for w in send64B write4KiB; do
   arg=${w/send64B/send64}; arg=${arg/write4KiB/write4k}
   echo "tx_instr_per_pkt_$w: $(instr_per_pkt $arg tx) instructions"
   echo "rx_instr_per_pkt_$w: $(instr_per_pkt $arg rx) instructions"
+  echo "rx_instr_per_pkt_${w}_ack_each: $(ENGINE_PAIR_COALESCE=0 instr_per_pkt $arg rx) instructions"
 done
 for w in send64B write4KiB; do
   arg=${w/send64B/send64}; arg=${arg/write4KiB/write4k}

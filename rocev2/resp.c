@@ -883,7 +883,8 @@ static enum rocev2_resp_state resp_complete(struct resp_ctx *c, enum rocev2_resp
 /* IBA 9.7.5.2: ACK when the requester asked (AckReq); coalesced
  * otherwise.  Syndrome 0x1F: end-to-end credits are not implemented (as
  * rxe), the requester is told "unlimited". */
-/* IBA 9.7.5.1.2 (coalesced acknowledgements), rocev2_set_ack_coalesce:
+/* Coalesced acknowledgements (rocev2_set_ack_coalesce; an ACK covers
+ * every earlier PSN, IBA 9.7.5.1):
  * the ACK waits for the next poll, which sends one for the newest request
  * (resp_emit), unless replies are queued (their order rules) or
  * ROCEV2_ACK_COALESCE_MAX requests already wait on it: then it goes now

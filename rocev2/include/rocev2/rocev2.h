@@ -260,8 +260,8 @@ enum rocev2_obj_type {
 					 * images or the per-type arrays) */
 };
 
-/* Coalesced acknowledgements (IBA 9.7.5.1.2: one ACK acknowledges every
- * request before it): with on set, the responder does not answer each
+/* Coalesced acknowledgements (an ACK acknowledges its PSN and every
+ * request before it, IBA 9.7.5.1; hfi1 coalesces the same way): with on set, the responder does not answer each
  * request that asks for an ACK at once, but leaves one ACK per QP for the
  * next rocev2_poll, which sends it for the newest request, or sends it at
  * once after ROCEV2_ACK_COALESCE_MAX requests.  NAKs, read and atomic

@@ -1486,7 +1486,7 @@ static void test_ack_tx_busy_deferred(void **state)
 
 /* The host moves the QP to ERR: every posted receive WQE is flushed, and
  * WQEs posted later are flushed at their doorbell (rocev2.c). */
-/* Coalesced ACKs (rocev2_set_ack_coalesce, IBA 9.7.5.1.2): requests that
+/* Coalesced ACKs (rocev2_set_ack_coalesce): requests that
  * ask for an ACK get one ACK at the next poll for the newest of them, or
  * at once when ROCEV2_ACK_COALESCE_MAX wait; a NAK and a READ response
  * cover a waiting ACK and keep PSN order; off, every request is answered
