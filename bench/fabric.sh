@@ -26,6 +26,9 @@
 #                          directions, as rate_fps and goodput_mbps count
 #   switch_drop_frac       frames lost in the fabric during the WRITE run:
 #                          1 - (frames both NICs received) / (packets both sent)
+#   msg_rate_64B_ack_each, goodput_1MiB_gbps_ack_each  the two runs again
+#                          with one ACK per request (rcx ack_coalesce=0; the
+#                          firmware coalesces them, rocev2_set_ack_coalesce)
 # and, _mnicswitch only, that loss split by where it happened (fractions of
 # the packets both NICs sent in the WRITE run, from the switch's counters):
 #   fabric_loss_nic_to_switch_frac   sent by a NIC, never read by the switch
@@ -148,6 +151,10 @@ raw=$(field rawx rate_fps | head -1)
 echo "raw_frame_rate_posix$sfx: $raw frames/s"
 pair msg64 rcx peer=@PEER@ qps=4 msgs=$((10000 / q)) size=64 ops=send mtu=5
 echo "msg_rate_64B$sfx: $(field msg64 msg_rate | head -1) messages/s"
+# The same with one ACK per request (the firmware coalesces ACKs, rocev2.h
+# rocev2_set_ack_coalesce): the peer in the same run.
+pair msg64e rcx peer=@PEER@ qps=4 msgs=$((10000 / q)) size=64 ops=send mtu=5 ack_coalesce=0
+echo "msg_rate_64B_ack_each${sfx}: $(field msg64e msg_rate | head -1) messages/s"
 if [ "${MNIC_SWITCH:-vde}" = mnic ]; then
   mnic_switch_stats "$d/switch"; cp "$d/switch.stats.json" "$d/before-write1m.json"
 fi
@@ -184,3 +191,8 @@ print(f"switch_queue_max{sfx}: {max((p['queue_max'] for p in ports), default=0)}
 print(f"switch_waited_frac{sfx}: {frac(s('waited'))} fraction")
 PY
 fi
+# The WRITE run again with one ACK per request (rcx ack_coalesce=0), after
+# the switch figures above, which are the first run's.
+pair write1me rcx peer=@PEER@ qps=2 msgs=$((100 / q)) size=1048576 ops=write mtu=5 ack_coalesce=0
+echo "goodput_1MiB_gbps_ack_each${sfx}: $(field write1me goodput_mbps | head -1 |
+  awk '{ printf "%.3f", $1 / 1000 }') Gbit/s"

@@ -829,9 +829,10 @@ static void report(struct rcx *x, int ok)
 int fw_mode_rcx(struct fw_ctx *c, const struct fw_args *a)
 {
 	static const char *const keys[] = { "log", "peer", "qps", "msgs", "max_size", "size", "seed",
-					    "mtu", "ops", "timeout_ms", "dcqcn", "line_mbps", NULL };
+					    "mtu", "ops", "timeout_ms", "dcqcn", "line_mbps", "ack_coalesce",
+					    NULL };
 	struct rcx *x = &rcx;
-	uint64_t qps, msgs, max_size, size, seed, mtu, timeout_ms, dcqcn, line_mbps;
+	uint64_t qps, msgs, max_size, size, seed, mtu, timeout_ms, dcqcn, line_mbps, ack_coalesce;
 	const char *peer = fw_args_get(a, "peer"), *ops = fw_args_get(a, "ops");
 	int rc;
 
@@ -844,7 +845,8 @@ int fw_mode_rcx(struct fw_ctx *c, const struct fw_args *a)
 	    fw_args_u64(a, "mtu", ROCEV2_MTU_1024, ROCEV2_MTU_4096, &mtu) != 0 ||
 	    fw_args_u64(a, "timeout_ms", 300000, 86400000u, &timeout_ms) != 0 ||
 	    fw_args_u64(a, "dcqcn", 1, 1, &dcqcn) != 0 ||
-	    fw_args_u64(a, "line_mbps", 10000, 400000, &line_mbps) != 0)
+	    fw_args_u64(a, "line_mbps", 10000, 400000, &line_mbps) != 0 ||
+	    fw_args_u64(a, "ack_coalesce", 1, 1, &ack_coalesce) != 0)
 		return FW_EXIT_USAGE;
 	if (!peer || fw_parse_mac(peer, x->peer_mac) != 0) {
 		LOG_ERR("rcx needs peer=MAC (xx:xx:xx:xx:xx:xx)");
@@ -876,6 +878,9 @@ int fw_mode_rcx(struct fw_ctx *c, const struct fw_args *a)
 	x->mtu = (unsigned)mtu;
 	if (fw_engine_start(c, &x->e) != 0)
 		return FW_EXIT_FAIL;
+	/* ack_coalesce=0: one ACK per request (the engine's coalescing is on
+	 * in the firmware; bench/fabric.sh compares both). */
+	rocev2_set_ack_coalesce(x->e, ack_coalesce != 0);
 	{
 		/* dcqcn=0|1 (DCQCN and ECT), line_mbps=N: the rest at defaults. */
 		struct rocev2_dcqcn_params p;

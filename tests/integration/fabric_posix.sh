@@ -26,7 +26,8 @@ done
 v=$(val switch_queue_max_mnicswitch)
 [ -n "$v" ] && [ "$v" -le 256 ] || mnic_die "switch_queue_max_mnicswitch: '$v', want 0..256 (the queue depth)"
 for s in "" _tuned _mnicswitch; do
-  for f in raw_frame_rate_posix msg_rate_64B goodput_1MiB_gbps goodput_frac_of_raw; do
+  for f in raw_frame_rate_posix msg_rate_64B goodput_1MiB_gbps goodput_frac_of_raw \
+           msg_rate_64B_ack_each goodput_1MiB_gbps_ack_each; do
     v=$(val $f$s)
     awk -v v="$v" 'BEGIN { exit !(v > 0) }' || mnic_die "$f$s: '$v', want a positive number"
   done
@@ -35,5 +36,5 @@ for s in "" _tuned _mnicswitch; do
 done
 n=$(grep -c "^R[A-Z]* PASS" "$out"/fabric_default/*/n*.log "$out"/fabric_tuned/*/n*.log \
   "$out"/fabric_mnicswitch/*/n*.log | awk -F: '{ s += $2 } END { print s }')
-[ "$n" = 18 ] || mnic_die "$n of 18 NIC runs passed"
+[ "$n" = 30 ] || mnic_die "$n of 30 NIC runs passed"
 echo "fabric_posix: PASS"
