@@ -12,7 +12,8 @@
 # The issue's run is 100,000 messages each way; the bench sends
 # BENCH_IMPAIRED_MSGS per QP (default 1,000: 8,000 each way) so that it
 # stays short; the rates are per second and the ratio per loss either way.
-# Environment: BENCH_IMPAIRED_MSGS, BENCH_IMPAIRED_OUT (work folder).
+# Environment: BENCH_IMPAIRED_MSGS, BENCH_IMPAIRED_OUT (work folder),
+# BENCH_IMPAIRED_RCX_ARGS (more rcx keys, e.g. ack_coalesce=0).
 set -euo pipefail
 . "$(dirname "$0")/../qemu-board/lib.sh"
 mnic_init
@@ -29,6 +30,7 @@ for i in 1 2; do
   "$fw" --name imp$i --vde "$out/switch" --mac 52:54:00:42:00:0$i --bar "$out/n$i.bar" \
     --bar-size 64M --impair "$spec,seed=$((i * 101))" \
     -- rcx peer=52:54:00:42:00:0$((3 - i)) qps=$qps msgs="$msgs" timeout_ms=1200000 \
+    ${BENCH_IMPAIRED_RCX_ARGS:-} \
     >"$out/n$i.log" 2>&1 &
   pids+=($!); mnic_track $!
 done
