@@ -455,7 +455,18 @@ int rocev2_sge_gather(struct rocev2 *e, const struct rocev2_qp *qp, const struct
 int rocev2_sge_scatter(struct rocev2 *e, const struct rocev2_qp *qp, const struct mnic_sge *sge,
 		       unsigned n, uint64_t off, const void *src, uint32_t len);
 /* Sum of SGE lengths; -HAL_E2BIG if it exceeds ROCEV2_MAX_MSG. */
-int rocev2_sge_total(const struct mnic_sge *sge, unsigned n, uint64_t *total);
+static inline int rocev2_sge_total(const struct mnic_sge *sge, unsigned n, uint64_t *total)
+{
+	uint64_t sum = 0;
+	unsigned i;
+
+	if (n > MNIC_MAX_SGE)
+		return -HAL_E2BIG;
+	for (i = 0; i < n; i++)
+		sum += sge[i].length;          /* <= 28 * (2^32 - 1): cannot wrap */
+	*total = sum;
+	return sum > ROCEV2_MAX_MSG ? -HAL_E2BIG : 0;
+}
 /* Host memory by remote key (responder): copy [va, va + len) of the MR
  * rkey names (its range and access checked before), through its MTT. */
 int rocev2_mem_write(struct rocev2 *e, uint32_t rkey, uint64_t va, const void *src, uint32_t len);

@@ -103,8 +103,7 @@ void rocev2_tx_prepare(struct rocev2 *e, struct rocev2_qp *qp, struct rocev2_tx 
 	 * (tx_send). */
 	bth[0] = opcode;
 	bth[1] = se ? BTH_SE : 0;
-	bth[8] = ackreq ? BTH_ACKREQ : 0;
-	put_be24(bth + 9, psn & BTH_PSN_MASK);
+	put_be32(bth + 8, (ackreq ? (uint32_t)BTH_ACKREQ << 24 : 0u) | (psn & BTH_PSN_MASK));
 	/* Extension headers start zeroed: a field a stage forgets (e.g. the
 	 * RESUME AETH, sent as zero) never leaks a previous frame's bytes.
 	 * The largest set is cleared whatever the opcode (a fixed size costs

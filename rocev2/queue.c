@@ -187,19 +187,6 @@ int rocev2_rq_take(struct rocev2 *e, struct rocev2_qp *qp, struct mnic_recv_wqe 
 	return err;
 }
 
-int rocev2_sge_total(const struct mnic_sge *sge, unsigned n, uint64_t *total)
-{
-	uint64_t sum = 0;
-	unsigned i;
-
-	if (n > MNIC_MAX_SGE)
-		return -HAL_E2BIG;
-	for (i = 0; i < n; i++)
-		sum += sge[i].length;          /* <= 28 * (2^32 - 1): cannot wrap */
-	*total = sum;
-	return sum > ROCEV2_MAX_MSG ? -HAL_E2BIG : 0;
-}
-
 /* Move len bytes between firmware memory and the message at offset off
  * of the SGE list: into `to` (gather) or from `from` (scatter, from !=
  * NULL).  The length check comes first so that a too-short list fails

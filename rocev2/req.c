@@ -214,10 +214,8 @@ static void req_rewind(struct rocev2_qp *qp)
  * atomic operands, rd/atomic permission.  Returns a WC status (SUCCESS if
  * the WQE can be executed) and sets *vendor. */
 static uint8_t req_wqe_check(struct rocev2_qp *qp, const struct mnic_send_wqe *w,
-			     uint64_t *len, uint32_t *vendor)
+			     const struct req_wr_info *wi, uint64_t *len, uint32_t *vendor)
 {
-	const struct req_wr_info *wi = wr_info(w->opcode);
-
 	*vendor = ROCEV2_VERR_BAD_WQE;
 	if (!wi->valid || w->num_sge > MNIC_MAX_SGE)
 		return MNIC_WC_LOC_QP_OP_ERR;
@@ -346,7 +344,8 @@ static enum req_step step_next_wqe(struct req_ctx *c)
 		status = MNIC_WC_LOC_QP_OP_ERR;
 		vendor = rc == -HAL_EFAULT ? ROCEV2_VERR_WQE_DMA : ROCEV2_VERR_BAD_WQE;
 	} else {
-		status = req_wqe_check(qp, &req->wqe, &len, &vendor);
+		c->wi = wr_info(req->wqe.opcode);
+		status = req_wqe_check(qp, &req->wqe, c->wi, &len, &vendor);
 	}
 	if (status != MNIC_WC_SUCCESS) {
 		c->status = status;
@@ -370,8 +369,7 @@ static enum req_step step_next_wqe(struct req_ctx *c)
 		tr->state = WQE_STATE_POSTED;
 		tr->reserved = 0;
 	}
-	c->wi = wr_info(req->wqe.opcode);
-	req->wqe_loaded = 1;
+	req->wqe_loaded = 1;            /* c->wi: set with the check above */
 	return REQST_CHECK_LIMITS;
 }
 

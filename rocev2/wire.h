@@ -137,14 +137,11 @@ static inline uint32_t ipv4_daddr(const struct ipv4_hdr *h) { return get_be32(h-
 #if defined(__x86_64__) || defined(__i386__)
 static inline uint16_t ipv4_csum_fold(const uint8_t *ip)
 {
-	uint64_t sum = 0;
-	uint32_t w;
-	unsigned i;
+	uint32_t w[IPV4_HLEN / 4];
+	uint64_t sum;
 
-	for (i = 0; i < IPV4_HLEN; i += 4) {
-		memcpy(&w, ip + i, 4);
-		sum += w;
-	}
+	memcpy(w, ip, IPV4_HLEN);
+	sum = (uint64_t)w[0] + w[1] + w[2] + w[3] + w[4];
 	sum = (sum & 0xffffffffu) + (sum >> 32);        /* <= 2^32 + 3 */
 	sum = (sum & 0xffffu) + (sum >> 16);
 	sum = (sum & 0xffffu) + (sum >> 16);
@@ -203,9 +200,11 @@ static inline int bth_mig(const struct bth *h) { return !!(h->b[1] & BTH_MIG); }
 static inline unsigned bth_pad(const struct bth *h) { return (h->b[1] & BTH_PAD_MASK) >> 4; }
 static inline unsigned bth_tver(const struct bth *h) { return h->b[1] & BTH_TVER_MASK; }
 static inline uint16_t bth_pkey(const struct bth *h) { return get_be16(h->b + 2); }
-static inline uint32_t bth_qpn(const struct bth *h) { return get_be24(h->b + 5); }
+/* DestQP and PSN: the 24 bits under a 32-bit load from the byte before
+ * (FECN/BECN, AckReq: masked off). */
+static inline uint32_t bth_qpn(const struct bth *h) { return get_be32(h->b + 4) & BTH_QPN_MASK; }
 static inline int bth_ackreq(const struct bth *h) { return !!(h->b[8] & BTH_ACKREQ); }
-static inline uint32_t bth_psn(const struct bth *h) { return get_be24(h->b + 9); }
+static inline uint32_t bth_psn(const struct bth *h) { return get_be32(h->b + 8) & BTH_PSN_MASK; }
 static inline int bth_becn(const struct bth *h) { return !!(h->b[4] & BTH_BECN); }
 
 static inline void bth_init(struct bth *h, uint8_t opcode, int se, unsigned pad, uint16_t pkey,
@@ -252,8 +251,7 @@ static inline uint8_t aeth_syndrome(const struct aeth *h) { return h->b[0]; }
 static inline uint32_t aeth_msn(const struct aeth *h) { return get_be24(h->b + 1); }
 static inline void aeth_init(struct aeth *h, uint8_t syndrome, uint32_t msn)
 {
-	h->b[0] = syndrome;
-	put_be24(h->b + 1, msn & AETH_MSN_MASK);
+	put_be32(h->b, (uint32_t)syndrome << 24 | (msn & AETH_MSN_MASK));
 }
 
 /* ---- AtomicETH (IBA 9.3.4, 28 B): VA, R_Key, swap/add, compare -------- */
