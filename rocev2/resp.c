@@ -277,6 +277,9 @@ static int resp_send_ack(struct rocev2 *e, struct rocev2_qp *qp, uint8_t syndrom
 	return rc;
 }
 
+static void resp_defer_ack(struct rocev2 *e, struct rocev2_qp *qp, uint8_t syndrome, uint32_t psn,
+			   uint32_t msn);
+
 /* Send an ACK/NAK now, or, when behind is set and replies are still going
  * out, after them (IBA 9.7.5.1.1: responses in PSN order).  Only one waits:
  * the one with the later PSN wins (a later ACK covers an earlier one; a
@@ -287,9 +290,6 @@ static int resp_send_ack(struct rocev2 *e, struct rocev2_qp *qp, uint8_t syndrom
  * sequence NAK is sent once per gap.  Another transmit error is a frame
  * lost on the wire: the requester times out and resends, and the
  * duplicate is acknowledged again. */
-static void resp_defer_ack(struct rocev2 *e, struct rocev2_qp *qp, uint8_t syndrome, uint32_t psn,
-			   uint32_t msn);
-
 static void resp_ack(struct rocev2 *e, struct rocev2_qp *qp, uint8_t syndrome, uint32_t psn,
 		     uint32_t msn, int behind)
 {
@@ -880,13 +880,13 @@ static enum rocev2_resp_state resp_complete(struct resp_ctx *c, enum rocev2_resp
 
 /* IBA 9.7.5.2: ACK when the requester asked (AckReq); coalesced
  * otherwise.  Syndrome 0x1F: end-to-end credits are not implemented (as
- * rxe), the requester is told "unlimited". */
-/* Coalesced acknowledgements (rocev2_set_ack_coalesce; an ACK covers
- * every earlier PSN, IBA 9.7.5.1):
- * the ACK waits for the next poll, which sends one for the newest request
- * (resp_emit), unless replies are queued (their order rules) or
- * ROCEV2_ACK_COALESCE_MAX requests already wait on it: then it goes now
- * and covers those (resp_send_ack). */
+ * rxe), the requester is told "unlimited".
+ *
+ * With rocev2_set_ack_coalesce on (an ACK covers every earlier PSN, IBA
+ * 9.7.5.1) the ACK waits for the next poll, which sends one for the
+ * newest request (resp_emit), unless replies are queued (their order
+ * rules) or this is the ROCEV2_ACK_COALESCE_MAXth request since the last
+ * ACK: then it goes now and covers those waiting (resp_send_ack). */
 static enum rocev2_resp_state resp_acknowledge(struct resp_ctx *c, enum rocev2_resp_state s)
 {
 	struct rocev2_resp *r = &c->qp->resp;
