@@ -12,9 +12,9 @@
  * firmware's do, rocev2_set_ack_coalesce, so B's rocev2_poll after each
  * burst is part of the phase; ENGINE_PAIR_COALESCE=0 in the environment
  * turns that off, one ACK per request).  bench/bench.sh divides the collected
- * instructions by the packets and subtracts the ICRC and the payload
- * copies (rocev2_icrc, rocev2_sge_gather/scatter, rocev2_mem_read/write),
- * which the issue's figures exclude.  A fourth argument, mtt, puts every
+ * instructions by the packets and subtracts the ICRC, the payload copies
+ * (rocev2_icrc, rocev2_sge_gather/scatter, rocev2_mem_read/write) and this
+ * pair's port (tx below), which the issue's figures exclude.  A fourth argument, mtt, puts every
  * ring, doorbell record and MR of both engines behind a memory
  * translation table (4 KiB pages at IOVA_BASE; rocev2/mtt.c) instead of
  * physical addresses: the difference is the translation's cost.
@@ -251,7 +251,7 @@ int main(int argc, char **argv)
 {
 	static const uint8_t ma[6] = { 0x52, 0x54, 0, 0x70, 0, 1 }, mb[6] = { 0x52, 0x54, 0, 0x70, 0, 2 };
 	unsigned n = argc > 2 ? (unsigned)atoi(argv[2]) : 1000, mtu, i, rounds = 0;
-	const char *phase = argc > 3 ? argv[3] : "none";
+	const char *phase = argc > 3 ? argv[3] : "none", *coalesce_env = getenv("ENGINE_PAIR_COALESCE");
 	int write4k, col_tx, col_rx, coalesce;
 
 	if (argc < 2 || n == 0) {
@@ -272,7 +272,7 @@ int main(int argc, char **argv)
 	mtu = write4k ? ROCEV2_MTU_4096 : ROCEV2_MTU_1024;
 	setup(&A, &B, ma, mtu);
 	setup(&B, &A, mb, mtu);
-	coalesce = !getenv("ENGINE_PAIR_COALESCE") || strcmp(getenv("ENGINE_PAIR_COALESCE"), "0") != 0;
+	coalesce = !coalesce_env || strcmp(coalesce_env, "0") != 0;
 	rocev2_set_ack_coalesce(&A.e, coalesce);
 	rocev2_set_ack_coalesce(&B.e, coalesce);
 	connect_qp(&A, mb, mtu);

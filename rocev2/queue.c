@@ -71,19 +71,21 @@ static const uint8_t wr_supported[MNIC_WR_NUM] = {
  * SGEs, or inline_len bytes).  Past that the firmware copy holds whatever
  * an earlier WQE left; nothing reads it (sge_total and the stages stop at
  * num_sge and inline_len, and the migration image skips the copy). */
-#define SQ_WQE_HDR offsetof(struct mnic_send_wqe, sge)
-#define RQ_WQE_HDR offsetof(struct mnic_recv_wqe, sge)
-#define WQE_FIRST (64u + sizeof(struct mnic_sge))
-_Static_assert(SQ_WQE_HDR == 64 && RQ_WQE_HDR == 64, "WQE headers (mnic/queues.h)");
+#define WQE_HDR 64u
+#define WQE_FIRST (WQE_HDR + sizeof(struct mnic_sge))
+_Static_assert(offsetof(struct mnic_send_wqe, sge) == WQE_HDR &&
+		       offsetof(struct mnic_recv_wqe, sge) == WQE_HDR,
+	       "WQE headers (mnic/queues.h)");
 _Static_assert(WQE_FIRST <= MNIC_WQE_SIZE, "the first read stays in the slot");
 
 /* The rest of a WQE at slot whose first WQE_FIRST bytes are in w: `used`
  * bytes after the header. */
 static int wqe_read_rest(struct rocev2 *e, uint32_t mtt, uint64_t slot, void *w, uint32_t used)
 {
-	if (used <= WQE_FIRST - 64u)
+	if (used <= WQE_FIRST - WQE_HDR)
 		return 0;
-	return rocev2_host_read(e, mtt, slot + WQE_FIRST, (uint8_t *)w + WQE_FIRST, used - (WQE_FIRST - 64u));
+	return rocev2_host_read(e, mtt, slot + WQE_FIRST, (uint8_t *)w + WQE_FIRST,
+				used - (WQE_FIRST - WQE_HDR));
 }
 
 int rocev2_sq_read(struct rocev2 *e, struct rocev2_qp *qp, uint32_t index,
@@ -155,12 +157,8 @@ int rocev2_rq_take(struct rocev2 *e, struct rocev2_qp *qp, struct mnic_recv_wqe 
 	if ((srq || wq->pi == wq->ci) && rocev2_wq_refresh(e, wq) == 0)
 		return -HAL_EAGAIN;
 	slot = wq_slot(wq, wq->ci);
-	if (rocev2_host_read(e, wq->q.ring_mtt, slot, wqe, WQE_FIRST) < 0) {
-		wqe->wr_id = 0;
-		wqe->num_sge = 0;
-		e->cnt.dma_errors++;
-		return -HAL_EFAULT;
-	}
+	if (rocev2_host_read(e, wq->q.ring_mtt, slot, wqe, WQE_FIRST) < 0)
+		goto fault;
 	/* The SGEs it uses (the two-part read, above); one with too many is
 	 * consumed with its header only, num_sge cut to none. */
 	err = 0;
@@ -170,10 +168,7 @@ int rocev2_rq_take(struct rocev2 *e, struct rocev2_qp *qp, struct mnic_recv_wqe 
 		err = -HAL_EINVAL;
 	} else if (wqe_read_rest(e, wq->q.ring_mtt, slot, wqe,
 				 wqe->num_sge * (uint32_t)sizeof(struct mnic_sge)) < 0) {
-		wqe->wr_id = 0;
-		wqe->num_sge = 0;
-		e->cnt.dma_errors++;
-		return -HAL_EFAULT;
+		goto fault;
 	}
 	wq->ci++;
 	/* IBA 10.2.9 (SRQ limit): one event when fewer than limit WQEs
@@ -185,6 +180,12 @@ int rocev2_rq_take(struct rocev2 *e, struct rocev2_qp *qp, struct mnic_recv_wqe 
 				  rocev2_handle(srq->gen, (uint32_t)(srq - e->srqs)));
 	}
 	return err;
+fault:
+	/* Nothing consumed; no wr_id or SGE count for a caller to use. */
+	wqe->wr_id = 0;
+	wqe->num_sge = 0;
+	e->cnt.dma_errors++;
+	return -HAL_EFAULT;
 }
 
 /* Move len bytes between firmware memory and the message at offset off

@@ -220,6 +220,14 @@ static int resp_rkey_ok(struct rocev2 *e, const struct rocev2_qp *qp, uint32_t r
 /* Forget every reply still to be sent (a duplicate restarts one, the QP
  * failed, or the peer moved): the requester asks again for whatever it
  * is missing, and duplicates are replayed. */
+/* The waiting ACK/NAK goes no more (sent, covered, or abandoned), and with
+ * it the count of requests coalesced into it. */
+static void resp_drop_deferred(struct rocev2_resp *r)
+{
+	r->ack_deferred = 0;
+	r->ack_coalesced = 0;
+}
+
 static void resp_abandon_replies(struct rocev2_resp *r)
 {
 	unsigned i;
@@ -227,8 +235,7 @@ static void resp_abandon_replies(struct rocev2_resp *r)
 	for (i = 0; i < ROCEV2_MAX_RD_ATOMIC; i++)
 		r->res[i].sending = 0;
 	r->res_pending = 0;
-	r->ack_deferred = 0;
-	r->ack_coalesced = 0;
+	resp_drop_deferred(r);
 }
 
 /* The reply to send after the one in slot: the next slot in ring order
@@ -271,8 +278,7 @@ static int resp_send_ack(struct rocev2 *e, struct rocev2_qp *qp, uint8_t syndrom
 	    psn_cmp(psn, qp->resp.ack_deferred_psn) >= ((syndrome & AETH_TYPE_MASK) == AETH_ACK ? 0 : 1)) {
 		if (qp->resp.ack_coalesced && psn != qp->resp.ack_deferred_psn)
 			e->cnt.resp_acks_coalesced++;
-		qp->resp.ack_deferred = 0;
-		qp->resp.ack_coalesced = 0;
+		resp_drop_deferred(&qp->resp);
 	}
 	return rc;
 }
@@ -431,8 +437,7 @@ static unsigned resp_emit(struct rocev2 *e, struct rocev2_qp *qp, unsigned budge
 				break;
 			if (rc < 0)
 				e->cnt.resp_tx_dropped++;
-			r->ack_deferred = 0;
-			r->ack_coalesced = 0;
+			resp_drop_deferred(r);
 			sent++;
 			continue;
 		}
@@ -751,8 +756,7 @@ static struct rocev2_resp_res *resp_res_accept(struct resp_ctx *c, uint32_t npkt
 	/* Whatever ACK/NAK waited has a PSN before this reply's: the reply
 	 * acknowledges it implicitly (a response PSN acknowledges all before
 	 * it), or its PSN is the one just executed. */
-	r->ack_deferred = 0;
-	r->ack_coalesced = 0;
+	resp_drop_deferred(r);
 	return res;
 }
 

@@ -261,9 +261,9 @@ enum rocev2_obj_type {
 };
 
 /* Coalesced acknowledgements (an ACK acknowledges its PSN and every
- * request before it, IBA 9.7.5.1; hfi1 coalesces the same way): with on set, the responder does not answer each
- * request that asks for an ACK at once, but leaves one ACK per QP for the
- * next rocev2_poll, which sends it for the newest request; the
+ * request before it, IBA 9.7.5.1; hfi1 coalesces the same way): with on
+ * set, the responder does not answer each request that asks for an ACK at
+ * once, but leaves one ACK per QP for the next rocev2_poll, which sends it for the newest request; the
  * ROCEV2_ACK_COALESCE_MAXth request since the last ACK is answered at
  * once (one ACK per at most that many).  NAKs, read and atomic
  * responses are not delayed (a NAK joins the waiting ACK, later PSN wins,
