@@ -87,13 +87,13 @@ int rocev2_cq_write(struct rocev2 *e, const struct rocev2_queue_attr *q, uint32_
 	/* The whole CQE first, its owner byte still the previous lap's phase
 	 * (what the slot holds: the host sees the slot as empty) ... */
 	body.owner = owner ^ 1u;
-	if (rocev2_host_write(e, q->ring_mtt, slot, &body, sizeof(body)) < 0)
+	if (rocev2_ctl_write(e, q->ring_mtt, slot, &body, sizeof(body)) < 0)
 		goto fault;
 	/* ... and the owner byte only after a write barrier: the host polls the
 	 * owner byte and reads the rest once it flips, so no store of the CQE
 	 * body may become visible after it (queues.h, CQE ownership). */
 	hal_wmb();
-	if (rocev2_host_write(e, q->ring_mtt, slot + owner_off, &owner, 1) < 0)
+	if (rocev2_ctl_write(e, q->ring_mtt, slot + owner_off, &owner, 1) < 0)
 		goto fault;
 	return 0;
 fault:
@@ -106,6 +106,7 @@ int rocev2_cq_post(struct rocev2 *e, uint16_t cq_index, struct mnic_cqe *cqe)
 	const uint32_t idx = cq_index;
 	struct rocev2_cq *cq;
 	struct mnic_dbrec rec;
+	int solicited;
 
 	if (idx >= ROCEV2_MAX_CQ || !e->cqs[idx].in_use)
 		return -HAL_EINVAL;
@@ -114,13 +115,14 @@ int rocev2_cq_post(struct rocev2 *e, uint16_t cq_index, struct mnic_cqe *cqe)
 		e->cnt.cq_err_drops++;
 		return -HAL_ENOSPC;
 	}
-	if (rocev2_host_read(e, cq->q.dbrec_mtt, cq->q.dbrec_addr, &rec, sizeof(rec)) < 0) {
+	if (rocev2_ctl_read(e, cq->q.dbrec_mtt, cq->q.dbrec_addr, &rec, sizeof(rec)) < 0) {
 		e->cnt.dma_errors++;
 		return -HAL_EFAULT;
 	}
 	/* The arm word rides in the record just read: an arm is taken before
 	 * this CQE is written, so the CQE can fire it (eq.c). */
-	rocev2_cq_arm_take(e, cq, idx, &rec);
+	if (rec.arm != cq->arm_seen)    /* eq.c's first test, without the call */
+		rocev2_cq_arm_take(e, cq, idx, &rec);
 	/* Free-running indices: pi - ci is the number of unconsumed CQEs.  A
 	 * consumer index ahead of pi (hostile or corrupt) makes the difference
 	 * wrap to a huge value and counts as an overflow as well. */
@@ -133,7 +135,8 @@ int rocev2_cq_post(struct rocev2 *e, uint16_t cq_index, struct mnic_cqe *cqe)
 	cq->pi++;
 	/* IBA 11.4.2.2: a solicited event is a receive completion of a
 	 * message with SE, or any completion in error. */
-	rocev2_cq_completed(e, cq, idx, (cqe->flags & MNIC_CQE_SOLICITED) ||
-				       cqe->status != MNIC_WC_SUCCESS);
+	solicited = (cqe->flags & MNIC_CQE_SOLICITED) || cqe->status != MNIC_WC_SUCCESS;
+	if (solicited || cq->armed != MNIC_CQ_ARM_NONE)  /* else eq.c has nothing to do */
+		rocev2_cq_completed(e, cq, idx, solicited);
 	return 0;
 }

@@ -408,6 +408,25 @@ int rocev2_mtt_xlate(struct rocev2 *e, uint32_t mtt, uint64_t addr, uint64_t len
  * translation fault or a DMA error (callers count dma_errors). */
 int rocev2_host_read(struct rocev2 *e, uint32_t mtt, uint64_t addr, void *dst, size_t len);
 int rocev2_host_write(struct rocev2 *e, uint32_t mtt, uint64_t addr, const void *src, size_t len);
+/* The same for the engine's own small structures on the packet path (a
+ * WQE, a doorbell record, a CQE): inline, so that untranslated it costs a
+ * bounds check and a few moves (hal_dma's window copy is inline too; issue
+ * 18 item 2); translated, or another backend, the calls above.  Payloads
+ * keep those calls: a call is nothing beside their copy, and the boards'
+ * text stays small. */
+static inline int rocev2_ctl_read(struct rocev2 *e, uint32_t mtt, uint64_t addr, void *dst, size_t len)
+{
+	if (mtt == ROCEV2_NO_MTT && e->env.dma->ops == &hal_dma_window_ops)
+		return hal_dma_window_read(e->env.dma, addr, dst, len);
+	return rocev2_host_read(e, mtt, addr, dst, len);
+}
+static inline int rocev2_ctl_write(struct rocev2 *e, uint32_t mtt, uint64_t addr, const void *src,
+				   size_t len)
+{
+	if (mtt == ROCEV2_NO_MTT && e->env.dma->ops == &hal_dma_window_ops)
+		return hal_dma_window_write(e->env.dma, addr, src, len);
+	return rocev2_host_write(e, mtt, addr, src, len);
+}
 
 /* ---- host queues (queue.c) ------------------------------------------------ */
 /* Refresh the host producer index of a WQ from its doorbell record;

@@ -37,7 +37,7 @@ uint32_t rocev2_wq_refresh(struct rocev2 *e, struct rocev2_wq *wq)
 
 	if (wq->q.size == 0)
 		return 0;
-	if (rocev2_host_read(e, wq->q.dbrec_mtt, wq->q.dbrec_addr, &rec, sizeof(rec)) < 0) {
+	if (rocev2_ctl_read(e, wq->q.dbrec_mtt, wq->q.dbrec_addr, &rec, sizeof(rec)) < 0) {
 		e->cnt.dma_errors++;
 		return wq->pi - wq->ci;
 	}
@@ -96,7 +96,7 @@ int rocev2_sq_read(struct rocev2 *e, struct rocev2_qp *qp, uint32_t index,
 
 	if (qp->sq.q.size == 0)
 		return -HAL_EINVAL;
-	if (rocev2_host_read(e, qp->sq.q.ring_mtt, slot, wqe, WQE_FIRST) < 0) {
+	if (rocev2_ctl_read(e, qp->sq.q.ring_mtt, slot, wqe, WQE_FIRST) < 0) {
 		e->cnt.dma_errors++;
 		return -HAL_EFAULT;
 	}
@@ -157,7 +157,7 @@ int rocev2_rq_take(struct rocev2 *e, struct rocev2_qp *qp, struct mnic_recv_wqe 
 	if ((srq || wq->pi == wq->ci) && rocev2_wq_refresh(e, wq) == 0)
 		return -HAL_EAGAIN;
 	slot = wq_slot(wq, wq->ci);
-	if (rocev2_host_read(e, wq->q.ring_mtt, slot, wqe, WQE_FIRST) < 0)
+	if (rocev2_ctl_read(e, wq->q.ring_mtt, slot, wqe, WQE_FIRST) < 0)
 		goto fault;
 	/* The SGEs it uses (the two-part read, above); one with too many is
 	 * consumed with its header only, num_sge cut to none. */
