@@ -106,7 +106,6 @@ int rocev2_cq_post(struct rocev2 *e, uint16_t cq_index, struct mnic_cqe *cqe)
 	const uint32_t idx = cq_index;
 	struct rocev2_cq *cq;
 	struct mnic_dbrec rec;
-	int solicited;
 
 	if (idx >= ROCEV2_MAX_CQ || !e->cqs[idx].in_use)
 		return -HAL_EINVAL;
@@ -121,8 +120,7 @@ int rocev2_cq_post(struct rocev2 *e, uint16_t cq_index, struct mnic_cqe *cqe)
 	}
 	/* The arm word rides in the record just read: an arm is taken before
 	 * this CQE is written, so the CQE can fire it (eq.c). */
-	if (rec.arm != cq->arm_seen)    /* eq.c's first test, without the call */
-		rocev2_cq_arm_take(e, cq, idx, &rec);
+	rocev2_cq_arm_take(e, cq, idx, &rec);
 	/* Free-running indices: pi - ci is the number of unconsumed CQEs.  A
 	 * consumer index ahead of pi (hostile or corrupt) makes the difference
 	 * wrap to a huge value and counts as an overflow as well. */
@@ -135,8 +133,7 @@ int rocev2_cq_post(struct rocev2 *e, uint16_t cq_index, struct mnic_cqe *cqe)
 	cq->pi++;
 	/* IBA 11.4.2.2: a solicited event is a receive completion of a
 	 * message with SE, or any completion in error. */
-	solicited = (cqe->flags & MNIC_CQE_SOLICITED) || cqe->status != MNIC_WC_SUCCESS;
-	if (solicited || cq->armed != MNIC_CQ_ARM_NONE)  /* else eq.c has nothing to do */
-		rocev2_cq_completed(e, cq, idx, solicited);
+	rocev2_cq_completed(e, cq, idx, (cqe->flags & MNIC_CQE_SOLICITED) ||
+				       cqe->status != MNIC_WC_SUCCESS);
 	return 0;
 }

@@ -189,7 +189,7 @@ static int eq_post(struct rocev2 *e, struct rocev2_cq *cq, uint32_t cq_idx)
 	return 0;
 }
 
-static void cq_fire(struct rocev2 *e, struct rocev2_cq *cq, uint32_t idx)
+void rocev2_cq_fire(struct rocev2 *e, struct rocev2_cq *cq, uint32_t idx)
 {
 	if (cq->eq >= ROCEV2_MAX_EQ || eq_post(e, cq, idx) < 0)
 		return;
@@ -219,15 +219,13 @@ static int pending_qualifies(const struct rocev2_cq *cq, uint32_t ci)
 	       cq->pi - cq->sol_end < unconsumed;
 }
 
-void rocev2_cq_arm_take(struct rocev2 *e, struct rocev2_cq *cq, uint32_t idx,
-			const struct mnic_dbrec *rec)
+void rocev2_cq_arm_new(struct rocev2 *e, struct rocev2_cq *cq, uint32_t idx,
+		       const struct mnic_dbrec *rec)
 {
 	const uint32_t arm = rec->arm;
 	const uint8_t cmd = (uint8_t)MNIC_CQ_ARM_GET_CMD(arm);
 	const uint8_t sn = (uint8_t)MNIC_CQ_ARM_GET_SN(arm);
 
-	if (arm == cq->arm_seen)
-		return;                 /* nothing new: re-read on every CQE and db_seq */
 	cq->arm_seen = arm;
 	if ((arm & MNIC_CQ_ARM_RSVD_MASK) || cmd > MNIC_CQ_ARM_SOLICITED) {
 		e->cnt.cq_arm_refused++;
@@ -257,19 +255,9 @@ void rocev2_cq_arm_take(struct rocev2 *e, struct rocev2_cq *cq, uint32_t idx,
 	if (pending_qualifies(cq, rec->index)) {
 		uint64_t before = e->cnt.cq_events;
 
-		cq_fire(e, cq, idx);
+		rocev2_cq_fire(e, cq, idx);
 		e->cnt.cq_events_at_arm += e->cnt.cq_events - before;
 	}
-}
-
-void rocev2_cq_completed(struct rocev2 *e, struct rocev2_cq *cq, uint32_t idx, int solicited)
-{
-	if (solicited) {
-		cq->has_solicited = 1;
-		cq->sol_end = cq->pi;
-	}
-	if (cq->armed == MNIC_CQ_ARM_NEXT || (cq->armed == MNIC_CQ_ARM_SOLICITED && solicited))
-		cq_fire(e, cq, idx);
 }
 
 unsigned rocev2_cq_arms_changed(struct rocev2 *e)

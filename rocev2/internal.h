@@ -449,13 +449,33 @@ int rocev2_cq_write(struct rocev2 *e, const struct rocev2_queue_attr *q, uint32_
 		    const struct mnic_cqe *cqe);
 
 /* ---- completion events (eq.c) --------------------------------------------- */
-/* The CQ's doorbell record was read (rec): act on a changed arm word, and
- * fire at once when CQEs past rec->index qualify (the re-arm race). */
-void rocev2_cq_arm_take(struct rocev2 *e, struct rocev2_cq *cq, uint32_t idx,
-			const struct mnic_dbrec *rec);
+/* Post the CQ's event to its EQ and disarm it (one event per arm). */
+void rocev2_cq_fire(struct rocev2 *e, struct rocev2_cq *cq, uint32_t idx);
+/* rec's arm word differs from the one last acted on: take it, and fire at
+ * once when CQEs past rec->index qualify (the re-arm race). */
+void rocev2_cq_arm_new(struct rocev2 *e, struct rocev2_cq *cq, uint32_t idx,
+		       const struct mnic_dbrec *rec);
+/* The CQ's doorbell record was read (rec), on every CQE and db_seq: act on
+ * a changed arm word.  Inline, as the one below, because a CQE's record
+ * almost always carries the word already seen (issue 18 item 2). */
+static inline void rocev2_cq_arm_take(struct rocev2 *e, struct rocev2_cq *cq, uint32_t idx,
+				      const struct mnic_dbrec *rec)
+{
+	if (rec->arm != cq->arm_seen)
+		rocev2_cq_arm_new(e, cq, idx, rec);
+}
 /* A CQE was written at cq->pi - 1 (solicited: MNIC_CQE_SOLICITED or an
  * error): fire the arm if it qualifies. */
-void rocev2_cq_completed(struct rocev2 *e, struct rocev2_cq *cq, uint32_t idx, int solicited);
+static inline void rocev2_cq_completed(struct rocev2 *e, struct rocev2_cq *cq, uint32_t idx,
+				       int solicited)
+{
+	if (solicited) {
+		cq->has_solicited = 1;
+		cq->sol_end = cq->pi;
+	}
+	if (cq->armed == MNIC_CQ_ARM_NEXT || (cq->armed == MNIC_CQ_ARM_SOLICITED && solicited))
+		rocev2_cq_fire(e, cq, idx);
+}
 /* db_seq moved: re-read the arm word of every CQ bound to an EQ. */
 unsigned rocev2_cq_arms_changed(struct rocev2 *e);
 /* 0 and *owner for a live EQ handle, else -HAL_EINVAL (query.c). */
