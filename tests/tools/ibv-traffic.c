@@ -27,7 +27,8 @@
  *                errors E peer PASS|FAIL (T s) max_gap_ms G
  * (G: the longest time between two completions of this end, the downtime
  * it saw, e.g. while its peer was migrated).  -r paces the posts (a run
- * that lasts, for a migration to happen in).
+ * that lasts at least N/RATE seconds, for a migration to happen in: the
+ * pacer banks no more than PACE_BURST_S of unused time).
  * Exit: 0 both ends verified; 1 a check failed here or at the peer; 2
  * usage; 3 device or connection. */
 #ifndef _GNU_SOURCE
@@ -615,9 +616,16 @@ static void timeline_sample(double t)
 	tl.comp = comp;
 }
 
+/* The pacer's bucket: at most this many seconds of posts at once.  Time
+ * the sender could not use (a migration's pause, or the monotonic clock
+ * of the host it was restored on running ahead of the old one's) is not
+ * banked beyond it, so a paced run never ends before OPS/RATE seconds
+ * after its start. */
+#define PACE_BURST_S 0.25
+
 static int run(void)
 {
-	double t0 = now_s(), end = t0 + cfg.timeout, last = t0;
+	double t0 = now_s(), end = t0 + cfg.timeout, last = t0, pace_t0 = t0;
 	struct ibv_wc wc[16];
 
 	tl.t0 = tl.last = t0;
@@ -627,8 +635,14 @@ static int run(void)
 		double t;
 		int n;
 
+		if (cfg.rate > 0) {
+			double behind = (now_s() - pace_t0) * cfg.rate - (double)g.posted;
+
+			if (behind > cfg.rate * PACE_BURST_S)
+				pace_t0 += (behind - cfg.rate * PACE_BURST_S) / cfg.rate;
+		}
 		while (g.posted < cfg.n && g.posted - g.completed < SQ_DEPTH &&
-		       (cfg.rate <= 0 || (double)g.posted < (now_s() - t0) * cfg.rate + 1))
+		       (cfg.rate <= 0 || (double)g.posted < (now_s() - pace_t0) * cfg.rate + 1))
 			post_one();
 		n = ibv_poll_cq(g.scq, 16, wc);
 		if (n < 0)
@@ -649,6 +663,7 @@ static int run(void)
 			double back = (t < last ? last : tl.last) - t;
 
 			t0 -= back;
+			pace_t0 -= back;
 			end -= back;
 			last -= back;
 			tl.t0 -= back;
