@@ -116,7 +116,7 @@ static void connect_to(struct side *s, const struct side *peer)
 
 	memset(&c, 0, sizeof(c));
 	c.dest_qp_num = peer->qp->qp_num;
-	c.dip = peer->ipv4;
+	mnic_gid_from_ipv4(c.dgid, peer->ipv4);
 	memcpy(c.dmac, peer->mac, 6);
 	c.path_mtu = 3;
 	c.access = MNIC_ACCESS_LOCAL_WRITE;

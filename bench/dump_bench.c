@@ -101,7 +101,7 @@ static void build_context(void)
 		a.rq_psn = i;
 		a.max_dest_rd_atomic = 4;
 		a.av.dmac[0] = 2;
-		a.av.dip = 0x0a000002u;
+		rocev2_av_set_ipv4(&a.av, 0x0a000002u);
 		must(rocev2_modify_qp(&src, qpn, &a, ROCEV2_QP_STATE | ROCEV2_QP_AV | ROCEV2_QP_PATH_MTU |
 						     ROCEV2_QP_DEST_QPN | ROCEV2_QP_RQ_PSN |
 						     ROCEV2_QP_MAX_DEST_RD_ATOMIC | ROCEV2_QP_MIN_RNR_TIMER),

@@ -166,7 +166,7 @@ static void connect_qp(struct side *s, const uint8_t peer_mac[6], unsigned mtu)
 	a.max_dest_rd_atomic = 4;
 	a.min_rnr_timer = 1;
 	memcpy(a.av.dmac, peer_mac, 6);
-	a.av.dip = 0x0a000000u | peer_mac[5];
+	rocev2_av_set_ipv4(&a.av, 0x0a000000u | peer_mac[5]);
 	a.av.ttl = 64;
 	if (rocev2_modify_qp(&s->e, s->qpn, &a, ROCEV2_QP_STATE | ROCEV2_QP_AV | ROCEV2_QP_PATH_MTU |
 						ROCEV2_QP_DEST_QPN | ROCEV2_QP_RQ_PSN |

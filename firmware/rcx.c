@@ -712,7 +712,7 @@ static int setup(struct rcx *x)
 		a.max_dest_rd_atomic = 4;
 		a.min_rnr_timer = 1;   /* 10 us */
 		memcpy(a.av.dmac, x->peer_mac, 6);
-		a.av.dip = fw_port_ipv4(x->peer_mac);
+		rocev2_av_set_ipv4(&a.av, fw_port_ipv4(x->peer_mac));
 		a.av.ttl = 64;
 		if (!rc)
 			rc = rocev2_modify_qp(x->e, q->qpn, &a,

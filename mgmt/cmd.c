@@ -208,7 +208,6 @@ static const struct cmd_desc cmd_table[CMD_NUM_ROWS] = {
 	[ROW(MNIC_CMD_SET_GID)] = {
 		.in_len = IN(mnic_cmd_set_gid_in), .out_len = IN(mnic_cmd_simple_out),
 		.priv = P_MGMT,
-		.rsvd = { RSVD(mnic_cmd_set_gid_in, reserved) },
 		.fn = h_set_gid,
 	},
 	/* objects (cmd_objects.c) */
@@ -270,6 +269,7 @@ static const struct cmd_desc cmd_table[CMD_NUM_ROWS] = {
 	},
 	[ROW(MNIC_CMD_MODIFY_QP)] = {
 		.in_len = IN(mnic_cmd_modify_qp_in), .out_len = IN(mnic_cmd_simple_out),
+		.rsvd = { RSVD(mnic_cmd_modify_qp_in, attr.reserved) },
 		.handles = { HANDLE(mnic_cmd_modify_qp_in, qpn, H_QP) },
 		.fn = h_modify_qp,
 	},

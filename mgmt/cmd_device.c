@@ -272,40 +272,33 @@ int h_set_dcqcn(struct mnic_mgmt *m, struct cmd_call *c)
 	return 0;
 }
 
-/* SET_GID: one entry of the host's RoCEv2 GID table (mnic/cmd.h).  A
- * unicast IPv4 address only: 0.0.0.0, loopback (127/8), multicast and
- * class E (>= 224.0.0.0) are no source address (RFC 1122 3.2.1.3). */
-static int ipv4_unicast(uint32_t a)
-{
-	return a != 0 && (a >> 24) != 127u && a < 0xe0000000u;
-}
-
+/* SET_GID: one entry of the host's RoCEv2 GID table (mnic/cmd.h): an
+ * address packets may come from (rocev2_gid_unicast: IPv4-mapped or
+ * IPv6), or all zero to clear.  The engine keeps the table. */
 int h_set_gid(struct mnic_mgmt *m, struct cmd_call *c)
 {
+	static const uint8_t zero[sizeof(((struct mnic_cmd_set_gid_in *)0)->gid)];
 	struct mnic_cmd_set_gid_in in;
-	uint32_t site = 0, i;
+	uint32_t site = 0;
+	int valid;
 
 	memcpy(&in, c->buf, sizeof(in));
+	valid = (in.flags & MNIC_GID_F_VALID) != 0;
 	if (in.index >= MNIC_GID_TBL_LEN)
 		site = MNIC_SITE_GID_INDEX;
 	else if (in.flags & ~MNIC_GID_F_VALID)
 		site = MNIC_SITE_GID_FLAGS;
-	else if ((in.flags & MNIC_GID_F_VALID) ? !ipv4_unicast(in.ipv4) : in.ipv4 != 0)
+	else if (valid ? !rocev2_gid_unicast(in.gid) : memcmp(in.gid, zero, sizeof(zero)) != 0)
 		site = MNIC_SITE_GID_ADDR;
 	if (site) {
 		m->cnt.refused_gid++;
 		return fail(c, MNIC_CMD_STAT_BAD_PARAM, HAL_EINVAL, site);
 	}
-	m->gid_ipv4[in.index] = in.ipv4;
-	if (in.ipv4)
+	(void)rocev2_set_gid(m->cfg.engine, in.index, valid ? in.gid : NULL);   /* checked above */
+	if (valid)
 		m->cnt.gid_set++;
 	else
 		m->cnt.gid_cleared++;
-	/* The engine's address: the valid entry with the lowest index (0: none,
-	 * its boot address). */
-	for (i = 0; i < MNIC_GID_TBL_LEN && m->gid_ipv4[i] == 0; i++)
-		;
-	rocev2_set_ipv4(m->cfg.engine, i < MNIC_GID_TBL_LEN ? m->gid_ipv4[i] : 0);
 	c->produced = sizeof(struct mnic_cmd_simple_out);
 	return 0;
 }

@@ -224,7 +224,9 @@ int h_modify_qp(struct mnic_mgmt *m, struct cmd_call *c)
 	memcpy(a.av.dmac, in.attr.dmac, sizeof(a.av.dmac));
 	a.av.ttl = in.attr.ttl;
 	a.av.tos = in.attr.tos;
-	a.av.dip = in.attr.dip;
+	memcpy(a.av.dgid, in.attr.dgid, sizeof(a.av.dgid));
+	a.av.flow_label = in.attr.flow_label;
+	a.av.sgid_index = in.attr.sgid_index;
 	a.timeout = in.attr.timeout;
 	a.retry_cnt = in.attr.retry_cnt;
 	a.rnr_retry = in.attr.rnr_retry;
@@ -282,7 +284,9 @@ int h_query_qp(struct mnic_mgmt *m, struct cmd_call *c)
 	o.attr.rq_psn = a.rq_psn;
 	o.attr.sq_psn = a.sq_psn;
 	o.attr.dest_qp_num = a.dest_qp_num;
-	o.attr.dip = a.av.dip;
+	memcpy(o.attr.dgid, a.av.dgid, sizeof(o.attr.dgid));
+	o.attr.flow_label = a.av.flow_label;
+	o.attr.sgid_index = a.av.sgid_index;
 	memcpy(o.attr.dmac, a.av.dmac, sizeof(o.attr.dmac));
 	o.attr.ttl = a.av.ttl;
 	o.attr.tos = a.av.tos;

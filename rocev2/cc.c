@@ -255,7 +255,7 @@ void rocev2_cc_ce(struct rocev2 *e, struct rocev2_qp *qp)
 	 * bytes (tx_prepare zeroes them); ICRC. */
 	rocev2_tx_prepare(e, qp, &t, OP_CNP, 0, 0, 0, 0);
 	t.bth[4] |= BTH_BECN;
-	rocev2_tx_set_tos(&t, (uint8_t)(t.frame[ETH_HLEN + 1] & ~IPV4_ECN_MASK));   /* Not-ECT */
+	rocev2_tx_set_tos(&t, (uint8_t)(rocev2_tx_tos(&t) & ~IPV4_ECN_MASK));   /* Not-ECT */
 	if (rocev2_tx_send(e, &t) < 0)
 		return;         /* counted by tx_send; the next CE tries again */
 	cc->cnp_sent = 1;

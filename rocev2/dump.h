@@ -43,7 +43,7 @@
  * (header included), payload ------------------------------------------------ */
 #define ROCEV2_DUMP_REC_HDR_LEN 8u
 #define ROCEV2_DUMP_REC_VERSION 2u      /* PD, MR, CQ, SRQ, MTT records: 2, MTT handles */
-#define ROCEV2_DUMP_QP_REC_VERSION 3u   /* QP records: 2 + epochs, two keys; 3 + MTTs */
+#define ROCEV2_DUMP_QP_REC_VERSION 4u   /* QP records: 2 + epochs, two keys; 3 + MTTs; 4 + GIDs */
 
 /* The version this engine writes, and the only one it reads, per type. */
 static inline unsigned rocev2_dump_rec_version(unsigned type)
@@ -51,7 +51,7 @@ static inline unsigned rocev2_dump_rec_version(unsigned type)
 	return type == ROCEV2_OBJ_QP ? ROCEV2_DUMP_QP_REC_VERSION : ROCEV2_DUMP_REC_VERSION;
 }
 
-/* Payload bytes of the records (PD..SRQ, MTT version 2, QP version 3).  A
+/* Payload bytes of the records (PD..SRQ, MTT version 2, QP version 4).  A
  * QP record is QP_MIN bytes plus the optional parts its own fields
  * announce.  A queue is 28 bytes: ring, dbrec, size, ring_mtt, dbrec_mtt. */
 #define ROCEV2_DUMP_PD_LEN 4u
@@ -59,7 +59,7 @@ static inline unsigned rocev2_dump_rec_version(unsigned type)
 #define ROCEV2_DUMP_CQ_LEN 37u
 #define ROCEV2_DUMP_SRQ_LEN 49u
 #define ROCEV2_DUMP_MTT_LEN 21u         /* handle, iova, length, page_shift */
-#define ROCEV2_DUMP_QP_MIN_LEN 275u     /* ends with tx_epoch, rx_epoch (u32 each) */
+#define ROCEV2_DUMP_QP_MIN_LEN 292u     /* ends with tx_epoch, rx_epoch (u32 each) */
 #define ROCEV2_DUMP_QP_MIG_LEN 8u
 #define ROCEV2_DUMP_QP_KEY_LEN 32u      /* when flags.has_key: tx key, rx key */
 #define ROCEV2_DUMP_TRACK_LEN 15u       /* per in-flight send WQE */

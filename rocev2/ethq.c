@@ -95,17 +95,32 @@ static int desc_complete(struct rocev2 *e, struct rocev2_wq *wq, uint16_t len, u
 	return 0;
 }
 
-/* RoCEv2 for this NIC: the engine's (recv.c checks the rest and counts). */
+/* RoCEv2 for this NIC: the engine's (recv.c checks the rest and counts).
+ * Over IPv4 or IPv6 (no extension headers), to our MAC, UDP 4791, to one
+ * of the port's addresses. */
 static int frame_is_roce(const struct rocev2 *e, const uint8_t *f, size_t len)
 {
 	const struct eth_hdr *eth = (const struct eth_hdr *)f;
-	const struct ipv4_hdr *ip = (const struct ipv4_hdr *)(f + ETH_HLEN);
-	const struct udp_hdr *udp = (const struct udp_hdr *)(f + ETH_HLEN + IPV4_HLEN);
 
-	return len >= ETH_HLEN + IPV4_HLEN + UDP_HLEN && eth_type(eth) == ETHERTYPE_IPV4 &&
-	       memcmp(eth_dst(eth), e->env.mac, 6) == 0 && ipv4_ver_ihl(ip) == IPV4_VER_IHL &&
-	       ipv4_proto(ip) == IPV4_PROTO_UDP && ipv4_daddr(ip) == e->env.ipv4 &&
-	       udp_dport(udp) == ROCEV2_UDP_DPORT;
+	if (len < ETH_HLEN || memcmp(eth_dst(eth), e->env.mac, 6) != 0)
+		return 0;
+	if (eth_type(eth) == ETHERTYPE_IPV6) {
+		const struct ipv6_hdr *ip6 = (const struct ipv6_hdr *)(f + ETH_HLEN);
+		const struct udp_hdr *udp = (const struct udp_hdr *)(f + ETH_HLEN + IPV6_HLEN);
+
+		return len >= ETH_HLEN + IPV6_HLEN + UDP_HLEN && ipv6_version(ip6) == 6 &&
+		       ipv6_next(ip6) == IPV6_NEXT_UDP && udp_dport(udp) == ROCEV2_UDP_DPORT &&
+		       rocev2_gid_ours6(e, ipv6_daddr(ip6));
+	}
+	if (eth_type(eth) == ETHERTYPE_IPV4) {
+		const struct ipv4_hdr *ip = (const struct ipv4_hdr *)(f + ETH_HLEN);
+		const struct udp_hdr *udp = (const struct udp_hdr *)(f + ETH_HLEN + IPV4_HLEN);
+
+		return len >= ETH_HLEN + IPV4_HLEN + UDP_HLEN && ipv4_ver_ihl(ip) == IPV4_VER_IHL &&
+		       ipv4_proto(ip) == IPV4_PROTO_UDP && udp_dport(udp) == ROCEV2_UDP_DPORT &&
+		       rocev2_gid_ours4(e, ipv4_daddr(ip));
+	}
+	return 0;
 }
 
 int rocev2_ethq_rx(struct rocev2 *e, const uint8_t *frame, size_t len)

@@ -3,7 +3,9 @@
  * The ICRC is CRC-32 (IEEE 802.3, reflected polynomial 0xEDB88320) over
  *
  *   8 bytes of 0xFF     the masked LRH that RoCE does not carry
- *   IPv4 header         TOS, TTL and header checksum as all ones
+ *   IPv4 header         TOS, TTL and header checksum as all ones, or
+ *   IPv6 header         traffic class, flow label and hop limit as all
+ *                       ones (the version nibble stays: 0x6F FF FF FF)
  *   UDP header          checksum as all ones
  *   BTH                 byte 4 (FECN, BECN, resv6a) as all ones
  *   extension headers, payload, pad
@@ -17,7 +19,7 @@
  * 0xDEBB20E3 (= ~zlib.crc32(b'\xff' * 8)), so we start there and never
  * touch the LRH.
  *
- * Only the 40 header bytes whose masks differ are copied; the rest of the
+ * Only the 40 (IPv6: 60) header bytes whose masks differ are copied; the rest of the
  * packet is read in place.  The register runs, chained over the masked
  * copy and then the packet, in the fastest engine the build has:
  *
@@ -57,6 +59,7 @@ static uint32_t icrc_engine_isal(uint32_t reg, const void *buf, size_t len)
 
 #define ICRC_SEED        0xdebb20e3u   /* register after 8 x 0xFF from all ones */
 #define ICRC_MASKED_LEN  (IPV4_HLEN + UDP_HLEN + BTH_LEN)   /* 40 */
+#define ICRC_MASKED_LEN6 (IPV6_HLEN + UDP_HLEN + BTH_LEN)   /* 60 */
 
 /* Byte offsets, from the start of the IPv4 header, of the fields the ICRC
  * treats as all ones (IBA A17.3.3; RFC 791 / RFC 768 layouts). */
@@ -67,24 +70,37 @@ static const uint8_t icrc_masked_bytes[] = {
 	IPV4_HLEN + 6, IPV4_HLEN + 7,       /* UDP checksum (optional, may be filled in) */
 	IPV4_HLEN + UDP_HLEN + 4,           /* BTH FECN/BECN/resv6a (congestion marking) */
 };
+/* From the start of the IPv6 header (RFC 8200 3).  Byte 0's low nibble
+ * (the traffic class's high half) is masked apart, in icrc_run. */
+static const uint8_t icrc_masked_bytes6[] = {
+	1, 2, 3,                            /* traffic class (low half), flow label */
+	7,                                  /* hop limit (decremented per hop) */
+	IPV6_HLEN + 6, IPV6_HLEN + 7,       /* UDP checksum */
+	IPV6_HLEN + UDP_HLEN + 4,           /* BTH FECN/BECN/resv6a */
+};
 
-/* Inline in both entry points so that rocev2_icrc calls its engine
- * directly. */
-static inline uint32_t icrc_run(crc32_raw_fn *engine, const uint8_t *ip, size_t len)
+/* Inline in every entry point so that rocev2_icrc calls its engine
+ * directly and each family's masks are constants. */
+static inline uint32_t icrc_run(crc32_raw_fn *engine, const uint8_t *ip, size_t len, int v6)
 {
 	/* 8-aligned so that the masked header goes through the engine in
 	 * whole words, without a bytewise head. */
-	_Alignas(8) uint8_t hdr[ICRC_MASKED_LEN];
+	_Alignas(8) uint8_t hdr[ICRC_MASKED_LEN6];
+	const uint8_t *masks = v6 ? icrc_masked_bytes6 : icrc_masked_bytes;
+	size_t nmasks = v6 ? sizeof(icrc_masked_bytes6) : sizeof(icrc_masked_bytes);
+	size_t masked = v6 ? ICRC_MASKED_LEN6 : ICRC_MASKED_LEN;
 	/* A packet shorter than the masked headers is only a caller's
 	 * mistake, but mask what is there rather than read past it. */
-	size_t n = len < sizeof(hdr) ? len : sizeof(hdr);
+	size_t n = len < masked ? len : masked;
 	uint32_t crc;
 	unsigned i;
 
 	memcpy(hdr, ip, n);
-	for (i = 0; i < sizeof(icrc_masked_bytes); i++)
-		if (icrc_masked_bytes[i] < n)
-			hdr[icrc_masked_bytes[i]] = 0xff;
+	for (i = 0; i < nmasks; i++)
+		if (masks[i] < n)
+			hdr[masks[i]] = 0xff;
+	if (v6 && n > 0)
+		hdr[0] |= 0x0fu;
 	crc = engine(ICRC_SEED, hdr, n);
 	if (len > n)
 		crc = engine(crc, ip + n, len - n);
@@ -93,10 +109,20 @@ static inline uint32_t icrc_run(crc32_raw_fn *engine, const uint8_t *ip, size_t 
 
 uint32_t rocev2_icrc(const uint8_t *ip, size_t len)
 {
-	return icrc_run(ICRC_ENGINE, ip, len);
+	return icrc_run(ICRC_ENGINE, ip, len, 0);
 }
 
 uint32_t rocev2_icrc_by(crc32_raw_fn *engine, const uint8_t *ip, size_t len)
 {
-	return icrc_run(engine, ip, len);
+	return icrc_run(engine, ip, len, 0);
+}
+
+uint32_t rocev2_icrc6(const uint8_t *ip, size_t len)
+{
+	return icrc_run(ICRC_ENGINE, ip, len, 1);
+}
+
+uint32_t rocev2_icrc6_by(crc32_raw_fn *engine, const uint8_t *ip, size_t len)
+{
+	return icrc_run(engine, ip, len, 1);
 }

@@ -95,7 +95,10 @@
 	A(S, dmac, uint8_t, [6], CODE)                                                     \
 	M(S, ttl, uint8_t, CODE)                                                           \
 	M(S, tos, uint8_t, CODE)                                                           \
-	M(S, dip, uint32_t, CODE)
+	A(S, dgid, uint8_t, [ROCEV2_GID_LEN], CODE)                                        \
+	M(S, flow_label, uint32_t, CODE)                                                   \
+	M(S, sgid_index, uint8_t, CODE)                                                    \
+	A(S, reserved, uint8_t, [3], SKIP)      /* zero */
 
 #define QP_ATTR_MEMBERS(M, A, S)                                                           \
 	M(S, qp_state, uint32_t, DERIVE)        /* = qp->state (qp.c keeps them equal) */  \
@@ -370,7 +373,7 @@ FIELD_TABLE(RES_MEMBERS, rocev2_resp_res, res_fields)
 #define RESP_BYTES (0u RESP_MEMBERS(BYTES_M, BYTES_A, rocev2_resp))
 #define TRACK_BYTES (0u TRACK_MEMBERS(BYTES_M, BYTES_A, rocev2_wqe_track))
 #define RES_BYTES (0u RES_MEMBERS(BYTES_M, BYTES_A, rocev2_resp_res))
-#define QP_TOP_BYTES 133u               /* QP record bytes before the requester */
+#define QP_TOP_BYTES 150u               /* QP record bytes before the requester */
 _Static_assert(REQ_BYTES == 46u && COMP_BYTES == 22u && RESP_BYTES == 66u,
 	       "QP record layout changed: bump its version, update docs/migration-image.md");
 _Static_assert(QP_TOP_BYTES + REQ_BYTES + COMP_BYTES + RESP_BYTES + ROCEV2_DUMP_QP_MIG_LEN ==

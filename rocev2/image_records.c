@@ -279,7 +279,9 @@ int img_qp_encode(struct dump_out *o, const struct rocev2 *e, const struct rocev
 	img_out_le(o, a->av.ttl, 1);
 	img_out_le(o, a->av.tos, 1);
 	img_out_bytes(o, a->av.dmac, sizeof(a->av.dmac));
-	img_out_le(o, a->av.dip, 4);
+	img_out_bytes(o, a->av.dgid, sizeof(a->av.dgid));
+	img_out_le(o, a->av.flow_label, 4);
+	img_out_le(o, a->av.sgid_index, 1);
 	img_out_le(o, a->pkey_index, 2);
 	img_out_le(o, a->dest_qp_num, 4);
 	img_out_le(o, a->rq_psn, 4);
@@ -347,7 +349,8 @@ static int qp_values_ok(const struct qp_rec *r)
 	    a->max_rd_atomic > ROCEV2_MAX_RD_ATOMIC ||
 	    a->max_dest_rd_atomic > ROCEV2_MAX_RD_ATOMIC ||
 	    a->pkey_index != 0 || a->dest_qp_num > BTH_QPN_MASK || !PSN_OK(a->rq_psn) ||
-	    !PSN_OK(a->sq_psn))
+	    !PSN_OK(a->sq_psn) || a->av.flow_label > ROCEV2_FLOW_LABEL_MASK ||
+	    a->av.sgid_index >= ROCEV2_GID_TBL_LEN)
 		return 0;
 	/* Requester and completer. */
 	if (q->state > REQ_STATE_ERROR || !opcode_ok(q->opcode) || !FLAG_OK(q->need_retry) ||
@@ -427,7 +430,9 @@ int img_qp_decode(const void *payload, size_t len, struct qp_rec *r)
 	a->av.ttl = img_in_u8(&in);
 	a->av.tos = img_in_u8(&in);
 	img_in_bytes(&in, a->av.dmac, sizeof(a->av.dmac));
-	a->av.dip = img_in_u32(&in);
+	img_in_bytes(&in, a->av.dgid, sizeof(a->av.dgid));
+	a->av.flow_label = img_in_u32(&in);
+	a->av.sgid_index = img_in_u8(&in);
 	a->pkey_index = img_in_u16(&in);
 	a->dest_qp_num = img_in_u32(&in);
 	a->rq_psn = img_in_u32(&in);

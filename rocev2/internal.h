@@ -43,7 +43,14 @@ struct rocev2_owned_event {
  * DCQCN's rate/alpha timer and the pacer (cc). */
 #define ROCEV2_TIMERS_PER_QP 6u
 #define ROCEV2_MAX_TIMERS (ROCEV2_TIMERS_PER_QP * ROCEV2_MAX_QP)
-#define ROCEV2_TX_MAX (ROCEV2_HDR_OFFSET + ROCEV2_MAX_HDR + 4096u + 3u + ICRC_LEN)
+/* The frame buffer e->tx (net.c): the BTH always starts at ROCEV2_TX_BTH,
+ * so a frame over IPv4 starts ROCEV2_HDR_OFFSET before it (at 24) and one
+ * over IPv6 ROCEV2_HDR_OFFSET6 before it (at 4); the stages address the
+ * extension headers and payload from the BTH and never see the family.
+ * 66: the first word after the BTH and two more bytes is 8-aligned (net.c
+ * zeroes the extension headers as words from there). */
+#define ROCEV2_TX_BTH 66u
+#define ROCEV2_TX_MAX (ROCEV2_TX_BTH + ROCEV2_MAX_HDR + 4096u + 3u + ICRC_LEN)
 
 /* ---- objects ------------------------------------------------------------ */
 /* Every object records the context that owns it (rocev2_create_as); an
@@ -183,10 +190,13 @@ struct rocev2_cc {
  * vector, destination QP) and rocev2_tx_tmpl_stale_all() (the port's
  * address, the ECN bits) make it be rebuilt before the next packet; a
  * zeroed QP (create, restore) has none. */
-#define ROCEV2_TMPL_LEN (ROCEV2_HDR_OFFSET + 8u)
+#define ROCEV2_TMPL_LEN 80u   /* e->tx's first 80 bytes: the BTH's first 8 end at 74 */
+_Static_assert(ROCEV2_TMPL_LEN >= ROCEV2_TX_BTH + 8u && ROCEV2_TMPL_LEN % 8u == 0, "template words");
 struct rocev2_tx_tmpl {
-	uint8_t b[ROCEV2_TMPL_LEN] __attribute__((aligned(8)));   /* copied as words */
+	uint8_t b[ROCEV2_TMPL_LEN] __attribute__((aligned(8)));   /* laid out as e->tx, copied as words */
 	uint16_t ip_sum;                /* RFC 1071 sum of b's IPv4 header, length and checksum 0 */
+	uint8_t v6;                     /* RoCEv2 over IPv6 (the frame starts at b + 4, else b + 24) */
+	uint8_t no_src;                 /* no source address of the family: tx_send refuses (tx_no_gid) */
 	uint32_t gen;
 };
 
@@ -216,8 +226,11 @@ struct rocev2_qp {
 };
 
 struct rocev2 {
-	struct rocev2_env env;          /* env.ipv4: the port's address in force */
-	uint32_t boot_ipv4;             /* env.ipv4 at init (rocev2_set_ipv4 0) */
+	struct rocev2_env env;          /* env.ipv4: the port's IPv4 address in force */
+	uint32_t boot_ipv4;             /* env.ipv4 at init (while no v4 GID is valid) */
+	uint8_t gid[ROCEV2_GID_TBL_LEN][ROCEV2_GID_LEN];   /* rocev2_set_gid */
+	uint16_t gid_valid;             /* a bit per entry */
+	uint16_t gid_v6;                /* the valid IPv6 entries */
 	struct rocev2_counters cnt;
 	struct timer_heap timers;       /* every QP's timeouts (rocev2_run_timers) */
 	struct timer *timer_slots[ROCEV2_MAX_TIMERS];
@@ -251,7 +264,8 @@ struct rocev2 {
 struct rocev2_pkt {
 	const uint8_t *frame;
 	size_t len;
-	const struct ipv4_hdr *ip;
+	const uint8_t *l3;              /* the IPv4 or IPv6 header */
+	uint8_t v6;                     /* RoCEv2 over IPv6 */
 	const struct udp_hdr *udp;
 	const struct bth *bth;
 	const struct rocev2_opcode_info *info;
@@ -292,12 +306,14 @@ static inline const struct ieth *pkt_ieth(const struct rocev2_pkt *p)
 
 /* ---- transmit (net.c) -------------------------------------------------- */
 struct rocev2_tx {
-	uint8_t *frame;                 /* == e->tx */
+	uint8_t *frame;                 /* in e->tx: e->tx + ROCEV2_TX_BTH - the family's header offset */
 	uint8_t *bth;                   /* extension headers at bth + info->reth ... */
 	uint8_t *payload;               /* caller copies paylen bytes here */
 	uint32_t paylen;
-	uint16_t ip_sum;                /* the QP template's, for the checksum */
+	uint16_t ip_sum;                /* the QP template's, for the checksum (IPv4) */
 	uint8_t opcode;
+	uint8_t v6;                     /* the template's family */
+	uint8_t no_src;                 /* the template's: tx_send refuses (tx_no_gid) */
 };
 
 /* Lay out Ethernet/IPv4/UDP/BTH for qp's address vector into e->tx (from
@@ -306,14 +322,26 @@ struct rocev2_tx {
  * qp->mtu. */
 void rocev2_tx_prepare(struct rocev2 *e, struct rocev2_qp *qp, struct rocev2_tx *t,
 		       uint8_t opcode, uint32_t psn, int ackreq, int se, uint32_t paylen);
-/* Rewrite the TOS byte of a prepared frame; t->ip_sum follows (RFC 1624:
- * one's-complement subtraction of the old 16-bit word, addition of the
- * new), so tx_send's checksum stays right. */
+/* The TOS byte (IPv4) or traffic class (IPv6) of a prepared frame. */
+static inline uint8_t rocev2_tx_tos(const struct rocev2_tx *t)
+{
+	const uint8_t *ip = t->frame + ETH_HLEN;
+
+	return t->v6 ? ipv6_tclass((const struct ipv6_hdr *)ip) : ip[1];
+}
+/* Rewrite it; over IPv4 t->ip_sum follows (RFC 1624: one's-complement
+ * subtraction of the old 16-bit word, addition of the new), so tx_send's
+ * checksum stays right; IPv6 has no header checksum. */
 static inline void rocev2_tx_set_tos(struct rocev2_tx *t, uint8_t tos)
 {
 	uint8_t *ip = t->frame + ETH_HLEN;
 	uint16_t old = (uint16_t)(ip[0] << 8 | ip[1]);
 
+	if (t->v6) {
+		ip[0] = (uint8_t)((ip[0] & 0xf0u) | tos >> 4);
+		ip[1] = (uint8_t)((ip[1] & 0x0fu) | (uint8_t)(tos << 4));
+		return;
+	}
 	ip[1] = tos;
 	t->ip_sum = csum16_add(csum16_add(t->ip_sum, (uint16_t)~old), (uint16_t)(ip[0] << 8 | tos));
 }
@@ -330,6 +358,16 @@ static inline void rocev2_tx_tmpl_stale_all(struct rocev2 *e)
  * sent, counted in tx_busy) or another error. */
 int rocev2_tx_send(struct rocev2 *e, struct rocev2_tx *t);
 
+/* ---- the port's addresses (rocev2.c; rocev2.h rocev2_set_gid) ---------- */
+/* The GID qp sends from (its av.sgid_index's entry, else the port's first
+ * address of the destination's family and scope): 0 and src set, or
+ * -HAL_ENXIO when the port has none. */
+int rocev2_qp_sgid(const struct rocev2 *e, const struct rocev2_qp *qp, uint8_t *src);
+/* 1 when addr (16 bytes, the IPv6 daddr of a frame) is one of the port's
+ * valid IPv6 entries; an IPv4 daddr (host order) one of its v4 ones. */
+int rocev2_gid_ours6(const struct rocev2 *e, const uint8_t *addr);
+int rocev2_gid_ours4(const struct rocev2 *e, uint32_t daddr);
+
 /* ---- ICRC (icrc.c) ------------------------------------------------------ */
 /* ICRC of an IPv4 RoCEv2 packet: ip points at the IPv4 header, len covers
  * IPv4 header .. end of pad (ICRC excluded).  Masks TOS, TTL, IP checksum,
@@ -339,6 +377,10 @@ uint32_t rocev2_icrc(const uint8_t *ip, size_t len);
  * rocev2_icrc is rocev2_icrc_by(the fastest engine of this build); tests
  * and bench/ run the others through it to cross-check and time them. */
 uint32_t rocev2_icrc_by(crc32_raw_fn *engine, const uint8_t *ip, size_t len);
+/* The same over IPv6: ip points at the IPv6 header; masks traffic class,
+ * flow label, hop limit, UDP checksum and BTH byte 4 (IBA A17.3.3). */
+uint32_t rocev2_icrc6(const uint8_t *ip, size_t len);
+uint32_t rocev2_icrc6_by(crc32_raw_fn *engine, const uint8_t *ip, size_t len);
 
 /* ---- receive demux (recv.c) ---------------------------------------------- */
 /* Parse and check one frame; 0 and *pkt filled, or a negative error with

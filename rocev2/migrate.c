@@ -61,7 +61,8 @@
  * the paused side when the RESUME arrives (rocev2_mig_rx_resume), the
  * resumed side when its ACK does (rocev2_mig_resume_acked).
  *
- * The migration protocol, version 1.  MigrOS's wire values stay (RESUME
+ * The migration protocol, version 2 (version 1 carried an IPv4 address
+ * only).  MigrOS's wire values stay (RESUME
  * = opcode 0x19, NAK_STOPPED = ACK syndrome 0x65, reference 1(b)/1(c));
  * its payloads are extended, with a version byte.  All of it is built and
  * checked here, so that formats, MACs and their checks live in one file.
@@ -69,21 +70,24 @@
  *   RESUME: BTH opcode 0x19, DestQP = attr.dest_qp_num, PSN = comp.psn - 1
  *   (the newest acknowledged), AckReq 1; AETH present, all zero (as MigrOS);
  *   payload:
- *     0      version (1)
+ *     0      version (2)
  *     1      flags: bit 0 = a MAC follows (the QP has a key)
  *     2..3   0
  *     4..7   epoch (the sender's migrations, see below), big-endian
- *     8..11  the sender's new IPv4 address
- *    12..17  the sender's new Ethernet address
- *    18..19  0
- *    20..27  MAC (keyed only)
- *   The receiver takes its new dmac/dip from bytes 8..17, which the MAC
- *   covers, never from the frame's Ethernet/IPv4 headers, which neither
+ *     8..23  the sender's new GID (its source address: IPv4-mapped for
+ *            RoCEv2 over IPv4, rocev2.h)
+ *    24..29  the sender's new Ethernet address
+ *    30..31  0
+ *    32..39  MAC (keyed only)
+ *   The receiver takes its new dmac/dgid from bytes 8..29, which the MAC
+ *   covers, never from the frame's Ethernet/IP headers, which neither
  *   the MAC nor the ICRC (IBA A17.3.3: Ethernet is not covered) protects.
+ *   The GID may change family (a peer moved from an IPv4 to an IPv6
+ *   port): the receiver's next frames follow it.
  *
  *   ACKNOWLEDGE extension (payload after the AETH), carried by the ACK of
  *   a RESUME (syndrome ACK) and by NAK_STOPPED (syndrome 0x65):
- *     0      version (1)
+ *     0      version (2)
  *     1      flags: bit 0 = a MAC follows
  *     2      kind: 2 = RESUME's ACK, 3 = NAK_STOPPED
  *     3      0
@@ -94,16 +98,16 @@
  *   and PSN (and, keyed, with the MAC) completes the RESUME.
  *
  *   MAC: SipHash-2-4 (canonical byte order, the little-endian 64-bit
- *   result) over 32 bytes, big-endian words:
+ *   result) over 48 bytes, big-endian words:
  *     0      kind (1 = RESUME, 2 = RESUME's ACK, 3 = NAK_STOPPED)
- *     1      version (1)
+ *     1      version (2)
  *     2..3   0
  *     4..7   epoch
  *     8..11  sender's QPN  (the receiver's attr.dest_qp_num)
  *    12..15  receiver's QPN (the BTH DestQP)
  *    16..19  BTH PSN
- *    20..23  new IPv4 address (RESUME; 0 otherwise)
- *    24..29  new Ethernet address (RESUME; 0 otherwise), 30..31 0
+ *    20..35  new GID (RESUME; 0 otherwise)
+ *    36..41  new Ethernet address (RESUME; 0 otherwise), 42..47 0
  *   so a MAC is good for one kind of message, one direction of one
  *   connection, one epoch, one PSN and one new address.
  *
@@ -190,7 +194,7 @@
  * tests/integration/migrate_posix.sh under loss.)
  *
  * Compatibility: MigrOS's AETH-only RESUME and extension-less NAK_STOPPED
- * carry no epoch and are refused; a peer must speak version 1.
+ * carry no epoch and are refused; a peer must speak version 2.
  */
 #include <stddef.h>
 #include <string.h>
@@ -205,21 +209,21 @@
  * (header comment, "Double faults"). */
 #define MIG_EPOCH_WINDOW 4u
 #define MIG_MAC_LEN 8u
-#define MIG_VERSION 1u
+#define MIG_VERSION 2u
 #define MIG_F_MAC 0x01u
 /* Message kinds (MAC byte 0; extension byte 2). */
 #define MIG_KIND_RESUME 1u
 #define MIG_KIND_RESUME_ACK 2u
 #define MIG_KIND_NAK_STOPPED 3u
 /* RESUME payload and ACKNOWLEDGE extension (header comment). */
-#define MIG_RESUME_LEN 20u
+#define MIG_RESUME_LEN 32u
 #define MIG_RESUME_OFF_EPOCH 4u
-#define MIG_RESUME_OFF_IP 8u
-#define MIG_RESUME_OFF_MAC_ADDR 12u
+#define MIG_RESUME_OFF_GID 8u
+#define MIG_RESUME_OFF_MAC_ADDR 24u
 #define MIG_EXT_LEN 8u
 #define MIG_EXT_OFF_KIND 2u
 #define MIG_EXT_OFF_EPOCH 4u
-#define MIG_MSG_LEN 32u
+#define MIG_MSG_LEN 48u
 _Static_assert(MIG_RESUME_LEN % 4u == 0 && MIG_EXT_LEN % 4u == 0 && MIG_MAC_LEN % 4u == 0,
 	       "IBA 9.2: payloads without pad");
 /* RESUME retransmission period for a QP without a retransmit timer
@@ -236,7 +240,7 @@ struct mig_msg {
 	uint8_t kind;
 	uint32_t epoch;
 	uint32_t src_qpn, dst_qpn, psn;
-	uint32_t ip;                    /* RESUME: new IPv4 address */
+	const uint8_t *gid;             /* RESUME: new GID (16 bytes), else NULL */
 	const uint8_t *mac_addr;        /* RESUME: new Ethernet address, else NULL */
 };
 
@@ -252,9 +256,10 @@ static void mig_mac(const uint8_t key[16], const struct mig_msg *m, uint8_t mac[
 	put_be32(msg + 8, m->src_qpn & BTH_QPN_MASK);
 	put_be32(msg + 12, m->dst_qpn & BTH_QPN_MASK);
 	put_be32(msg + 16, m->psn & BTH_PSN_MASK);
-	put_be32(msg + 20, m->ip);
+	if (m->gid)
+		memcpy(msg + 20, m->gid, ROCEV2_GID_LEN);
 	if (m->mac_addr)
-		memcpy(msg + 24, m->mac_addr, 6);
+		memcpy(msg + 36, m->mac_addr, 6);
 	h = siphash24(key, msg, sizeof(msg));
 	put_le32(mac, (uint32_t)h);
 	put_le32(mac + 4, (uint32_t)(h >> 32));
@@ -378,15 +383,19 @@ static void mig_fail(struct rocev2 *e, struct rocev2_qp *qp, uint8_t vendor)
 	rocev2_qp_to_error(e, qp, ROCEV2_EVENT_QP_FATAL);
 }
 
-/* One RESUME (layout in the header comment), from this NIC's address.
- * 0, -HAL_EAGAIN (TX ring full, nothing sent) or another transmit error
- * (lost like on the wire). */
+/* One RESUME (layout in the header comment), from the address the QP's
+ * packets come from (rocev2_qp_sgid: what its peer will see them come
+ * from).  0, -HAL_EAGAIN (TX ring full, nothing sent) or another transmit
+ * error (lost like on the wire; tx_no_gid without an address). */
 static int mig_send_resume(struct rocev2 *e, struct rocev2_qp *qp, uint32_t psn)
 {
 	const struct rocev2_mig *m = &qp->mig;
 	struct rocev2_tx t;
+	uint8_t src[ROCEV2_GID_LEN] = { 0 };
 	struct mig_msg msg = { MIG_KIND_RESUME, m->tx_epoch, qp->qpn, qp->attr.dest_qp_num, psn,
-			       e->env.ipv4, e->env.mac };
+			       src, e->env.mac };
+
+	(void)rocev2_qp_sgid(e, qp, src);       /* none: tx_send refuses the frame */
 
 	rocev2_tx_prepare(e, qp, &t, OP_RESUME, psn, 1, 0,
 			  MIG_RESUME_LEN + (m->has_key ? MIG_MAC_LEN : 0u));
@@ -395,7 +404,7 @@ static int mig_send_resume(struct rocev2 *e, struct rocev2_qp *qp, uint32_t psn)
 	t.payload[0] = MIG_VERSION;
 	t.payload[1] = m->has_key ? MIG_F_MAC : 0u;
 	put_be32(t.payload + MIG_RESUME_OFF_EPOCH, m->tx_epoch);
-	put_be32(t.payload + MIG_RESUME_OFF_IP, e->env.ipv4);
+	memcpy(t.payload + MIG_RESUME_OFF_GID, src, ROCEV2_GID_LEN);
 	memcpy(t.payload + MIG_RESUME_OFF_MAC_ADDR, e->env.mac, 6);
 	if (m->has_key)
 		mig_mac(m->tx_key, &msg, t.payload + MIG_RESUME_LEN);
@@ -678,16 +687,17 @@ int rocev2_mig_rx_resume(struct rocev2 *e, struct rocev2_qp *qp, const struct ro
 {
 	struct rocev2_mig *m = &qp->mig;
 	const uint8_t *p = pkt->payload, *mac;
-	struct mig_msg msg = { MIG_KIND_RESUME, 0, qp->attr.dest_qp_num, qp->qpn, pkt->psn, 0, NULL };
+	struct mig_msg msg = { MIG_KIND_RESUME, 0, qp->attr.dest_qp_num, qp->qpn, pkt->psn, NULL, NULL };
 	uint8_t next_key[16];
 	int moves;
 
-	/* Well formed: version 1, flags agreeing with the length, reserved
-	 * bytes zero, a unicast Ethernet and a non-zero IPv4 address. */
+	/* Well formed: version 2, flags agreeing with the length, reserved
+	 * bytes zero, a unicast Ethernet address and a GID packets may come
+	 * from. */
 	if (!p || (pkt->paylen != MIG_RESUME_LEN && pkt->paylen != MIG_RESUME_LEN + MIG_MAC_LEN) ||
-	    p[0] != MIG_VERSION || (p[1] & ~MIG_F_MAC) || p[2] || p[3] || p[18] || p[19] ||
+	    p[0] != MIG_VERSION || (p[1] & ~MIG_F_MAC) || p[2] || p[3] || p[30] || p[31] ||
 	    !(p[1] & MIG_F_MAC) != (pkt->paylen == MIG_RESUME_LEN) ||
-	    (p[MIG_RESUME_OFF_MAC_ADDR] & 1u) || !get_be32(p + MIG_RESUME_OFF_IP)) {
+	    (p[MIG_RESUME_OFF_MAC_ADDR] & 1u) || !rocev2_gid_unicast(p + MIG_RESUME_OFF_GID)) {
 		e->cnt.mig_resume_forged++;
 		return -HAL_EACCES;
 	}
@@ -698,7 +708,7 @@ int rocev2_mig_rx_resume(struct rocev2 *e, struct rocev2_qp *qp, const struct ro
 		return -HAL_EACCES;
 	}
 	msg.epoch = get_be32(p + MIG_RESUME_OFF_EPOCH);
-	msg.ip = get_be32(p + MIG_RESUME_OFF_IP);
+	msg.gid = p + MIG_RESUME_OFF_GID;
 	msg.mac_addr = p + MIG_RESUME_OFF_MAC_ADDR;
 	mac = (p[1] & MIG_F_MAC) ? p + MIG_RESUME_LEN : NULL;
 
@@ -708,7 +718,7 @@ int rocev2_mig_rx_resume(struct rocev2 *e, struct rocev2_qp *qp, const struct ro
 	case MIG_RESUME_REPEAT:
 		/* Our ACK was lost and the RESUME came again, or it is a
 		 * replay: answered only if it changes nothing. */
-		if (qp->paused || msg.ip != qp->attr.av.dip ||
+		if (qp->paused || memcmp(msg.gid, qp->attr.av.dgid, ROCEV2_GID_LEN) != 0 ||
 		    memcmp(msg.mac_addr, qp->attr.av.dmac, 6) != 0) {
 			e->cnt.mig_resume_replayed++;
 			return -HAL_EACCES;
@@ -719,7 +729,8 @@ int rocev2_mig_rx_resume(struct rocev2 *e, struct rocev2_qp *qp, const struct ro
 	case MIG_RESUME_NEW:
 		break;
 	}
-	moves = msg.ip != qp->attr.av.dip || memcmp(msg.mac_addr, qp->attr.av.dmac, 6) != 0;
+	moves = memcmp(msg.gid, qp->attr.av.dgid, ROCEV2_GID_LEN) != 0 ||
+		memcmp(msg.mac_addr, qp->attr.av.dmac, 6) != 0;
 	/* Its PSN: one we received already (the sender's newest ACKed). */
 	if (psn_cmp(pkt->psn, qp->resp.psn) >= 0 || (!m->has_key && moves && !qp->paused)) {
 		e->cnt.mig_resume_refused++;
@@ -729,7 +740,7 @@ int rocev2_mig_rx_resume(struct rocev2 *e, struct rocev2_qp *qp, const struct ro
 	if (m->has_key)
 		memcpy(m->rx_key, next_key, sizeof(m->rx_key));
 	memcpy(qp->attr.av.dmac, msg.mac_addr, 6);
-	qp->attr.av.dip = msg.ip;
+	memcpy(qp->attr.av.dgid, msg.gid, ROCEV2_GID_LEN);
 	rocev2_tx_tmpl_stale(qp);
 	/* A migration completed: the pause (if any) ends here, and so does its
 	 * bound.  MigrOS leaves what the stopped peer NAK'd to the retransmit

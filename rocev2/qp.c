@@ -339,6 +339,14 @@ static int qp_attr_check(const struct rocev2_qp_attr *a, uint32_t mask)
 		return -HAL_EINVAL;
 	if ((mask & M(DEST_QPN)) && a->dest_qp_num > BTH_QPN_MASK)
 		return -HAL_EINVAL;
+	/* The AV (IBA 11.2.4.1 GRH fields): a unicast destination GID, a
+	 * 20-bit flow label, a GID table index.  Whether the port has a
+	 * source address of the destination's family is decided per packet
+	 * (rocev2_set_gid): the host's table may change under a live QP. */
+	if ((mask & M(AV)) &&
+	    (!rocev2_gid_unicast(a->av.dgid) || a->av.flow_label > ROCEV2_FLOW_LABEL_MASK ||
+	     a->av.sgid_index >= ROCEV2_GID_TBL_LEN))
+		return -HAL_EINVAL;
 	return 0;
 }
 

@@ -4,11 +4,15 @@
  * headers, outermost first, with the ICRC last (rxe does the same: the
  * cheap header checks reject foreign traffic before the CRC pass).
  *
- *   Ethernet   EtherType 0x0800, destination = our MAC
+ *   Ethernet   EtherType 0x0800 or 0x86DD, destination = our MAC
  *   IPv4       version 4, IHL 5, checksum, not a fragment, total length
  *              within the frame (Ethernet padding may follow it),
- *              destination = our address, protocol UDP
- *   UDP        destination port 4791, length = IPv4 payload
+ *              destination = one of our addresses, protocol UDP
+ *   IPv6       version 6, payload length within the frame, destination
+ *              = one of our IPv6 GIDs, next header UDP (RoCEv2 senders
+ *              use no extension headers: IBA A17.4.5.1, the GRH is the
+ *              IPv6 header)
+ *   UDP        destination port 4791, length = the IP payload
  *   BTH        TVer 0, a known RC opcode, default P_Key, PadCnt and
  *              length consistent with the opcode, ICRC
  *   QP         exists, its state accepts the packet, source = its peer
@@ -88,6 +92,46 @@ static int mac_equal(const uint8_t *a, const uint8_t *b)
 	return memcmp(a, b, 6) == 0;   /* a 4- and a 2-byte compare where loads may be unaligned */
 }
 
+/* IPv6 (RFC 8200 3) up to UDP: 0 with *roce_len (BTH .. ICRC) and
+ * *l3_len (IPv6 header .. ICRC) set, or the discard's error.  Out of line:
+ * IPv4 keeps the straight path. */
+static __attribute__((noinline)) int parse_ip6(struct rocev2 *e, const uint8_t *frame, size_t len,
+					       struct rocev2_pkt *pkt, uint32_t *roce_len, uint32_t *l3_len)
+{
+	const struct ipv6_hdr *ip;
+	const struct udp_hdr *udp;
+	uint32_t plen;
+
+	if (len < ETH_HLEN + IPV6_HLEN)
+		return rx_discard(e, RX_SHORT);
+	ip = (const struct ipv6_hdr *)(frame + ETH_HLEN);
+	if (ipv6_version(ip) != 6)
+		return rx_discard(e, RX_BAD_IP);
+	plen = ipv6_payload_len(ip);
+	/* Bytes beyond the payload are Ethernet padding (short frames). */
+	if (plen > len - ETH_HLEN - IPV6_HLEN)
+		return rx_discard(e, RX_SHORT);
+	if (!rocev2_gid_ours6(e, ipv6_daddr(ip)))
+		return rx_discard(e, RX_BAD_DST);
+	/* An extension header (hop-by-hop, routing, fragment: no reassembly)
+	 * would put UDP elsewhere; RoCEv2 senders send none. */
+	if (ipv6_next(ip) != IPV6_NEXT_UDP)
+		return rx_discard(e, RX_NOT_ROCE);
+	if (plen < UDP_HLEN)
+		return rx_discard(e, RX_SHORT);
+	udp = (const struct udp_hdr *)(frame + ETH_HLEN + IPV6_HLEN);
+	if (udp_dport(udp) != ROCEV2_UDP_DPORT)
+		return rx_discard(e, RX_NOT_ROCE);
+	if (udp_len(udp) != plen)
+		return rx_discard(e, RX_BAD_UDP);
+	pkt->l3 = ip->b;
+	pkt->v6 = 1;
+	pkt->udp = udp;
+	*roce_len = plen - UDP_HLEN;
+	*l3_len = IPV6_HLEN + plen;
+	return 0;
+}
+
 int rocev2_parse(struct rocev2 *e, const uint8_t *frame, size_t len, struct rocev2_pkt *pkt)
 {
 	const struct eth_hdr *eth = (const struct eth_hdr *)frame;
@@ -95,56 +139,69 @@ int rocev2_parse(struct rocev2 *e, const uint8_t *frame, size_t len, struct roce
 	const struct udp_hdr *udp;
 	const struct bth *bth;
 	const struct rocev2_opcode_info *info;
-	uint32_t tot_len, roce_len, hdr_len, pad, paylen;
+	uint32_t roce_len, l3_len, bth_off, hdr_len, pad, paylen, icrc;
+	uint16_t type;
+	int rc;
 
 	/* ---- Ethernet II ---- */
 	if (len < ETH_HLEN)
 		return rx_discard(e, RX_SHORT);
-	if (eth_type(eth) != ETHERTYPE_IPV4)
-		return rx_discard(e, RX_NOT_ROCE);      /* ARP, IPv6, VLAN tags: not ours */
+	type = eth_type(eth);
+	if (type != ETHERTYPE_IPV4 && type != ETHERTYPE_IPV6)
+		return rx_discard(e, RX_NOT_ROCE);      /* ARP, VLAN tags: not ours */
 	/* RC is unicast: a broadcast or another station's frame is refused. */
 	if (!mac_equal(eth_dst(eth), e->env.mac))
 		return rx_discard(e, RX_BAD_DST);
 
-	/* ---- IPv4 (RFC 791) ---- */
-	if (len < ETH_HLEN + IPV4_HLEN)
-		return rx_discard(e, RX_SHORT);
-	ip = (const struct ipv4_hdr *)(frame + ETH_HLEN);
-	/* Version 4, IHL 5: RoCEv2 senders never use options, and the BTH
-	 * offset below assumes none. */
-	if (ipv4_ver_ihl(ip) != IPV4_VER_IHL)
-		return rx_discard(e, RX_BAD_IP);
-	if (ipv4_csum_fold(ip->b) != 0xffffu)
-		return rx_discard(e, RX_BAD_IP);
-	/* No reassembly: a fragment of a RoCE packet is useless alone. */
-	if (ipv4_frag(ip) & (IPV4_FRAG_MF | IPV4_FRAG_OFFSET))
-		return rx_discard(e, RX_BAD_IP);
-	tot_len = ipv4_tot_len(ip);
-	if (tot_len < IPV4_HLEN)
-		return rx_discard(e, RX_BAD_IP);
-	/* Bytes beyond tot_len are Ethernet padding (short frames). */
-	if (tot_len > len - ETH_HLEN)
-		return rx_discard(e, RX_SHORT);
-	if (ipv4_daddr(ip) != e->env.ipv4)
-		return rx_discard(e, RX_BAD_DST);
-	if (ipv4_proto(ip) != IPV4_PROTO_UDP)
-		return rx_discard(e, RX_NOT_ROCE);
+	if (type == ETHERTYPE_IPV6) {
+		if ((rc = parse_ip6(e, frame, len, pkt, &roce_len, &l3_len)) != 0)
+			return rc;
+		bth_off = ROCEV2_HDR_OFFSET6;
+	} else {
+		/* ---- IPv4 (RFC 791) ---- */
+		if (len < ETH_HLEN + IPV4_HLEN)
+			return rx_discard(e, RX_SHORT);
+		ip = (const struct ipv4_hdr *)(frame + ETH_HLEN);
+		/* Version 4, IHL 5: RoCEv2 senders never use options, and the BTH
+		 * offset below assumes none. */
+		if (ipv4_ver_ihl(ip) != IPV4_VER_IHL)
+			return rx_discard(e, RX_BAD_IP);
+		if (ipv4_csum_fold(ip->b) != 0xffffu)
+			return rx_discard(e, RX_BAD_IP);
+		/* No reassembly: a fragment of a RoCE packet is useless alone. */
+		if (ipv4_frag(ip) & (IPV4_FRAG_MF | IPV4_FRAG_OFFSET))
+			return rx_discard(e, RX_BAD_IP);
+		l3_len = ipv4_tot_len(ip);
+		if (l3_len < IPV4_HLEN)
+			return rx_discard(e, RX_BAD_IP);
+		/* Bytes beyond tot_len are Ethernet padding (short frames). */
+		if (l3_len > len - ETH_HLEN)
+			return rx_discard(e, RX_SHORT);
+		if (ipv4_daddr(ip) != e->env.ipv4 && !rocev2_gid_ours4(e, ipv4_daddr(ip)))
+			return rx_discard(e, RX_BAD_DST);
+		if (ipv4_proto(ip) != IPV4_PROTO_UDP)
+			return rx_discard(e, RX_NOT_ROCE);
 
-	/* ---- UDP (RFC 768); the checksum is not used by RoCEv2, the ICRC
-	 * covers the packet, so a non-zero one is not checked. ---- */
-	if (tot_len < IPV4_HLEN + UDP_HLEN)
-		return rx_discard(e, RX_SHORT);
-	udp = (const struct udp_hdr *)(frame + ETH_HLEN + IPV4_HLEN);
-	if (udp_dport(udp) != ROCEV2_UDP_DPORT)
-		return rx_discard(e, RX_NOT_ROCE);
-	if (udp_len(udp) != tot_len - IPV4_HLEN)
-		return rx_discard(e, RX_BAD_UDP);
-	roce_len = tot_len - IPV4_HLEN - UDP_HLEN;      /* BTH .. ICRC */
+		/* ---- UDP (RFC 768); the checksum is not used by RoCEv2, the
+		 * ICRC covers the packet, so a non-zero one is not checked. ---- */
+		if (l3_len < IPV4_HLEN + UDP_HLEN)
+			return rx_discard(e, RX_SHORT);
+		udp = (const struct udp_hdr *)(frame + ETH_HLEN + IPV4_HLEN);
+		if (udp_dport(udp) != ROCEV2_UDP_DPORT)
+			return rx_discard(e, RX_NOT_ROCE);
+		if (udp_len(udp) != l3_len - IPV4_HLEN)
+			return rx_discard(e, RX_BAD_UDP);
+		roce_len = l3_len - IPV4_HLEN - UDP_HLEN;      /* BTH .. ICRC */
+		pkt->l3 = ip->b;
+		pkt->v6 = 0;
+		pkt->udp = udp;
+		bth_off = ROCEV2_HDR_OFFSET;
+	}
 
 	/* ---- BTH (IBA 9.2) ---- */
 	if (roce_len < BTH_LEN + ICRC_LEN)
 		return rx_discard(e, RX_SHORT);
-	bth = (const struct bth *)(frame + ROCEV2_HDR_OFFSET);
+	bth = (const struct bth *)(frame + bth_off);
 	if (bth_tver(bth) != 0)                          /* IBA 9.2.4: TVer 0 */
 		return rx_discard(e, RX_BAD_TVER);
 	info = rocev2_opcode(bth_opcode(bth));
@@ -168,24 +225,25 @@ int rocev2_parse(struct rocev2 *e, const uint8_t *frame, size_t len, struct roce
 	if ((info->mask & OPM_CNP) && !bth_becn(bth))
 		return rx_discard(e, RX_BAD_CNP);
 
-	/* ---- ICRC (IBA A17.3.3): over IPv4 header .. pad.  (Offsets are
+	/* ---- ICRC (IBA A17.3.3): over the IP header .. pad.  (Offsets are
 	 * taken from frame, never from the small wire structs' arrays, which
 	 * must not be indexed past their own size.) ---- */
-	if (rocev2_icrc(frame + ETH_HLEN, tot_len - ICRC_LEN) !=
-	    get_le32(frame + ETH_HLEN + tot_len - ICRC_LEN))
+	icrc = pkt->v6 ? rocev2_icrc6(frame + ETH_HLEN, l3_len - ICRC_LEN)
+		       : rocev2_icrc(frame + ETH_HLEN, l3_len - ICRC_LEN);
+	if (icrc != get_le32(frame + ETH_HLEN + l3_len - ICRC_LEN))
 		return rx_discard(e, RX_BAD_ICRC);
+	if (pkt->v6)
+		e->cnt.rx_ipv6_packets++;
 
 	pkt->frame = frame;
-	pkt->len = ETH_HLEN + tot_len;          /* without Ethernet padding */
-	pkt->ip = ip;
-	pkt->udp = udp;
+	pkt->len = ETH_HLEN + l3_len;           /* without Ethernet padding */
 	pkt->bth = bth;
 	pkt->info = info;
 	pkt->opcode = bth_opcode(bth);
 	pkt->ackreq = (uint8_t)bth_ackreq(bth);
 	pkt->psn = bth_psn(bth);
 	pkt->qpn = bth_qpn(bth);
-	pkt->payload = frame + ROCEV2_HDR_OFFSET + hdr_len;
+	pkt->payload = frame + bth_off + hdr_len;
 	pkt->paylen = paylen;
 	return 0;
 }
@@ -218,6 +276,20 @@ static const struct {
 	{ OPM_CNP, RX_CNT(cnp_received), rocev2_cc_cnp_rx },
 };
 
+/* The packet's source is the QP's peer: the same family and address. */
+static inline int from_peer(const struct rocev2_pkt *p, const struct rocev2_av *av)
+{
+	if (p->v6)
+		return memcmp(ipv6_saddr((const struct ipv6_hdr *)p->l3), av->dgid, ROCEV2_GID_LEN) == 0;
+	return rocev2_gid_is_v4(av->dgid) && memcmp(p->l3 + 12, av->dgid + 12, 4) == 0;
+}
+
+/* The ECN field (RFC 3168 5): the TOS's or the traffic class's low bits. */
+static inline unsigned pkt_ecn(const struct rocev2_pkt *p)
+{
+	return (p->v6 ? p->l3[1] >> 4 : p->l3[1]) & IPV4_ECN_MASK;
+}
+
 void rocev2_rx(struct rocev2 *e, const uint8_t *frame, size_t len)
 {
 	struct rocev2_pkt pkt;
@@ -246,15 +318,15 @@ void rocev2_rx(struct rocev2 *e, const uint8_t *frame, size_t len)
 	 * peer that has moved announces its new address with RESUME, the one
 	 * frame not held to the old address (reference 1(c); resp.c decides
 	 * whether to follow it).  Everything else, to a paused QP too, comes
-	 * from av.dip: the moved peer sends nothing before its RESUME is
-	 * ACKed, which has moved av.dip. */
-	if (!(mask & OPM_RESUME) && ipv4_saddr(pkt.ip) != qp->attr.av.dip) {
+	 * from av.dgid: the moved peer sends nothing before its RESUME is
+	 * ACKed, which has moved av.dgid. */
+	if (!(mask & OPM_RESUME) && !from_peer(&pkt, &qp->attr.av)) {
 		rx_discard(e, RX_BAD_SRC);
 		return;
 	}
 	/* DCQCN notification point (cc.c): a packet a switch marked CE
 	 * (RFC 3168) asks its sender to slow down.  One branch when unmarked. */
-	if ((ipv4_tos(pkt.ip) & IPV4_ECN_MASK) == IPV4_ECN_CE && !(mask & OPM_CNP))
+	if (pkt_ecn(&pkt) == IPV4_ECN_CE && !(mask & OPM_CNP))
 		rocev2_cc_ce(e, qp);
 	for (i = 0; i < sizeof(rx_stages) / sizeof(rx_stages[0]); i++)
 		if (mask & rx_stages[i].mask) {

@@ -40,6 +40,15 @@ static struct {
 
 /* Slot helpers: make the object at exactly this index and generation,
  * as pd.c/mr.c/cq.c/srq.c/qp.c make one at the first free slot. */
+/* The options ask for the peer-address override (rocev2.h: an old GID
+ * that is not all zero). */
+static int restore_override(const struct rocev2_restore_opts *o)
+{
+	static const uint8_t zero[ROCEV2_GID_LEN];
+
+	return memcmp(o->old_dgid, zero, ROCEV2_GID_LEN) != 0;
+}
+
 static int pd_apply(struct rocev2 *e, const struct pd_rec *r)
 {
 	uint32_t idx = rocev2_handle_index(r->handle);
@@ -573,8 +582,9 @@ static int rec_apply(struct rocev2 *e, const struct rocev2_record *r,
 			return rc;
 		}
 		/* Both ends migrated at once: the peer is elsewhere now. */
-		if (opts && opts->old_dip && qp->attr.av.dip == opts->old_dip) {
-			qp->attr.av.dip = opts->new_dip;
+		if (opts && restore_override(opts) &&
+		    memcmp(qp->attr.av.dgid, opts->old_dgid, ROCEV2_GID_LEN) == 0) {
+			memcpy(qp->attr.av.dgid, opts->new_dgid, ROCEV2_GID_LEN);
 			memcpy(qp->attr.av.dmac, opts->new_dmac, sizeof(qp->attr.av.dmac));
 			rocev2_tx_tmpl_stale(qp);
 		}
@@ -654,7 +664,7 @@ int rocev2_restore_image(struct rocev2 *e, const void *img, size_t len,
 	if (!e || !img)
 		return -HAL_EINVAL;
 	was_stopped = e->owner_stopped[e->creator];     /* a restored MTT stops it */
-	if (opts && opts->old_dip && !opts->new_dip)
+	if (opts && restore_override(opts) && !rocev2_gid_unicast(opts->new_dgid))
 		return -HAL_EINVAL;
 	rc = rocev2_image_validate(img, len);
 	if (rc)

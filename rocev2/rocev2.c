@@ -30,12 +30,6 @@ void rocev2_set_ack_coalesce(struct rocev2 *e, int on)
 	e->ack_coalesce = on != 0;
 }
 
-void rocev2_set_ipv4(struct rocev2 *e, uint32_t ipv4)
-{
-	e->env.ipv4 = ipv4 ? ipv4 : e->boot_ipv4;
-	rocev2_tx_tmpl_stale_all(e);    /* the source address of every template */
-}
-
 /* The instances rocev2_open hands out (rocev2.h says why the engine owns
  * them); taken in order, never given back: one per port for the run. */
 static struct rocev2 engines[ROCEV2_MAX_ENGINES];

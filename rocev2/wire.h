@@ -1,5 +1,5 @@
-/* RoCEv2 on the wire: Ethernet II / IPv4 / UDP 4791 / BTH / extension
- * headers / payload / pad / ICRC.  Wire structs are byte arrays so that no
+/* RoCEv2 on the wire: Ethernet II / IPv4 or IPv6 / UDP 4791 / BTH /
+ * extension headers / payload / pad / ICRC.  Wire structs are byte arrays so that no
  * compiler padding or host byte order can leak onto the wire; accessors
  * own the byte order (all big-endian except the ICRC, which goes out
  * least-significant byte first, IBA A17.3.3 / rxe_icrc.c).
@@ -23,7 +23,10 @@
 #define ROCEV2_UDP_DPORT  4791u
 #define ROCEV2_SPORT_BASE 0xc000u
 #define ICRC_LEN          4u
+#define ETHERTYPE_IPV6    0x86ddu
+#define IPV6_HLEN         40u
 #define ROCEV2_HDR_OFFSET (ETH_HLEN + IPV4_HLEN + UDP_HLEN)   /* BTH starts here: 42 */
+#define ROCEV2_HDR_OFFSET6 (ETH_HLEN + IPV6_HLEN + UDP_HLEN)  /* over IPv6: 62 */
 #define ROCEV2_MAX_HDR    80u   /* BTH + largest extension set (IBA 9.2) */
 
 #define BTH_LEN           12u
@@ -125,6 +128,25 @@ static inline uint8_t ipv4_proto(const struct ipv4_hdr *h) { return h->b[9]; }
 static inline uint16_t ipv4_csum(const struct ipv4_hdr *h) { return get_be16(h->b + 10); }
 static inline uint32_t ipv4_saddr(const struct ipv4_hdr *h) { return get_be32(h->b + 12); }
 static inline uint32_t ipv4_daddr(const struct ipv4_hdr *h) { return get_be32(h->b + 16); }
+
+/* ---- IPv6 (RFC 8200 3), RoCEv2's GRH (IBA A17.4.5.1: the GRH is the
+ * IPv6 header; traffic class = GRH TClass, flow label, hop limit) ------- */
+struct ipv6_hdr { uint8_t b[IPV6_HLEN]; };   /* no extension headers */
+_Static_assert(sizeof(struct ipv6_hdr) == 40, "ipv6");
+#define IPV6_NEXT_UDP     17u
+
+static inline unsigned ipv6_version(const struct ipv6_hdr *h) { return h->b[0] >> 4; }
+/* Traffic class: the low nibble of byte 0 and the high nibble of byte 1;
+ * its low two bits are the ECN field (RFC 3168 5). */
+static inline uint8_t ipv6_tclass(const struct ipv6_hdr *h)
+{
+	return (uint8_t)((h->b[0] & 0x0fu) << 4 | h->b[1] >> 4);
+}
+static inline uint16_t ipv6_payload_len(const struct ipv6_hdr *h) { return get_be16(h->b + 4); }
+static inline uint8_t ipv6_next(const struct ipv6_hdr *h) { return h->b[6]; }
+static inline uint8_t ipv6_hop_limit(const struct ipv6_hdr *h) { return h->b[7]; }
+static inline const uint8_t *ipv6_saddr(const struct ipv6_hdr *h) { return h->b + 8; }
+static inline const uint8_t *ipv6_daddr(const struct ipv6_hdr *h) { return h->b + 24; }
 
 /* RFC 1071 one's-complement sum over the 20-byte header: the checksum to
  * write is ~fold with the field zeroed; a received header is intact when

@@ -293,7 +293,7 @@ def main():
         print("  FAILED (see %s/migrate.log)" % d)
     qa = load_json(os.path.join(d, "qps-a-after.json"))
     if qa is not None and a.c_ip:
-        dips = sorted(set(q.get("dip") for q in qa))
+        dips = sorted(set(q.get("dgid") for q in qa))
         paused = sum(q.get("paused", 0) for q in qa)
         ok = dips == [a.c_ip] and paused == 0
         print("  A's %d QPs after the move address %s, %d paused: %s"

@@ -130,9 +130,9 @@
 	X(net_queue_create)     /* ... CREATE_ETHQ done (interface up) */     \
 	X(net_queue_failed)     /* ... CREATE/DESTROY_ETHQ or its MTT failed */ \
 	X(net_queue_leaked)     /* ... buffers kept: the NIC may still write them */ \
-	X(gid_add)              /* RoCE GID table: IPv4 GID pushed (SET_GID) */ \
+	X(gid_add)              /* RoCE GID table: GID pushed (SET_GID) */    \
 	X(gid_del)              /* ... cleared in the firmware */             \
-	X(gid_ipv6)             /* ... IPv6 GID kept in the host (IPv4 engine) */ \
+	X(gid_ipv6)             /* ... of them IPv6 GIDs (the others IPv4-mapped) */ \
 	X(gid_failed)           /* ... SET_GID failed or index out of range */
 
 /* The ivshmem register BAR (QEMU docs/specs/ivshmem-spec.rst "Register

@@ -145,9 +145,7 @@ struct mnic_ib_qp {
 struct mnic_ib_ah {
 	struct ib_ah ibah;
 	struct mnic_ib_ucontext *uc;       /* a user AH's (a dump refuses them) */
-	u32 dip;                           /* IPv4, host order */
-	u8 dmac[ETH_ALEN];
-	u8 ttl, tos;
+	struct mnic_qp_attr av;            /* the address vector fields (mnic_ib_qp.c av_to_fw) */
 };
 
 static inline struct mnic_ib_dev *to_mib(struct ib_device *ibdev)

@@ -7,9 +7,11 @@
  * rings db_seq (mnic/queues.h).  modify_qp and query_qp translate between
  * ib_qp_attr and the command interface's struct mnic_qp_attr (values as
  * verbs): the address vector of a RoCEv2 QP (IBA annex A17.4) is the
- * destination's IPv4 address, from the IPv4-mapped GID (RFC 4291 2.5.5.2),
- * hop limit, traffic class and the destination MAC, which the core
- * resolved before the op is called (ib_resolve_eth_dmac).
+ * GRH's destination GID (IPv4-mapped, RFC 4291 2.5.5.2, for RoCEv2 over
+ * IPv4, else an IPv6 address), its source GID index (the core's table,
+ * which mnic_netdev.c mirrors into the firmware's at the same indices),
+ * hop limit, traffic class, flow label and the destination MAC, which
+ * the core resolved before the op is called (ib_resolve_eth_dmac).
  */
 #include <linux/inet.h>
 #include <net/ipv6.h>
@@ -166,25 +168,26 @@ err:
 	return ret;
 }
 
-/* A RoCEv2 address vector (IBA A17.4.1): GRH with an IPv4-mapped
- * destination GID and a RoCEv2 source GID entry.  0 or -EINVAL. */
-static int av_to_fw(const struct rdma_ah_attr *ah, u32 *dip, u8 dmac[ETH_ALEN], u8 *ttl, u8 *tos)
+/* A RoCEv2 address vector (IBA A17.4.1): a GRH and a RoCEv2 source GID
+ * entry; the firmware checks the values (a unicast GID, the index in its
+ * table).  0 or -EINVAL. */
+static int av_to_fw(const struct rdma_ah_attr *ah, struct mnic_qp_attr *a)
 {
 	const struct ib_global_route *grh;
-	const struct in6_addr *dgid;
 
 	if (ah->type != RDMA_AH_ATTR_TYPE_ROCE || !(rdma_ah_get_ah_flags(ah) & IB_AH_GRH))
 		return -EINVAL;
 	grh = rdma_ah_read_grh(ah);
 	if (grh->sgid_attr && grh->sgid_attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
 		return -EINVAL;
-	dgid = (const struct in6_addr *)grh->dgid.raw;
-	if (!ipv6_addr_v4mapped(dgid))
-		return -EINVAL;   /* the engine sends IPv4 only */
-	*dip = be32_to_cpu(dgid->s6_addr32[3]);
-	memcpy(dmac, ah->roce.dmac, ETH_ALEN);
-	*ttl = grh->hop_limit;
-	*tos = grh->traffic_class;
+	if (grh->sgid_index >= MNIC_GID_TBL_LEN)
+		return -EINVAL;
+	memcpy(a->dgid, grh->dgid.raw, sizeof(a->dgid));
+	a->sgid_index = grh->sgid_index;
+	a->flow_label = grh->flow_label;
+	memcpy(a->dmac, ah->roce.dmac, ETH_ALEN);
+	a->ttl = grh->hop_limit;
+	a->tos = grh->traffic_class;
 	return 0;
 }
 
@@ -209,7 +212,7 @@ int mnic_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		mnic_count(d, MNIC_KCNT_ib_refused_qp_attr);
 		return -EOPNOTSUPP;
 	}
-	if ((mask & IB_QP_AV) && av_to_fw(&attr->ah_attr, &a->dip, a->dmac, &a->ttl, &a->tos)) {
+	if ((mask & IB_QP_AV) && av_to_fw(&attr->ah_attr, a)) {
 		mnic_count(d, MNIC_KCNT_ib_refused_qp_attr);
 		return -EINVAL;
 	}
@@ -241,7 +244,7 @@ int mnic_ib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	};
 	struct mnic_cmd_query_qp_out out;
 	const struct mnic_qp_attr *a = &out.attr;
-	struct in6_addr dgid;
+	static const u8 no_gid[sizeof(a->dgid)];
 	int ret;
 
 	ret = mnic_ib_cmd(ib, &in, sizeof(in), &out, sizeof(out));
@@ -270,11 +273,11 @@ int mnic_ib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->cap.max_send_sge = qp->max_send_sge;
 	attr->cap.max_recv_sge = qp->max_recv_sge;
 	attr->cap.max_inline_data = MNIC_MAX_INLINE;
-	if (a->dip) {
-		ipv6_addr_set_v4mapped(cpu_to_be32(a->dip), &dgid);
+	if (memcmp(a->dgid, no_gid, sizeof(no_gid)) != 0) {
 		attr->ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
 		rdma_ah_set_port_num(&attr->ah_attr, MNIC_IB_PORT);
-		rdma_ah_set_grh(&attr->ah_attr, (union ib_gid *)&dgid, 0, 0, a->ttl, a->tos);
+		rdma_ah_set_grh(&attr->ah_attr, (union ib_gid *)out.attr.dgid, a->flow_label,
+				a->sgid_index, a->ttl, a->tos);
 		memcpy(attr->ah_attr.roce.dmac, a->dmac, ETH_ALEN);
 	}
 	init->qp_type = IB_QPT_RC;
@@ -316,7 +319,7 @@ int mnic_ib_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init, struct
 	ret = mnic_ib_udata_none(d, udata);
 	if (ret)
 		return ret;
-	if (av_to_fw(init->ah_attr, &ah->dip, ah->dmac, &ah->ttl, &ah->tos)) {
+	if (av_to_fw(init->ah_attr, &ah->av)) {
 		mnic_count(d, MNIC_KCNT_ib_refused_ah);
 		return -EINVAL;
 	}

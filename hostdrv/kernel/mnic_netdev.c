@@ -13,10 +13,11 @@
  *   - carrier: on while the firmware is READY, serves its command queue
  *     and its heartbeat moves (a firmware whose loop stopped forwards
  *     nothing), off otherwise: a poll every MNIC_LINK_POLL_MS;
- *   - the GID table is pushed to the firmware (SET_GID): an IPv4 GID
- *     (::ffff:a.b.c.d, IBA A17.8) at its index, so that the engine sends
- *     from the address the host's GID names; IPv6 GIDs stay in the host
- *     (the engine is IPv4 only), counted in gid_ipv6;
+ *   - the GID table is pushed to the firmware (SET_GID): every RoCEv2
+ *     GID, IPv4 (::ffff:a.b.c.d, IBA A17.8) or IPv6 (link-local, as the
+ *     core's default GID at index 0, and global), at its index, so that
+ *     a QP sends from the address its sgid_index names and the engine
+ *     accepts RoCE packets to each (IPv6 ones also counted in gid_ipv6);
  *   - the data path: the firmware's host Ethernet queues (mnic/queues.h,
  *     CREATE_ETHQ at open, DESTROY_ETHQ at stop): every frame of the port
  *     that is not RoCEv2 for the NIC.  TX copies the skb into its slot's
@@ -585,53 +586,44 @@ struct net_device *mnic_netdev_of(struct mnic_kdev *d)
 
 /* ---- the RoCEv2 GID table (ib_device_ops add_gid/del_gid) --------------- */
 
-static int push_gid(struct mnic_kdev *d, u32 index, u32 flags, u32 ipv4)
+/* gid NULL: clear the entry. */
+static int push_gid(struct mnic_kdev *d, u32 index, const union ib_gid *gid)
 {
 	struct mnic_cmd_set_gid_in in = {
 		.hdr = { .opcode = MNIC_CMD_SET_GID, .ctx = MNIC_CTX_MGMT },
-		.index = index, .flags = flags, .ipv4 = ipv4,
+		.index = index, .flags = gid ? MNIC_GID_F_VALID : 0,
 	};
 	struct mnic_cmd_simple_out out;
 
+	BUILD_BUG_ON(sizeof(in.gid) != sizeof(gid->raw));
+	if (gid)
+		memcpy(in.gid, gid->raw, sizeof(in.gid));
 	return mnic_module_cmd(d, &in, sizeof(in), &out, sizeof(out), MNIC_GID_CMD_TIMEOUT_MS);
-}
-
-/* A RoCEv2 GID is an IPv6 address; an IPv4 one is IPv4-mapped (IBA
- * A17.8): 0 and its address, or -1. */
-static int gid_ipv4(const struct ib_gid_attr *attr, u32 *ipv4)
-{
-	const struct in6_addr *a = (const struct in6_addr *)attr->gid.raw;
-
-	if (attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP || !ipv6_addr_v4mapped(a))
-		return -1;
-	*ipv4 = be32_to_cpu(a->s6_addr32[3]);
-	return 0;
 }
 
 /* The core calls these under its table lock, in process context. */
 int mnic_netdev_add_gid(struct mnic_kdev *d, const struct ib_gid_attr *attr)
 {
 	struct mnic_netdev *nd = d->net;
-	u32 ipv4;
 	int ret;
 
-	if (!nd || attr->index >= MNIC_GID_TBL_LEN) {
+	/* The port is RoCEv2 only (mnic_ib.c core_cap_flags): a GID of
+	 * another type cannot be ours. */
+	if (!nd || attr->index >= MNIC_GID_TBL_LEN || attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP) {
 		mnic_count(d, MNIC_KCNT_gid_failed);
 		return -EINVAL;
 	}
-	if (gid_ipv4(attr, &ipv4)) {
-		mnic_count(d, MNIC_KCNT_gid_ipv6);
-		return 0;
-	}
 	mutex_lock(&nd->gid_lock);
-	ret = push_gid(d, attr->index, MNIC_GID_F_VALID, ipv4);
+	ret = push_gid(d, attr->index, &attr->gid);
 	if (ret) {
 		mnic_count(d, MNIC_KCNT_gid_failed);
-		dev_warn_ratelimited(&d->pdev->dev, "SET_GID %u (%pI4h) failed: %d\n", attr->index,
-				     &ipv4, ret);
+		dev_warn_ratelimited(&d->pdev->dev, "SET_GID %u (%pI6) failed: %d\n", attr->index,
+				     attr->gid.raw, ret);
 	} else {
 		__set_bit(attr->index, &nd->gid_pushed);
 		mnic_count(d, MNIC_KCNT_gid_add);
+		if (!ipv6_addr_v4mapped((const struct in6_addr *)attr->gid.raw))
+			mnic_count(d, MNIC_KCNT_gid_ipv6);
 	}
 	mutex_unlock(&nd->gid_lock);
 	return ret;
@@ -647,7 +639,7 @@ int mnic_netdev_del_gid(struct mnic_kdev *d, const struct ib_gid_attr *attr)
 		return 0;
 	mutex_lock(&nd->gid_lock);
 	if (__test_and_clear_bit(attr->index, &nd->gid_pushed)) {
-		if (push_gid(d, attr->index, 0, 0))
+		if (push_gid(d, attr->index, NULL))
 			mnic_count(d, MNIC_KCNT_gid_failed);
 		else
 			mnic_count(d, MNIC_KCNT_gid_del);

@@ -543,7 +543,8 @@ int mnic_connect_rc(struct mnic_qp *qp, const struct mnic_rc_connect *c)
 	a.rq_psn = c->rq_psn;
 	a.max_dest_rd_atomic = rd;
 	a.min_rnr_timer = 12;
-	a.dip = c->dip;
+	memcpy(a.dgid, c->dgid, sizeof(a.dgid));
+	a.sgid_index = c->sgid_index;
 	memcpy(a.dmac, c->dmac, 6);
 	a.ttl = 64;
 	err = mnic_modify_qp(qp, &a, MNIC_QP_STATE | MNIC_QP_AV | MNIC_QP_PATH_MTU |

@@ -186,15 +186,16 @@ static int connect_qp(struct ctx *c, const struct dest *my, const struct dest *r
 	struct mnic_rc_connect rc;
 	int err;
 
+	/* Without a host netdev there is no neighbour table: the lab's MACs
+	 * follow the IPv4 address (52:54:00 and its last three bytes). */
 	if (rem->gid[10] != 0xff || rem->gid[11] != 0xff) {
-		fprintf(stderr, "mnic-pingpong: the peer's GID is not IPv4-mapped (RoCEv2 over IPv4 "
-				"only)\n");
+		fprintf(stderr, "mnic-pingpong: the peer's GID is not IPv4-mapped (this lab tool "
+				"derives MACs from IPv4 addresses; use ibv_rc_pingpong for IPv6)\n");
 		return -1;
 	}
 	memset(&rc, 0, sizeof(rc));
 	rc.dest_qp_num = rem->qpn;
-	rc.dip = (uint32_t)rem->gid[12] << 24 | (uint32_t)rem->gid[13] << 16 |
-		 (uint32_t)rem->gid[14] << 8 | rem->gid[15];
+	memcpy(rc.dgid, rem->gid, sizeof(rc.dgid));
 	if (cfg.have_dmac) {
 		memcpy(rc.dmac, cfg.dmac, 6);
 	} else {

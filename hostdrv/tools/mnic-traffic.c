@@ -919,7 +919,7 @@ static int setup(int fd)
 		s->peer_atom = peer.q[q].atom;
 		memset(&c, 0, sizeof(c));
 		c.dest_qp_num = s->peer_qpn;
-		c.dip = peer.ipv4;
+		mnic_gid_from_ipv4(c.dgid, peer.ipv4);
 		memcpy(c.dmac, peer.mac, 6);
 		c.rq_psn = s->peer_psn;
 		c.sq_psn = me.q[q].psn;

@@ -4,6 +4,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -91,6 +92,20 @@ static const char *mac_str(const uint8_t m[6], char buf[18])
 static const char *ip_str(uint32_t ip, char buf[16])
 {
 	snprintf(buf, 16, "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255, ip & 255);
+	return buf;
+}
+
+/* A GID as its address: dotted IPv4 when IPv4-mapped (RFC 4291
+ * 2.5.5.2), else IPv6 text (RFC 5952, inet_ntop). */
+static const char *gid_str(const uint8_t gid[16], char buf[INET6_ADDRSTRLEN])
+{
+	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	if (memcmp(gid, v4mapped, sizeof(v4mapped)) == 0)
+		return ip_str((uint32_t)gid[12] << 24 | (uint32_t)gid[13] << 16 |
+			      (uint32_t)gid[14] << 8 | gid[15], buf);
+	if (!inet_ntop(AF_INET6, gid, buf, INET6_ADDRSTRLEN))
+		snprintf(buf, INET6_ADDRSTRLEN, "?");
 	return buf;
 }
 
@@ -440,7 +455,7 @@ static int cmd_counters(struct mnic_dev *dev, int argc, const char **argv)
 static void print_qp(uint32_t qpn, const struct mnic_cmd_query_qp_out *q)
 {
 	const struct mnic_qp_attr *a = &q->attr;
-	char mac[18], ip[16];
+	char mac[18], ip[INET6_ADDRSTRLEN];
 
 	if (opt.json) {
 		jopen(NULL, '{');
@@ -448,7 +463,8 @@ static void print_qp(uint32_t qpn, const struct mnic_cmd_query_qp_out *q)
 		jstr("state", mnic_qp_state_name(a->qp_state));
 		jnum("path_mtu", a->path_mtu);
 		jnum("dest_qp_num", a->dest_qp_num);
-		jstr("dip", ip_str(a->dip, ip));
+		jstr("dgid", gid_str(a->dgid, ip));
+		jnum("sgid_index", a->sgid_index);
 		jstr("dmac", mac_str(a->dmac, mac));
 		jnum("sq_psn", a->sq_psn);
 		jnum("rq_psn", a->rq_psn);
@@ -467,7 +483,7 @@ static void print_qp(uint32_t qpn, const struct mnic_cmd_query_qp_out *q)
 	}
 	printf("qp 0x%06x  %-5s  mtu %u  peer qp 0x%06x at %s (%s)  sq_psn 0x%06x  rq_psn 0x%06x"
 	       "%s%s%s\n", qpn, mnic_qp_state_name(a->qp_state), a->path_mtu, a->dest_qp_num,
-	       ip_str(a->dip, ip), mac_str(a->dmac, mac), a->sq_psn, a->rq_psn,
+	       gid_str(a->dgid, ip), mac_str(a->dmac, mac), a->sq_psn, a->rq_psn,
 	       q->mig_flags & MNIC_QP_F_STOPPED ? "  STOPPED" : "",
 	       q->mig_flags & MNIC_QP_F_PAUSED ? "  PAUSED" : "",
 	       q->mig_flags & MNIC_QP_F_HAS_KEY ? "  mig-key" : "");

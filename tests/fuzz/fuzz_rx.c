@@ -123,7 +123,7 @@ static uint32_t fuzz_rx_setup_qp(struct rocev2 *e, uint32_t peer_ip, uint32_t pe
 		__builtin_trap();
 	at.qp_state = ROCEV2_QPS_RTR;
 	memcpy(at.av.dmac, peer_mac, 6);
-	at.av.dip = peer_ip;
+	rocev2_av_set_ipv4(&at.av, peer_ip);
 	at.av.ttl = 64;
 	at.path_mtu = ROCEV2_MTU_256;           /* small MTU: multi-packet messages */
 	at.dest_qp_num = peer_qpn;

@@ -18,7 +18,7 @@ uint32_t fuzz_rx_setup_qp(struct rocev2 *e, uint32_t peer_ip, uint32_t peer_qpn)
 	qp->in_use = 1;
 	qp->qpn = FUZZ_QPN;
 	qp->state = ROCEV2_QPS_RTS;
-	qp->attr.av.dip = peer_ip;
+	rocev2_av_set_ipv4(&qp->attr.av, peer_ip);
 	qp->attr.dest_qp_num = peer_qpn;
 	rocev2_cc_reset(e, qp, 1);   /* DCQCN timers set up, as create_qp does */
 	return FUZZ_QPN;

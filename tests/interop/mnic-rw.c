@@ -190,8 +190,9 @@ int main(int argc, char **argv)
 	       qp->qp_num, psn, qd.ipv4 >> 24, qd.ipv4 >> 16 & 255, qd.ipv4 >> 8 & 255, qd.ipv4 & 255,
 	       dqpn, dpsn, dip >> 24, dip >> 16 & 255, dip >> 8 & 255, dip & 255, raddr, rkey, len);
 
-	struct mnic_rc_connect c = { .dest_qp_num = dqpn, .dip = dip, .rq_psn = dpsn, .sq_psn = psn,
+	struct mnic_rc_connect c = { .dest_qp_num = dqpn, .rq_psn = dpsn, .sq_psn = psn,
 				     .path_mtu = (uint32_t)mtu_enum(mtu), .access = MNIC_ACCESS_LOCAL_WRITE };
+	mnic_gid_from_ipv4(c.dgid, dip);
 	memcpy(c.dmac, dmac, 6);
 	struct mnic_buf buf;
 	struct mnic_mr *mr;

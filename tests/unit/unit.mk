@@ -107,14 +107,21 @@ test_icrc_LIBS := -lz
 build/host/unit/test_icrc build/host-asan/unit/test_icrc: tests/unit/rocev2/rxe_frames.h
 
 UNIT_TESTS += test_net
-test_net_SRCS := tests/unit/rocev2/test_net.c rocev2/net.c rocev2/icrc.c rocev2/opcode.c lib/crc32.c \
+test_net_SRCS := tests/unit/rocev2/test_net.c rocev2/net.c rocev2/gid.c rocev2/icrc.c rocev2/opcode.c lib/crc32.c \
 	lib/timer.c hal/common/dma_window.c
 test_net_CFLAGS := $(ROCEV2_TEST_CFLAGS)
 
 UNIT_TESTS += test_recv
 test_recv_SRCS := tests/unit/rocev2/test_recv.c tests/unit/rocev2/recv_doubles.c rocev2/recv.c \
-	rocev2/net.c rocev2/icrc.c rocev2/opcode.c lib/crc32.c lib/timer.c hal/common/dma_window.c
+	rocev2/net.c rocev2/gid.c rocev2/icrc.c rocev2/opcode.c lib/crc32.c lib/timer.c hal/common/dma_window.c
 test_recv_CFLAGS := $(ROCEV2_TEST_CFLAGS)
+
+# RoCEv2 over IPv6 (issue 19): GID table, template, receive checks, ICRC.
+UNIT_TESTS += test_ipv6
+test_ipv6_SRCS := tests/unit/rocev2/test_ipv6.c tests/unit/rocev2/recv_doubles.c rocev2/recv.c \
+	rocev2/net.c rocev2/gid.c rocev2/icrc.c rocev2/opcode.c lib/crc32.c lib/timer.c hal/common/dma_window.c
+test_ipv6_CFLAGS := $(ROCEV2_TEST_CFLAGS)
+test_ipv6_LIBS := -lz
 
 UNIT_TESTS += test_pcap
 test_pcap_SRCS := tests/unit/hal/test_pcap.c hal/posix/pcap.c

@@ -51,7 +51,7 @@
 #endif
 
 #define MNIC_INIT_MAGIC        0x43494e4du   /* "MNIC" read as little-endian u32 */
-#define MNIC_CMDIF_REV         3u   /* 2: command queue, mnic/cmd.h; 3: MTTs */
+#define MNIC_CMDIF_REV         4u   /* 2: command queue, mnic/cmd.h; 3: MTTs; 4: GIDs (IPv6) */
 #define MNIC_FW_VERSION(maj, min, patch) (((maj) << 24) | ((min) << 16) | (patch))
 #define MNIC_FW_VERSION_CUR    MNIC_FW_VERSION(0u, 1u, 0u)
 #define MNIC_DMA_WINDOW_OFFSET 0x00100000u   /* 1 MiB of device-owned pages */

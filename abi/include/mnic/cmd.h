@@ -462,7 +462,14 @@ struct mnic_cmd_create_qp_in {
 };
 _Static_assert(sizeof(struct mnic_cmd_create_qp_in) == 104, "create qp in");
 
-/* QP attributes on the wire of the command interface (values as verbs). */
+/* QP attributes on the wire of the command interface (values as verbs).
+ * The address vector is ibv_ah_attr's with its GRH (RoCEv2 always has
+ * one): dgid is the peer's GID, network order, IPv4-mapped
+ * (::ffff:a.b.c.d) for RoCEv2 over IPv4 or an IPv6 address; sgid_index
+ * names the port's GID (SET_GID) the QP sends from; ttl and tos are the
+ * GRH hop limit and traffic class (IPv4 TTL and TOS); flow_label is
+ * IPv6's (20 bits).  MODIFY_QP with the AV: a unicast dgid, flow_label <
+ * 2^20, sgid_index < MNIC_GID_TBL_LEN, reserved zero. */
 struct mnic_qp_attr {
 	uint32_t qp_state;             /* ibv_qp_state */
 	uint32_t cur_qp_state;         /* query only */
@@ -470,14 +477,17 @@ struct mnic_qp_attr {
 	uint32_t qp_access_flags;
 	uint32_t rq_psn, sq_psn;
 	uint32_t dest_qp_num;
-	uint32_t dip;                  /* peer IPv4, host order */
+	uint32_t flow_label;
+	uint8_t dgid[16];
 	uint8_t dmac[6];               /* peer MAC (the host resolved it) */
 	uint8_t ttl, tos;
 	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
 	uint8_t max_rd_atomic, max_dest_rd_atomic;
 	uint16_t pkey_index;
+	uint8_t sgid_index;
+	uint8_t reserved[7];
 };
-_Static_assert(sizeof(struct mnic_qp_attr) == 48, "qp attr");
+_Static_assert(sizeof(struct mnic_qp_attr) == 72, "qp attr");
 
 struct mnic_cmd_modify_qp_in {
 	struct mnic_cmd_in_hdr hdr;
@@ -485,7 +495,7 @@ struct mnic_cmd_modify_qp_in {
 	uint32_t attr_mask;            /* ibv_qp_attr_mask values */
 	struct mnic_qp_attr attr;
 };
-_Static_assert(sizeof(struct mnic_cmd_modify_qp_in) == 64, "modify qp in");
+_Static_assert(sizeof(struct mnic_cmd_modify_qp_in) == 88, "modify qp in");
 
 struct mnic_cmd_query_qp_out {
 	struct mnic_cmd_out_hdr hdr;
@@ -493,7 +503,7 @@ struct mnic_cmd_query_qp_out {
 	uint32_t mig_flags;            /* MNIC_QP_F_* */
 	uint32_t reserved;
 };
-_Static_assert(sizeof(struct mnic_cmd_query_qp_out) == 64, "query qp out");
+_Static_assert(sizeof(struct mnic_cmd_query_qp_out) == 88, "query qp out");
 #define MNIC_QP_F_STOPPED 1u
 #define MNIC_QP_F_PAUSED  2u
 #define MNIC_QP_F_HAS_KEY 4u
@@ -671,23 +681,24 @@ _Static_assert(sizeof(struct mnic_cmd_dcqcn_out) == 56, "dcqcn out");
 
 /* SET_GID (MNIC_CTX_MGMT only; docs/host-interface.md "RoCE addresses and
  * GIDs"): the RoCEv2 GID table of the port, as the host's ib_core keeps
- * it from the netdev's addresses (IBA A17.8: a RoCEv2 GID is the IPv4
- * address as an IPv4-mapped IPv6 address).  Entry index is set (flags
- * MNIC_GID_F_VALID, ipv4 a unicast address: not 0.0.0.0, 127/8, class D
- * or E) or cleared (flags 0, ipv4 0).  The engine sends from, and accepts
- * RoCE packets to, the valid entry with the lowest index; with none it
- * uses its boot address (QUERY_DEVICE ipv4, 10.mac[3].mac[4].mac[5]).
- * IPv6 GIDs stay in the host: the engine is IPv4 only. */
+ * it from the netdev's IPv4 and IPv6 addresses (IBA A17.8: a RoCEv2 GID
+ * is the IPv6 address, or the IPv4 one as IPv4-mapped IPv6).  Entry
+ * index is set (flags MNIC_GID_F_VALID, gid one packets may come from:
+ * not ::, ::1 or ff00::/8; IPv4-mapped not 0/8, 127/8, class D or E) or
+ * cleared (flags 0, gid all zero).  A QP sends from the entry its
+ * sgid_index names (or, when that one is not of its peer's family, the
+ * lowest valid entry of it); the engine accepts RoCE packets to every
+ * valid entry, and with no IPv4 entry to its boot address (QUERY_DEVICE
+ * ipv4, 10.mac[3].mac[4].mac[5]). */
 #define MNIC_GID_TBL_LEN  16u
 #define MNIC_GID_F_VALID  1u
 struct mnic_cmd_set_gid_in {
 	struct mnic_cmd_in_hdr hdr;
 	uint32_t index;                /* < MNIC_GID_TBL_LEN */
 	uint32_t flags;                /* MNIC_GID_F_* */
-	uint32_t ipv4;                 /* host order */
-	uint32_t reserved;
+	uint8_t gid[16];               /* network order */
 };
-_Static_assert(sizeof(struct mnic_cmd_set_gid_in) == 24, "set gid in");
+_Static_assert(sizeof(struct mnic_cmd_set_gid_in) == 32, "set gid in");
 
 /* Host Ethernet queues (mnic/queues.h "Host Ethernet queues";
  * docs/host-interface.md): one TX and one RX ring per NIC, the port's

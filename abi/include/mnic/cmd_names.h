@@ -75,7 +75,7 @@
 	/* SET_GID (cmd_device.c) */                                             \
 	X(MNIC_SITE_GID_INDEX, 0x60)     /* index >= MNIC_GID_TBL_LEN */         \
 	X(MNIC_SITE_GID_FLAGS, 0x61)     /* a flag not MNIC_GID_F_* */           \
-	X(MNIC_SITE_GID_ADDR, 0x62)      /* not a unicast IPv4 / set when clearing */
+	X(MNIC_SITE_GID_ADDR, 0x62)      /* not a unicast GID / set when clearing */
 
 #define MNIC_CMD_SITE_ENUM_(name, value) name = value,
 enum mnic_cmd_site { MNIC_CMD_SITE_LIST(MNIC_CMD_SITE_ENUM_) };

@@ -84,8 +84,8 @@ struct mnic_mgmt {
 	uint32_t ci;                          /* free-running consumer index */
 	/* data path */
 	uint32_t db_seen;
-	/* the host's RoCEv2 GID table (SET_GID): IPv4, 0 = empty entry */
-	uint32_t gid_ipv4[MNIC_GID_TBL_LEN];
+	/* (the host's RoCEv2 GID table, SET_GID, is the engine's:
+	 * rocev2_set_gid) */
 };
 
 /* Take the configuration; publishes cmdq_status OFF and ci = the host's pi. */

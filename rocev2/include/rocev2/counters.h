@@ -10,10 +10,10 @@
 #define ROCEV2_COUNTERS(X)                                                    \
 	/* recv.c: demux and header checks */                                 \
 	X(rx_frames)            /* every frame handed to rocev2_rx */          \
-	X(rx_not_roce)          /* not IPv4/UDP/4791: ignored */                \
+	X(rx_not_roce)          /* not IPv4 or IPv6/UDP/4791: ignored */        \
 	X(rx_short)             /* truncated at any layer */                    \
 	X(rx_bad_ip)            /* version/IHL/length/fragment/checksum */      \
-	X(rx_bad_dst)           /* not our MAC / IPv4 address */               \
+	X(rx_bad_dst)           /* not our MAC / one of our GIDs */            \
 	X(rx_bad_udp)           /* UDP length mismatch */                       \
 	X(rx_bad_icrc)                                                         \
 	X(rx_bad_tver)                                                         \
@@ -26,11 +26,13 @@
 	X(rx_bad_src)           /* source IP is not the QP's peer */            \
 	X(rx_req_packets)       /* delivered to the responder */               \
 	X(rx_resp_packets)      /* delivered to the completer */               \
+	X(rx_ipv6_packets)      /* RoCEv2 over IPv6 that passed the checks */  \
 	/* net.c: transmit */                                                 \
 	X(tx_packets)                                                          \
 	X(tx_bytes)                                                            \
 	X(tx_busy)              /* env->tx returned -HAL_EAGAIN */              \
 	X(tx_errors)                                                           \
+	X(tx_no_gid)            /* the QP has no source address of its family */ \
 	/* req.c */                                                           \
 	X(req_packets)                                                         \
 	X(req_retransmits)      /* packets sent again after a rewind */         \

@@ -29,6 +29,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "counters.h"
 #include "hal/dma.h"
@@ -131,14 +132,59 @@ enum rocev2_qp_attr_mask {
 	ROCEV2_QP_DEST_QPN = 1u << 20,
 };
 
-/* Address vector: where this QP's packets go.  RoCEv2 over IPv4; the host
- * resolves the destination MAC (as the kernel does for verbs). */
+/* GIDs (IBA 4.1.1; RoCEv2, IBA annex A17.4.5.1): 16 bytes in network
+ * order, an IPv6 address, or an IPv4 one as IPv4-mapped IPv6
+ * (::ffff:a.b.c.d, RFC 4291 2.5.5.2), which selects RoCEv2 over IPv4. */
+#define ROCEV2_GID_LEN     16u
+#define ROCEV2_GID_TBL_LEN 16u
+static inline int rocev2_gid_is_v4(const uint8_t *gid)
+{
+	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	return memcmp(gid, v4mapped, sizeof(v4mapped)) == 0;
+}
+static inline uint32_t rocev2_gid_ipv4(const uint8_t *gid)     /* host order */
+{
+	return (uint32_t)gid[12] << 24 | (uint32_t)gid[13] << 16 | (uint32_t)gid[14] << 8 | gid[15];
+}
+static inline void rocev2_gid_from_ipv4(uint8_t *gid, uint32_t ipv4)
+{
+	memset(gid, 0, 10);
+	gid[10] = 0xff;
+	gid[11] = 0xff;
+	gid[12] = (uint8_t)(ipv4 >> 24);
+	gid[13] = (uint8_t)(ipv4 >> 16);
+	gid[14] = (uint8_t)(ipv4 >> 8);
+	gid[15] = (uint8_t)ipv4;
+}
+
+/* The same as an initializer (ip a constant expression, host order). */
+#define ROCEV2_GID_V4(ip)                                                              \
+	{ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, (uint8_t)((ip) >> 24), (uint8_t)((ip) >> 16), \
+	  (uint8_t)((ip) >> 8), (uint8_t)(ip) }
+
+/* Address vector: where this QP's packets go (IBA 11.2.4.1 ah_attr with a
+ * GRH, as RoCEv2 always has): the destination GID picks IPv4 or IPv6;
+ * the host resolves the destination MAC (as the kernel does for verbs). */
 struct rocev2_av {
 	uint8_t dmac[6];
-	uint8_t ttl;           /* IPv4 TTL (GRH hop limit) */
-	uint8_t tos;           /* IPv4 TOS (GRH traffic class) */
-	uint32_t dip;          /* IPv4 destination, host order */
+	uint8_t ttl;           /* IPv4 TTL / IPv6 hop limit (GRH HopLmt) */
+	uint8_t tos;           /* IPv4 TOS / IPv6 traffic class (GRH TClass) */
+	uint8_t dgid[ROCEV2_GID_LEN];
+	uint32_t flow_label;   /* IPv6 only, 20 bits (GRH FlowLabel) */
+	uint8_t sgid_index;    /* the port's GID the packets come from (rocev2_set_gid) */
+	uint8_t reserved[3];
 };
+#define ROCEV2_FLOW_LABEL_MASK 0xfffffu
+/* The IPv4 destination of a v4 address vector (host order); 0 for IPv6. */
+static inline uint32_t rocev2_av_ipv4(const struct rocev2_av *av)
+{
+	return rocev2_gid_is_v4(av->dgid) ? rocev2_gid_ipv4(av->dgid) : 0u;
+}
+static inline void rocev2_av_set_ipv4(struct rocev2_av *av, uint32_t ipv4)
+{
+	rocev2_gid_from_ipv4(av->dgid, ipv4);
+}
 
 struct rocev2_qp_attr {
 	uint32_t qp_state;             /* enum rocev2_qp_state */
@@ -272,12 +318,22 @@ enum rocev2_obj_type {
 #define ROCEV2_ACK_COALESCE_MAX 16u
 void rocev2_set_ack_coalesce(struct rocev2 *e, int on);
 
-/* The port's RoCEv2 address from now on (host order): the source of every
- * packet sent and the only destination accepted (recv.c); 0: the one
- * env gave at init.  The host's GID table (SET_GID) decides it; a
- * connected QP's peer keeps the address it was given (a RESUME carries
- * the new one). */
-void rocev2_set_ipv4(struct rocev2 *e, uint32_t ipv4);
+/* The port's GID table (the host's, SET_GID): entry index is gid from now
+ * on, or none when gid is NULL.  0; -HAL_EINVAL for an index out of range
+ * or an address no packet may come from (the unspecified address,
+ * loopback, multicast; IPv4 0/8, 127/8 and 224/3).  Received packets are
+ * accepted for any valid entry of their family (and for env.ipv4 while no
+ * IPv4 entry is valid: the address the env gave at init, for ports whose
+ * host keeps no table).  A QP sends from the entry its av.sgid_index
+ * names when that entry is valid and of its destination's family, else
+ * from the port's first address of that family (for IPv4: the lowest
+ * valid v4 entry, else env.ipv4; for IPv6: the lowest valid v6 entry of
+ * the destination's scope, link-local or not), so a QP restored onto a
+ * port whose table differs keeps sending (its RESUME says from where).  A
+ * QP with no such address sends nothing (tx_no_gid) until one is set. */
+int rocev2_set_gid(struct rocev2 *e, unsigned index, const uint8_t *gid);
+/* 1 when a GID names an address packets may come from (rocev2_set_gid). */
+int rocev2_gid_unicast(const uint8_t *gid);
 
 /* Host Ethernet queues (ethq.c, mnic/queues.h "Host Ethernet queues"):
  * one TX and one RX ring of MNIC_ETH_DESC_SIZE descriptors per engine, the
@@ -444,8 +500,8 @@ struct rocev2_dump_stats {
 
 struct rocev2_restore_opts {
 	/* Both ends migrating at once: the peer's new address, applied to every
-	 * restored QP whose av.dip equals old_dip (0 = no override). */
-	uint32_t old_dip, new_dip;
+	 * restored QP whose av.dgid equals old_dgid (all zero = no override). */
+	uint8_t old_dgid[ROCEV2_GID_LEN], new_dgid[ROCEV2_GID_LEN];
 	uint8_t new_dmac[6];
 };
 

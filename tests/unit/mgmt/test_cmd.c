@@ -157,7 +157,7 @@ static struct reply by_handle(struct host *h, uint16_t opcode, uint32_t handle)
 {
 	struct mnic_cmd_handle_in in = { in_hdr(opcode, 0), handle, 0 };
 
-	return issue(h, &in, sizeof(in), 64);
+	return issue(h, &in, sizeof(in), sizeof(struct mnic_cmd_query_qp_out));
 }
 
 /* RESET -> INIT -> RTR -> RTS, as a verbs application would. */
@@ -179,7 +179,7 @@ static void qp_to_rts(struct host *h, uint32_t qpn, uint32_t peer_qpn)
 	a.rq_psn = 0x1234;
 	a.max_dest_rd_atomic = 4;
 	a.min_rnr_timer = 1;
-	a.dip = 0x0a000002;
+	memcpy(a.dgid, (uint8_t[16])ROCEV2_GID_V4(0x0a000002u), 16);
 	a.ttl = 64;
 	memcpy(a.dmac, (uint8_t[6]){ 2, 0, 0, 0, 0, 2 }, 6);
 	{
@@ -259,8 +259,8 @@ static const struct op_case ops[] = {
 	{ MNIC_CMD_CREATE_EQ, 48, 16, 0, 44 },
 	{ MNIC_CMD_DESTROY_EQ, 16, 8, 0, 12 },
 	{ MNIC_CMD_CREATE_QP, 104, 16, 0, 36 },
-	{ MNIC_CMD_MODIFY_QP, 64, 8, 0, 0 },
-	{ MNIC_CMD_QUERY_QP, 16, 64, 1, 15 },
+	{ MNIC_CMD_MODIFY_QP, 88, 8, 0, 87 },        /* attr.reserved[6] */
+	{ MNIC_CMD_QUERY_QP, 16, 88, 1, 15 },
 	{ MNIC_CMD_DESTROY_QP, 16, 8, 0, 13 },
 	{ MNIC_CMD_SET_QP_MIG_KEY, 32, 8, 0, 12 },
 	{ MNIC_CMD_CREATE_SRQ, 56, 16, 0, 52 },
@@ -280,7 +280,7 @@ static const struct op_case ops[] = {
 	{ MNIC_CMD_MIG_CONFIG, 24, 8, 0, 20 },
 	{ MNIC_CMD_QUERY_DCQCN, 8, 56, 0, 0 },
 	{ MNIC_CMD_SET_DCQCN, 56, 8, 0, 52 },
-	{ MNIC_CMD_SET_GID, 24, 8, 0, 20 },
+	{ MNIC_CMD_SET_GID, 32, 8, 0, 0 },
 	{ MNIC_CMD_CREATE_ETHQ, 80, 8, 0, 44 },
 	{ MNIC_CMD_DESTROY_ETHQ, 8, 8, 0, 0 },
 	{ MNIC_CMD_FW_FLASH_BEGIN, 144, 8, 0, 12 },
@@ -545,7 +545,7 @@ static void test_object_lifecycle(void **state)
 	assert_int_equal(q.attr.sq_psn, 0x777);
 	assert_int_equal(q.attr.rq_psn, 0x1234);
 	assert_int_equal(q.attr.dest_qp_num, 0x100);
-	assert_int_equal(q.attr.dip, 0x0a000002);
+	assert_memory_equal(q.attr.dgid, (uint8_t[16])ROCEV2_GID_V4(0x0a000002u), 16);
 	assert_int_equal(q.attr.path_mtu, ROCEV2_MTU_1024);
 	assert_int_equal(q.mig_flags, 0);
 	/* QUERY_QP op_mod NEXT walks the live QPs by slot (mnicctl qp list). */
@@ -1188,11 +1188,11 @@ static void test_cmd_dcqcn(void **state)
 }
 
 /* SET_GID (the host's RoCEv2 GID table): hostile index, flags and
- * addresses refused with their site and nothing changed; the engine sends
- * from and accepts only the valid entry of lowest index; clearing every
- * entry gives the boot address back; QUERY_DEVICE reports the port's
- * largest frame. */
-static struct reply set_gid(uint32_t index, uint32_t flags, uint32_t ipv4)
+ * addresses refused with their site and nothing changed; IPv4 entries:
+ * the port's IPv4 address is the valid one of lowest index, clearing
+ * every entry gives the boot address back; IPv6 entries (ipv6_ ones)
+ * are the engine's too; QUERY_DEVICE reports the port's largest frame. */
+static struct reply set_gid16(uint32_t index, uint32_t flags, const uint8_t gid[16])
 {
 	struct mnic_cmd_set_gid_in in;
 
@@ -1200,8 +1200,18 @@ static struct reply set_gid(uint32_t index, uint32_t flags, uint32_t ipv4)
 	in.hdr = in_hdr(MNIC_CMD_SET_GID, 0);
 	in.index = index;
 	in.flags = flags;
-	in.ipv4 = ipv4;
+	if (gid)
+		memcpy(in.gid, gid, sizeof(in.gid));
 	return issue(&H, &in, sizeof(in), 8);
+}
+
+static struct reply set_gid(uint32_t index, uint32_t flags, uint32_t ipv4)
+{
+	uint8_t gid[16] = { 0 };
+
+	if (ipv4 || flags)
+		rocev2_gid_from_ipv4(gid, ipv4);
+	return set_gid16(index, flags, gid);
 }
 
 static void test_netdev_set_gid(void **state)
@@ -1248,11 +1258,43 @@ static void test_netdev_set_gid(void **state)
 	assert_int_equal(H.m.cnt.gid_cleared, 2);
 }
 
+/* IPv6 GIDs: link-local and global ones are taken into the engine's table
+ * (and leave the IPv4 address alone); ::, ::1 and multicast are refused. */
+static void test_ipv6_set_gid(void **state)
+{
+	static const uint8_t ll[16] = { 0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x50, 0x54, 0, 0xff, 0xfe, 0, 0, 1 };
+	static const uint8_t global[16] = { 0xfd, 0, 0, 0x10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2 };
+	static const uint8_t any[16] = { 0 };
+	static const uint8_t loop[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 };
+	static const uint8_t mcast[16] = { 0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 };
+	const uint32_t boot = host_query_device(&H).ipv4;
+	struct reply r;
+
+	(void)state;
+	expect_status((r = set_gid16(1, MNIC_GID_F_VALID, any), &r), MNIC_CMD_STAT_BAD_PARAM, MNIC_SITE_GID_ADDR);
+	expect_status((r = set_gid16(1, MNIC_GID_F_VALID, loop), &r), MNIC_CMD_STAT_BAD_PARAM, MNIC_SITE_GID_ADDR);
+	expect_status((r = set_gid16(1, MNIC_GID_F_VALID, mcast), &r), MNIC_CMD_STAT_BAD_PARAM, MNIC_SITE_GID_ADDR);
+	expect_status((r = set_gid16(1, 0, ll), &r), MNIC_CMD_STAT_BAD_PARAM, MNIC_SITE_GID_ADDR);
+	assert_int_equal(H.m.cnt.refused_gid, 4);
+	assert_false(rocev2_gid_ours6(H.m.cfg.engine, ll));
+	expect_status((r = set_gid16(0, MNIC_GID_F_VALID, ll), &r), MNIC_CMD_STAT_OK, 0);
+	expect_status((r = set_gid16(2, MNIC_GID_F_VALID, global), &r), MNIC_CMD_STAT_OK, 0);
+	assert_true(rocev2_gid_ours6(H.m.cfg.engine, ll));
+	assert_true(rocev2_gid_ours6(H.m.cfg.engine, global));
+	assert_int_equal(host_query_device(&H).ipv4, boot);
+	expect_status((r = set_gid16(0, 0, NULL), &r), MNIC_CMD_STAT_OK, 0);
+	assert_false(rocev2_gid_ours6(H.m.cfg.engine, ll));
+	assert_true(rocev2_gid_ours6(H.m.cfg.engine, global));
+	assert_int_equal(H.m.cnt.gid_set, 2);
+	assert_int_equal(H.m.cnt.gid_cleared, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_every_opcode_validation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_netdev_set_gid, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ipv6_set_gid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cmd_dcqcn, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_port_counter_names_and_values, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_handles, setup, teardown),

@@ -311,8 +311,9 @@ static void test_tenancy_foreign_handles_look_absent(void **state)
 		/* The same handle with its generation moved on names nothing. */
 		uint32_t h = a_o[cmds[i].obj], gone = cmds[i].obj == 1 ? h ^ 0x80u
 					: cmds[i].obj == 4 ? h ^ 0x800000u : h ^ 0x80000000u;
-		struct reply absent = by_handle_as(&H, b, cmds[i].opcode, 0, gone, 64);
-		struct reply theirs = by_handle_as(&H, b, cmds[i].opcode, 0, h, 64);
+		const uint32_t ol = sizeof(struct mnic_cmd_query_qp_out);   /* the largest out */
+		struct reply absent = by_handle_as(&H, b, cmds[i].opcode, 0, gone, ol);
+		struct reply theirs = by_handle_as(&H, b, cmds[i].opcode, 0, h, ol);
 
 		expect(&absent, MNIC_CMD_STAT_BAD_RES, 0);
 		assert_int_equal(theirs.status, absent.status);
@@ -410,7 +411,7 @@ static void test_tenancy_privileged_commands(void **state)
 		{ MNIC_CMD_QUERY_CONTEXT, MNIC_QUERY_CTX_BY_ID, 16, 56, 0 },
 		{ MNIC_CMD_QUERY_CONTEXT, MNIC_QUERY_CTX_NEXT, 16, 56, 0 },
 		{ MNIC_CMD_MIG_CONFIG, 0, 24, 8, 0 },
-		{ MNIC_CMD_SET_GID, 0, 24, 8, 0 },
+		{ MNIC_CMD_SET_GID, 0, 32, 8, 0 },
 		{ MNIC_CMD_CREATE_ETHQ, 0, 80, 8, 0 },
 		{ MNIC_CMD_DESTROY_ETHQ, 0, 8, 8, 0 },
 		{ MNIC_CMD_QUERY_COUNTERS, 0, 8, 16, 0 },
@@ -569,7 +570,7 @@ static void test_tenancy_dealloc_leaves_nothing(void **state)
 	assert_int_equal(d.n_pd + d.n_mr + d.n_cq + d.n_srq + d.n_qp, 0);
 	assert_int_equal(d.n_ctx, 0);
 	/* Handles of a freed context name nothing now, for MGMT too. */
-	r = by_handle_as(&H, MNIC_CTX_MGMT, MNIC_CMD_QUERY_QP, 0, a_o[4], 64);
+	r = by_handle_as(&H, MNIC_CTX_MGMT, MNIC_CMD_QUERY_QP, 0, a_o[4], sizeof(struct mnic_cmd_query_qp_out));
 	expect(&r, MNIC_CMD_STAT_BAD_RES, MNIC_SITE_QP);
 }
 
@@ -648,7 +649,7 @@ static void test_tenancy_dump_one_context(void **state)
 		assert_int_equal(qp_flags_as(&T, ta, a_o[4]), MNIC_QP_F_STOPPED);
 		/* The restored QP is the target context's: the other tenant
 		 * cannot name it. */
-		r = by_handle_as(&T, tb, MNIC_CMD_QUERY_QP, 0, a_o[4], 64);
+		r = by_handle_as(&T, tb, MNIC_CMD_QUERY_QP, 0, a_o[4], sizeof(struct mnic_cmd_query_qp_out));
 		expect(&r, MNIC_CMD_STAT_BAD_RES, MNIC_SITE_QP);
 		r = by_handle_as(&T, ta, MNIC_CMD_RESUME_CONTEXT, 0, MNIC_CTX_SELF, 8);
 		expect(&r, MNIC_CMD_STAT_OK, 0);

@@ -771,7 +771,7 @@ static void test_fatal_naks(void **state)
  * while paused; after the RESUME the timer recovers. */
 static void test_nak_stopped(void **state)
 {
-	static const uint8_t nak_ext[8] = { 1, 0, 3, 0, 0, 0, 0, 0 };
+	static const uint8_t nak_ext[8] = { 2, 0, 3, 0, 0, 0, 0, 0 };
 	struct cfg c = cfg_default;
 	unsigned i;
 
@@ -780,7 +780,7 @@ static void test_nak_stopped(void **state)
 	h_init(&c);
 	post_op(MNIC_WR_SEND, 1, SRC, 8, MNIC_SEND_SIGNALED);
 	assert_int_equal(pump(), 1);
-	/* Without its extension (version 1, kind 3, epoch 0) or unkeyed
+	/* Without its extension (version 2, kind 3, epoch 0) or unkeyed
 	 * without the operator's consent, NAK_STOPPED pauses nothing. */
 	inject(OP_ACKNOWLEDGE, 0, AETH_NAK_STOPPED, NULL, 0, 0);
 	inject(OP_ACKNOWLEDGE, 0, AETH_NAK_STOPPED, nak_ext, sizeof(nak_ext), 0);
@@ -956,7 +956,7 @@ static void peer_up(void)
 		.qp_access_flags = ROCEV2_ACCESS_REMOTE_WRITE | ROCEV2_ACCESS_REMOTE_READ |
 				   ROCEV2_ACCESS_REMOTE_ATOMIC,
 		.rq_psn = 0, .sq_psn = 0x777, .dest_qp_num = qpn,
-		.av = { .ttl = 64, .dip = OUR_IP }, .timeout = 10, .retry_cnt = 3,
+		.av = { .ttl = 64, .dgid = ROCEV2_GID_V4(OUR_IP) }, .timeout = 10, .retry_cnt = 3,
 		.rnr_retry = 3, .min_rnr_timer = 1, .max_rd_atomic = 4, .max_dest_rd_atomic = 4,
 	};
 	struct mnic_recv_wqe r;

@@ -213,7 +213,9 @@ static void same_qp(const struct rocev2 *ea, const struct rocev2_qp *a, const st
 	assert_memory_equal(x->av.dmac, y->av.dmac, 6);
 	SAME(x, y, av.ttl);
 	SAME(x, y, av.tos);
-	SAME(x, y, av.dip);
+	assert_memory_equal(x->av.dgid, y->av.dgid, 16);
+	SAME(x, y, av.flow_label);
+	SAME(x, y, av.sgid_index);
 	SAME(x, y, timeout);
 	SAME(x, y, retry_cnt);
 	SAME(x, y, rnr_retry);
@@ -474,7 +476,7 @@ static void qp_modify(struct rocev2 *e, uint32_t qpn, unsigned to, uint32_t dip,
 		return;
 	a.qp_state = ROCEV2_QPS_RTR;
 	memcpy(a.av.dmac, dmac, 6);
-	a.av.dip = dip;
+	rocev2_av_set_ipv4(&a.av, dip);
 	a.av.ttl = 64;
 	a.av.tos = 0x28;
 	a.path_mtu = ROCEV2_MTU_256;
@@ -667,9 +669,9 @@ static void test_round_trip_objects(void **state)
 	assert_int_equal(st.objects[ROCEV2_OBJ_SRQ], 2);
 	assert_int_equal(st.bytes[ROCEV2_OBJ_SRQ], 2 * 57);
 	assert_int_equal(st.objects[ROCEV2_OBJ_QP], 6);
-	assert_int_equal(st.bytes[ROCEV2_OBJ_QP], 6 * 283 + 32);   /* one with keys */
+	assert_int_equal(st.bytes[ROCEV2_OBJ_QP], 6 * 300 + 32);   /* one with keys */
 	assert_int_equal(st.objects[ROCEV2_OBJ_QP_SRQ], 2);
-	assert_int_equal(st.bytes[ROCEV2_OBJ_QP_SRQ], 2 * 283);
+	assert_int_equal(st.bytes[ROCEV2_OBJ_QP_SRQ], 2 * 300);
 	assert_int_equal(st.total, img_len);
 	assert_int_equal(le32(img + ROCEV2_DUMP_OFF_COUNT), 3 + 4 + 3 + 2 + 8);
 	print_message("record bytes: PD %u, MR %u, CQ %u, SRQ %u, QP %u (+16 with key), "
@@ -849,7 +851,7 @@ static void randomize_qp(struct rocev2_qp *qp)
 		a->av.dmac[i] = (uint8_t)rnd();
 	a->av.ttl = (uint8_t)rnd();
 	a->av.tos = (uint8_t)rnd();
-	a->av.dip = rnd();
+	rocev2_av_set_ipv4(&a->av, rnd());
 	a->timeout = rnd() % 32;
 	a->retry_cnt = rnd() % 8;
 	a->rnr_retry = rnd() % 8;
@@ -1079,7 +1081,7 @@ static void test_layout(void **state)
 	AT(srq, 48, 1, 0);
 
 	q = find_rec(img, img_len, ROCEV2_OBJ_QP, 3);
-	assert_int_equal(at_le(img + q + 4, 4), 8 + 275 + 32 + 3 * 15 + 60 + 9 + 16);
+	assert_int_equal(at_le(img + q + 4, 4), 8 + 292 + 32 + 3 * 15 + 60 + 9 + 16);
 	AT(q, 0, 4, o.qpn[3]);
 	AT(q, 4, 4, o.pd[0]);
 	AT(q, 8, 4, o.cq[0]);
@@ -1111,47 +1113,53 @@ static void test_layout(void **state)
 	AT(q, 105, 1, 64);                               /* ttl */
 	AT(q, 106, 1, 0x28);
 	AT(q, 107, 6, 0x130000000002ull);                /* dmac 02 00 00 00 00 13 */
-	AT(q, 113, 4, 0x0a000013u);
-	AT(q, 117, 2, 0);
-	AT(q, 119, 4, 0x103);
-	AT(q, 123, 4, 0x203);
-	AT(q, 127, 4, 0xfffff0u);
-	AT(q, 131, 1, 3);                               /* n_track */
-	AT(q, 132, 1, 1);                               /* n_res */
-	AT(q, 136, 4, 0x123456u);                       /* req.psn */
-	AT(q, 144, 8, 0x0102030405ull);
-	AT(q, 167, 4, 0xdeadbeefu);
-	AT(q, 171, 4, 1);                               /* req.next_new */
-	AT(q, 175, 4, 0x654321u);
-	AT(q, 179, 4, 0x0a0b0cu);                       /* comp.psn */
-	AT(q, 183, 4, 0xfffffffeu);
-	AT(q, 190, 8, 0x777u);
-	AT(q, 200, 1, 1);                               /* comp.drained */
-	AT(q, 205, 4, 0x00abcdu);                       /* resp.msn */
-	AT(q, 211, 1, 1);                               /* rwqe_valid */
-	AT(q, 212, 8, 0x80);
-	AT(q, 220, 8, 0x8877665544332211ull);
-	AT(q, 263, 4, 0x00fedcu);
-	AT(q, 267, 4, 3);                               /* tx_epoch */
-	AT(q, 271, 4, 0xfffffffeu);                     /* rx_epoch */
-	for (i = 0; i < 16; i++) {
-		AT(q, 275 + i, 1, 0xa0 + i);            /* tx key */
-		AT(q, 291 + i, 1, 0x50 + i);            /* rx key */
+	{
+		static const uint8_t gid[16] = ROCEV2_GID_V4(0x0a000013u);
+
+		assert_memory_equal(img + q + 8 + 113, gid, 16);  /* dgid, IPv4-mapped */
 	}
-	AT(q, 307, 4, 0xaaaaaau);                       /* track[0x3e].first_psn */
-	AT(q, 307 + 15 + 8, 4, 0x1234u);                /* track[0x3f].length */
-	AT(q, 307 + 30 + 14, 1, 1);                     /* track[0].state */
-	AT(q, 352, 1, 5);                               /* resource: slot */
-	AT(q, 353, 1, OP_COMPARE_SWAP);
-	AT(q, 355, 4, 0x55);                            /* first_psn */
-	AT(q, 352 + 31, 8, 0x99);                       /* orig */
-	AT(q, 352 + 51, 4, 8);                          /* length */
-	AT(q, 352 + 56, 4, 0x66);                       /* start_psn */
-	AT(q, 412, 8, 0xfeedu);                         /* rwqe.wr_id */
-	AT(q, 420, 1, 1);
-	AT(q, 421, 8, 0x4000);
-	AT(q, 429, 4, 0x100);
-	AT(q, 433, 4, 0x0201);
+	AT(q, 129, 4, 0);                               /* flow_label */
+	AT(q, 133, 1, 0);                               /* sgid_index */
+	AT(q, 134, 2, 0);
+	AT(q, 136, 4, 0x103);
+	AT(q, 140, 4, 0x203);
+	AT(q, 144, 4, 0xfffff0u);
+	AT(q, 148, 1, 3);                               /* n_track */
+	AT(q, 149, 1, 1);                               /* n_res */
+	AT(q, 153, 4, 0x123456u);                       /* req.psn */
+	AT(q, 161, 8, 0x0102030405ull);
+	AT(q, 184, 4, 0xdeadbeefu);
+	AT(q, 188, 4, 1);                               /* req.next_new */
+	AT(q, 192, 4, 0x654321u);
+	AT(q, 196, 4, 0x0a0b0cu);                       /* comp.psn */
+	AT(q, 200, 4, 0xfffffffeu);
+	AT(q, 207, 8, 0x777u);
+	AT(q, 217, 1, 1);                               /* comp.drained */
+	AT(q, 222, 4, 0x00abcdu);                       /* resp.msn */
+	AT(q, 228, 1, 1);                               /* rwqe_valid */
+	AT(q, 229, 8, 0x80);
+	AT(q, 237, 8, 0x8877665544332211ull);
+	AT(q, 280, 4, 0x00fedcu);
+	AT(q, 284, 4, 3);                               /* tx_epoch */
+	AT(q, 288, 4, 0xfffffffeu);                     /* rx_epoch */
+	for (i = 0; i < 16; i++) {
+		AT(q, 292 + i, 1, 0xa0 + i);            /* tx key */
+		AT(q, 308 + i, 1, 0x50 + i);            /* rx key */
+	}
+	AT(q, 324, 4, 0xaaaaaau);                       /* track[0x3e].first_psn */
+	AT(q, 324 + 15 + 8, 4, 0x1234u);                /* track[0x3f].length */
+	AT(q, 324 + 30 + 14, 1, 1);                     /* track[0].state */
+	AT(q, 369, 1, 5);                               /* resource: slot */
+	AT(q, 370, 1, OP_COMPARE_SWAP);
+	AT(q, 372, 4, 0x55);                            /* first_psn */
+	AT(q, 369 + 31, 8, 0x99);                       /* orig */
+	AT(q, 369 + 51, 4, 8);                          /* length */
+	AT(q, 369 + 56, 4, 0x66);                       /* start_psn */
+	AT(q, 429, 8, 0xfeedu);                         /* rwqe.wr_id */
+	AT(q, 437, 1, 1);
+	AT(q, 438, 8, 0x4000);
+	AT(q, 446, 4, 0x100);
+	AT(q, 450, 4, 0x0201);
 }
 
 /* ---- ENOSPC, stop ------------------------------------------------------------ */
@@ -1427,20 +1435,22 @@ static void test_refuse_records(void **state)
 	refused_u8(qp, 8 + 100, 8, -HAL_EINVAL);                    /* retry_cnt */
 	refused_u8(qp, 8 + 104, 17, -HAL_EINVAL);                   /* max_dest_rd_atomic */
 	refused_u8(qp, 8 + 92, 29, -HAL_EINVAL);                   /* max_send_sge */
-	refused_u32(qp, 8 + 123, 0x1000000u, -HAL_EINVAL);         /* rq_psn */
-	refused_u8(qp, 8 + 117, 1, -HAL_EINVAL);                   /* pkey_index */
-	refused_u32(qp, 8 + 171, le32(img + qp + 8 + 171) + 1, -HAL_EINVAL);   /* next_new */
+	refused_u32(qp, 8 + 140, 0x1000000u, -HAL_EINVAL);         /* rq_psn */
+	refused_u8(qp, 8 + 134, 1, -HAL_EINVAL);                   /* pkey_index */
+	refused_u32(qp, 8 + 129, 0x100000u, -HAL_EINVAL);          /* flow_label: 20 bits */
+	refused_u8(qp, 8 + 133, ROCEV2_GID_TBL_LEN, -HAL_EINVAL);  /* sgid_index */
+	refused_u32(qp, 8 + 188, le32(img + qp + 8 + 188) + 1, -HAL_EINVAL);   /* next_new */
 	{
 		const uint8_t armed_no_limit[5] = { 0, 0, 0, 0, 1 };
 
 		refused_edit(srq, 8 + 44, armed_no_limit, 5, -HAL_EINVAL);
 	}
-	refused_u8(qp, 8 + 133, 4, -HAL_EINVAL);                   /* req.state */
-	refused_u8(qp, 8 + 134, 0x15, -HAL_EINVAL);                /* req.opcode */
-	refused_u8(qp, 8 + 131, (uint8_t)(img[qp + 8 + 131] + 1), -HAL_EINVAL);  /* n_track */
-	refused_u8(qp, 8 + 201 + 39, 16, -HAL_EINVAL);             /* resp.res_head */
-	refused_u8(qp, 8 + 201 + 43, 17, -HAL_EINVAL);             /* resp.res_pending */
-	refused_u8(qp, 8 + 201 + 10, 2, -HAL_EINVAL);              /* resp.rwqe_valid */
+	refused_u8(qp, 8 + 150, 4, -HAL_EINVAL);                   /* req.state */
+	refused_u8(qp, 8 + 151, 0x15, -HAL_EINVAL);                /* req.opcode */
+	refused_u8(qp, 8 + 148, (uint8_t)(img[qp + 8 + 148] + 1), -HAL_EINVAL);  /* n_track */
+	refused_u8(qp, 8 + 218 + 39, 16, -HAL_EINVAL);             /* resp.res_head */
+	refused_u8(qp, 8 + 218 + 43, 17, -HAL_EINVAL);             /* resp.res_pending */
+	refused_u8(qp, 8 + 218 + 10, 2, -HAL_EINVAL);              /* resp.rwqe_valid */
 	refused_u32(qps, 8 + 16, rocev2_handle(9, 0), -HAL_EINVAL);        /* SRQ not in image */
 	refused_u32(qps, 8 + 72, 8, -HAL_EINVAL);                  /* RQ with an SRQ */
 	/* Dangling references and duplicates. */
@@ -1561,10 +1571,10 @@ static void test_refuse_qp_parts(void **state)
 	qp->resp.rwqe_length = 30;
 	dump(&na, img, &img_len, NULL);
 	off = find_rec(img, img_len, ROCEV2_OBJ_QP, 3);
-	assert_int_equal(le32(img + off + 4), 8 + 275 + 2 * 15 + 2 * 60 + 9 + 2 * 16);
-	nres = img[off + 8 + 132];
+	assert_int_equal(le32(img + off + 4), 8 + 292 + 2 * 15 + 2 * 60 + 9 + 2 * 16);
+	nres = img[off + 8 + 149];
 	assert_int_equal(nres, 2);
-	at = 8 + 275 + 2 * 15;                          /* first resource: slot 3 */
+	at = 8 + 292 + 2 * 15;                          /* first resource: slot 3 */
 	assert_int_equal(img[off + at], 3);
 	refused_u8(off, at, 16, -HAL_EINVAL);           /* slot out of range */
 	refused_u8(off, at, 9, -HAL_EINVAL);            /* slot twice */
@@ -1579,7 +1589,7 @@ static void test_refuse_qp_parts(void **state)
 	refused_u8(off, 8 + 96, (uint8_t)(img[off + 8 + 96] | ROCEV2_DUMP_QPF_HAS_KEY),
 		   -HAL_EINVAL);
 	for (i = 0; i < 2; i++) {                       /* n_res off by one either way */
-		refused_u8(off, 8 + 132, (uint8_t)(nres + (i ? 1 : -1)), -HAL_EINVAL);
+		refused_u8(off, 8 + 149, (uint8_t)(nres + (i ? 1 : -1)), -HAL_EINVAL);
 	}
 }
 
@@ -1723,35 +1733,34 @@ static void test_peer_override(void **state)
 	(void)state;
 	make_objects(&na.e, &o);
 	/* QPs 3 and 5 talk to the peer that moves. */
-	rocev2_qp_lookup(&na.e, o.qpn[5])->attr.av.dip = 0x0a000013u;
+	rocev2_av_set_ipv4(&rocev2_qp_lookup(&na.e, o.qpn[5])->attr.av, 0x0a000013u);
 	dump(&na, img, &img_len, NULL);
 	memset(&opts, 0, sizeof(opts));
-	opts.old_dip = 0x0a000013u;
-	opts.new_dip = 0;
+	rocev2_gid_from_ipv4(opts.old_dgid, 0x0a000013u);   /* new_dgid all zero: refused */
 	assert_int_equal(rocev2_image_validate(img, img_len), 0);  /* the image is fine ... */
 	memcpy(&snap, &nb.e, sizeof(snap));
 	assert_int_equal(rocev2_restore_image(&nb.e, img, img_len, &opts), -HAL_EINVAL);
 	if (memcmp(&snap, &nb.e, sizeof(snap)))
 		fail_msg("refused options changed the engine");
-	opts.new_dip = 0xc0a80107u;
+	rocev2_gid_from_ipv4(opts.new_dgid, 0xc0a80107u);
 	memcpy(opts.new_dmac, newmac, 6);
 	assert_int_equal(rocev2_restore_image(&nb.e, img, img_len, &opts), 0);
 	for (i = 0; i < 8; i++) {
 		const struct rocev2_qp *a = rocev2_qp_lookup(&na.e, o.qpn[i]);
 		const struct rocev2_qp *b = rocev2_qp_lookup(&nb.e, o.qpn[i]);
 
-		if (a->attr.av.dip == 0x0a000013u) {
+		if (rocev2_av_ipv4(&a->attr.av) == 0x0a000013u) {
 			assert_true(i == 3 || i == 5);
-			assert_int_equal(b->attr.av.dip, 0xc0a80107u);
+			assert_int_equal(rocev2_av_ipv4(&b->attr.av), 0xc0a80107u);
 			assert_memory_equal(b->attr.av.dmac, newmac, 6);
 		} else {
-			assert_int_equal(b->attr.av.dip, a->attr.av.dip);
+			assert_int_equal(rocev2_av_ipv4(&b->attr.av), rocev2_av_ipv4(&a->attr.av));
 			assert_memory_equal(b->attr.av.dmac, a->attr.av.dmac, 6);
 		}
 	}
-	/* old_dip 0: no override. */
+	/* old_dgid all zero: no override. */
 	node_init(&nb, na.ip, 1, WIN);
-	opts.old_dip = 0;
+	memset(opts.old_dgid, 0, sizeof(opts.old_dgid));
 	assert_int_equal(rocev2_restore_image(&nb.e, img, img_len, &opts), 0);
 	same_engine(&na.e, &nb.e);
 }
@@ -1919,7 +1928,7 @@ static void connect_side(struct node *n, unsigned side, struct node *peer)
 							  M(PORT)), 0);
 		a.qp_state = ROCEV2_QPS_RTR;
 		memcpy(a.av.dmac, peer->mac, 6);
-		a.av.dip = peer->ip;
+		rocev2_av_set_ipv4(&a.av, peer->ip);
 		a.av.ttl = 64;
 		a.path_mtu = ROCEV2_MTU_256;
 		a.dest_qp_num = conn_qpn[!side][qi];

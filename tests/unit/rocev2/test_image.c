@@ -117,8 +117,8 @@ static void test_iterate(void **state)
 	while ((rc = rocev2_image_next(&it, &r)) > 0) {
 		assert_true(n < NREC);
 		assert_int_equal(r.type, types[n]);
-		/* QP records are version 3 (epochs, two keys, MTTs), the rest 2. */
-		assert_int_equal(r.version, r.type == ROCEV2_OBJ_QP ? 3 : 2);
+		/* QP records are version 4 (epochs, two keys, MTTs, GIDs), the rest 2. */
+		assert_int_equal(r.version, r.type == ROCEV2_OBJ_QP ? 4 : 2);
 		assert_ptr_equal(r.payload, next + ROCEV2_DUMP_REC_HDR_LEN);
 		next = r.payload + r.len;
 		n++;

@@ -355,7 +355,7 @@ static void node_to_rtr(struct node *n, const struct node *peer, uint32_t rq_psn
 								     M(PKEY_INDEX) | M(PORT)), 0);
 	a.qp_state = ROCEV2_QPS_RTR;
 	memcpy(a.av.dmac, peer->eng.env.mac, 6);
-	a.av.dip = peer->eng.env.ipv4;
+	rocev2_av_set_ipv4(&a.av, peer->eng.env.ipv4);
 	a.av.ttl = 64;
 	a.path_mtu = ROCEV2_MTU_256;
 	a.dest_qp_num = peer->qpn;
@@ -591,21 +591,23 @@ static void inject_resume(struct node *from, uint32_t psn, uint32_t src_ip, cons
 	rocev2_tx_tmpl_stale_all(&from->eng);
 }
 
-/* A version-1 RESUME payload (migrate.c header comment) from `from` to
- * `to`: epoch, the new address, and the MAC under key (NULL: unkeyed).
- * Returns its length. */
+/* A version-2 RESUME payload (migrate.c header comment) from `from` to
+ * `to`: epoch, the new address (IPv4, as its IPv4-mapped GID), and the MAC
+ * under key (NULL: unkeyed).  Returns its length. */
 static uint32_t resume_payload(const struct node *from, const struct node *to, uint32_t psn,
 			       uint32_t epoch, uint32_t ip, const uint8_t mac6[6],
 			       const uint8_t *key, uint8_t *out)
 {
-	struct mig_msg msg = { MIG_KIND_RESUME, epoch, from->qpn, to->qpn, psn, ip, mac6 };
+	uint8_t gid[16];
+	struct mig_msg msg = { MIG_KIND_RESUME, epoch, from->qpn, to->qpn, psn, gid, mac6 };
 
+	rocev2_gid_from_ipv4(gid, ip);
 	memset(out, 0, MIG_RESUME_LEN + MIG_MAC_LEN);
-	out[0] = 1;
+	out[0] = 2;
 	out[1] = key ? 1 : 0;
 	put_be32(out + 4, epoch);
-	put_be32(out + 8, ip);
-	memcpy(out + 12, mac6, 6);
+	memcpy(out + 8, gid, 16);
+	memcpy(out + 24, mac6, 6);
 	if (!key)
 		return MIG_RESUME_LEN;
 	mig_mac(key, &msg, out + MIG_RESUME_LEN);
@@ -672,7 +674,7 @@ static void expect_resume(unsigned i, const struct node *from, const struct node
 	assert_true(from->qp->mig.tx_epoch >= 1);
 	len = resume_payload(from, to, p.psn, from->qp->mig.tx_epoch, from->eng.env.ipv4,
 			     from->eng.env.mac, keyed ? from->qp->mig.tx_key : NULL, want);
-	assert_int_equal(p.paylen, keyed ? 28 : 20);
+	assert_int_equal(p.paylen, keyed ? 40 : 32);
 	assert_int_equal(p.paylen, len);
 	assert_int_equal(p.len, ETH_HLEN + IPV4_HLEN + UDP_HLEN + BTH_LEN + AETH_LEN + len + ICRC_LEN);
 	assert_memory_equal(p.payload, want, len);
@@ -686,14 +688,17 @@ static void expect_resume(unsigned i, const struct node *from, const struct node
 static void test_resume_mac_layout(void **state)
 {
 	static const uint8_t new_mac[6] = { 0x02, 0, 0, 0, 0, 0x0c };
-	static const uint8_t want_resume[8] = { 0x82, 0x16, 0xcb, 0x77, 0x56, 0xb4, 0x95, 0x6c };
-	static const uint8_t want_ack[8] = { 0x9f, 0x47, 0xa7, 0xb8, 0xb7, 0xbb, 0xd3, 0x07 };
-	static const uint8_t want_nak[8] = { 0x21, 0xcf, 0x2f, 0x46, 0x0d, 0x47, 0x1c, 0xeb };
+	static const uint8_t want_resume[8] = { 0x0a, 0x1b, 0x77, 0x66, 0xe5, 0x9b, 0xca, 0x00 };
+	static const uint8_t want_resume6[8] = { 0x47, 0x1f, 0x9f, 0x2e, 0x7c, 0xdf, 0xe2, 0xe7 };
+	static const uint8_t want_ack[8] = { 0x6e, 0x1a, 0x04, 0xe5, 0xbd, 0x78, 0x33, 0xec };
+	static const uint8_t want_nak[8] = { 0x0e, 0xcf, 0xee, 0xbb, 0xdb, 0x55, 0xbc, 0x24 };
+	static const uint8_t gid4[16] = ROCEV2_GID_V4(0x0a000001u);
+	static const uint8_t gid6[16] = { 0xfd, 0, 0, 0x10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x0c };
 	static const uint8_t want_k1[16] = { 0x3e, 0x17, 0xb5, 0x7f, 0xb2, 0x3b, 0x0a, 0xee,
 					     0x79, 0x2a, 0xa3, 0x65, 0xed, 0x06, 0x33, 0x64 };
 	static const uint8_t want_k2[16] = { 0x18, 0x70, 0xca, 0xd0, 0xad, 0xc0, 0xa3, 0x3b,
 					     0x52, 0xd7, 0xdf, 0x90, 0xca, 0x14, 0x06, 0x2b };
-	struct mig_msg m = { MIG_KIND_RESUME, 1, 0x001002, 0x000456, 0x000123, 0x0a000001, new_mac };
+	struct mig_msg m = { MIG_KIND_RESUME, 1, 0x001002, 0x000456, 0x000123, gid4, new_mac };
 	uint8_t out[16];
 
 	(void)state;
@@ -705,10 +710,14 @@ static void test_resume_mac_layout(void **state)
 	m.psn |= 0x01000000u;
 	mig_mac(key16, &m, out);
 	assert_memory_equal(out, want_resume, 8);
-	m = (struct mig_msg){ MIG_KIND_RESUME_ACK, 1, 0x000456, 0x001002, 0x000123, 0, NULL };
+	/* an IPv6 address: all 16 bytes enter */
+	m.gid = gid6;
+	mig_mac(key16, &m, out);
+	assert_memory_equal(out, want_resume6, 8);
+	m = (struct mig_msg){ MIG_KIND_RESUME_ACK, 1, 0x000456, 0x001002, 0x000123, NULL, NULL };
 	mig_mac(key16, &m, out);
 	assert_memory_equal(out, want_ack, 8);
-	m = (struct mig_msg){ MIG_KIND_NAK_STOPPED, 0, 0x000456, 0x001002, 0x000124, 0, NULL };
+	m = (struct mig_msg){ MIG_KIND_NAK_STOPPED, 0, 0x000456, 0x001002, 0x000124, NULL, NULL };
 	mig_mac(key16, &m, out);
 	assert_memory_equal(out, want_nak, 8);
 	mig_ratchet(key16, 1, out);
@@ -942,7 +951,7 @@ static void test_resume_new_address(void **state)
 	run();
 	assert_int_equal(A->eng.cnt.rx_bad_src, 0);
 	assert_memory_equal(A->qp->attr.av.dmac, new_mac, 6);
-	assert_int_equal(A->qp->attr.av.dip, IP_C);
+	assert_int_equal(rocev2_av_ipv4(&A->qp->attr.av), IP_C);
 	assert_memory_equal(pk_of(find_from(A, mark, OP_ACKNOWLEDGE)).dmac, new_mac, 6);
 	assert_int_equal(pk_of(find_from(A, mark, OP_ACKNOWLEDGE)).dip, IP_C);
 	expect_cqe(A, 1, MNIC_WC_SUCCESS, MNIC_WC_SEND, 100);
@@ -1266,7 +1275,7 @@ static void test_forged_resume(void **state)
 {
 	static const uint8_t other_key[16] = { 0xff };
 	const uint8_t *mac_b = B->eng.env.mac;
-	uint8_t pl[32], junk[28];
+	uint8_t pl[MIG_RESUME_LEN + MIG_MAC_LEN], junk[28];
 	uint32_t psn = (PSN_B - 1u) & 0xffffffu, len;
 	unsigned mark;
 	uint64_t forged = 0;
@@ -1307,10 +1316,10 @@ static void test_forged_resume(void **state)
 		pl[len - 1] ^= 0x80;
 		inject_resume(B, psn, IP_B, pl, len);                   /* one bit off, at the end */
 		pl[len - 1] ^= 0x80;
-		put_be32(pl + 8, 0x0a0000eeu);
+		put_be32(pl + 20, 0x0a0000eeu);
 		inject_resume(B, psn, IP_B, pl, len);                   /* B's MAC, another IPv4 */
-		put_be32(pl + 8, IP_B);
-		pl[17] ^= 0x01;
+		put_be32(pl + 20, IP_B);
+		pl[29] ^= 0x01;
 		inject_resume(B, psn, IP_B, pl, len);                   /* B's MAC, another MAC */
 		forged = 13;
 	}
@@ -1322,7 +1331,7 @@ static void test_forged_resume(void **state)
 	assert_int_equal(count_from(A, mark, ANY_REQUEST), 0);
 	assert_int_equal(A->qp->paused, 1);
 	assert_true(timer_armed(&A->qp->mig.pause_timer));
-	assert_int_equal(A->qp->attr.av.dip, IP_B);
+	assert_int_equal(rocev2_av_ipv4(&A->qp->attr.av), IP_B);
 	assert_int_equal(A->qp->mig.rx_epoch, 0);
 
 	/* B's own RESUME carries the MAC and is accepted. */
@@ -1377,7 +1386,7 @@ static void test_keyed_resume_new_address(void **state)
 	expect_resume(mark, B, A, PSN_B, 1);
 	run();
 	assert_int_equal(A->eng.cnt.mig_resume_forged, 0);
-	assert_int_equal(A->qp->attr.av.dip, IP_C);
+	assert_int_equal(rocev2_av_ipv4(&A->qp->attr.av), IP_C);
 	expect_cqe(A, 1, MNIC_WC_SUCCESS, MNIC_WC_SEND, 100);
 	expect_cqe(B, 0xb1, MNIC_WC_SUCCESS, MNIC_WC_RECV, 100);
 }
@@ -1563,7 +1572,7 @@ static void test_resume_schedules_responders(void **state)
 								     M(PKEY_INDEX) | M(PORT)), 0);
 	a.qp_state = ROCEV2_QPS_RTR;
 	memcpy(a.av.dmac, A->eng.env.mac, 6);
-	a.av.dip = IP_A;
+	rocev2_av_set_ipv4(&a.av, IP_A);
 	a.path_mtu = ROCEV2_MTU_256;
 	a.dest_qp_num = A->qpn;
 	a.rq_psn = PSN_A;
@@ -1894,7 +1903,7 @@ static void restore_on_c(unsigned k)
 	assert_int_equal(rocev2_resume_context(&C->eng, 0), 0);
 	expect_resume(mark, C, A, C->qp->comp.psn, 1);
 	advance_until(2000000000ull, NULL);
-	assert_int_equal(A->qp->attr.av.dip, IP_C);
+	assert_int_equal(rocev2_av_ipv4(&A->qp->attr.av), IP_C);
 	assert_memory_equal(A->qp->attr.av.dmac, C->eng.env.mac, 6);
 	assert_int_equal(C->qp->mig.resume_pending, 0);
 	assert_int_equal(A->qp->paused, 0);
@@ -2001,7 +2010,7 @@ static void test_dump_twice_first_resume_unsent(void **state)
 	advance_until(2000000000ull, NULL);
 	assert_int_equal(A->eng.cnt.mig_resume_forged, 0);
 	assert_int_equal(A->qp->mig.rx_epoch, 2);
-	assert_int_equal(A->qp->attr.av.dip, IP_C);
+	assert_int_equal(rocev2_av_ipv4(&A->qp->attr.av), IP_C);
 	assert_int_equal(A->qp->paused, 0);
 	assert_int_equal(C->qp->mig.resume_pending, 0);
 	expect_cqe(A, 1, MNIC_WC_SUCCESS, MNIC_WC_SEND, 100);
@@ -2239,7 +2248,7 @@ static void test_rtr_restored_resumes_at_rts(void **state)
 	assert_int_equal(C->qp->mig.resume_pending, 0);
 	assert_int_equal(A->eng.cnt.resp_resumes, 1);
 	assert_int_equal(A->qp->paused, 0);
-	assert_int_equal(A->qp->attr.av.dip, IP_C);
+	assert_int_equal(rocev2_av_ipv4(&A->qp->attr.av), IP_C);
 	assert_memory_equal(A->qp->attr.av.dmac, C->eng.env.mac, 6);
 	rtr_check_traffic(C);
 	assert_int_equal(count_from(C, first, OP_RESUME), 1);
@@ -2296,7 +2305,7 @@ static void test_rtr_aborted_resumes_at_rts(void **state)
 	assert_int_equal(B->qp->mig.resume_pending, 0);
 	assert_int_equal(A->eng.cnt.resp_resumes, 1);
 	assert_int_equal(A->qp->paused, 0);
-	assert_int_equal(A->qp->attr.av.dip, IP_B);
+	assert_int_equal(rocev2_av_ipv4(&A->qp->attr.av), IP_B);
 	rtr_check_traffic(B);
 	assert_int_equal(count_from(B, first, OP_RESUME), 2);
 }
@@ -2359,7 +2368,7 @@ static void test_resume_replay(void **state)
 	static const uint8_t evil_mac[6] = { 0x02, 0, 0, 0, 0, 0xee };
 	unsigned r1, r2;
 	struct pk p;
-	uint8_t pl[32];
+	uint8_t pl[MIG_RESUME_LEN + MIG_MAC_LEN];
 
 	(void)state;
 	pair_init();
@@ -2388,7 +2397,7 @@ static void test_resume_replay(void **state)
 	expect_resume(r2, B, A, PSN_B, 1);
 	run();
 	assert_int_equal(A->qp->mig.rx_epoch, 2);
-	assert_int_equal(A->qp->attr.av.dip, IP_C);
+	assert_int_equal(rocev2_av_ipv4(&A->qp->attr.av), IP_C);
 	assert_int_equal(A->eng.cnt.resp_resumes, 2);
 
 	/* The replay of migration 1's RESUME: old epoch, dropped. */
@@ -2396,13 +2405,13 @@ static void test_resume_replay(void **state)
 	run();
 	assert_int_equal(A->eng.cnt.mig_resume_replayed, 1);
 	assert_int_equal(A->eng.cnt.resp_resumes, 2);
-	assert_int_equal(A->qp->attr.av.dip, IP_C);
+	assert_int_equal(rocev2_av_ipv4(&A->qp->attr.av), IP_C);
 	assert_memory_equal(A->qp->attr.av.dmac, new_mac, 6);
 	/* Migration 2's RESUME with its payload address rewritten: MAC. */
 	p = pk_of(r2);
 	memcpy(pl, p.payload, p.paylen);
-	put_be32(pl + 8, 0x0a0000eeu);
-	memcpy(pl + 12, evil_mac, 6);
+	put_be32(pl + 20, 0x0a0000eeu);
+	memcpy(pl + 24, evil_mac, 6);
 	inject_resume(B, p.psn, 0x0a0000eeu, pl, p.paylen);
 	run();
 	assert_int_equal(A->eng.cnt.mig_resume_forged, 1);
@@ -2413,7 +2422,7 @@ static void test_resume_replay(void **state)
 	run();
 	assert_int_equal(A->eng.cnt.mig_resume_repeats, 1);
 	assert_memory_equal(A->qp->attr.av.dmac, new_mac, 6);
-	assert_int_equal(A->qp->attr.av.dip, IP_C);
+	assert_int_equal(rocev2_av_ipv4(&A->qp->attr.av), IP_C);
 	/* B stopped again: A Paused by a good NAK_STOPPED; migration 2's
 	 * RESUME replayed does not un-pause it. */
 	stop(B);
@@ -2592,7 +2601,7 @@ static void test_unkeyed_resume_live_qp(void **state)
 {
 	static const uint8_t evil_mac[6] = { 0x02, 0, 0, 0, 0, 0xee };
 	const uint32_t evil_ip = 0x0a0000eeu;
-	uint8_t pl[32];
+	uint8_t pl[MIG_RESUME_LEN + MIG_MAC_LEN];
 	uint32_t len, psn = (PSN_B - 1u) & 0xffffffu;
 
 	(void)state;
@@ -2611,7 +2620,7 @@ static void test_unkeyed_resume_live_qp(void **state)
 	run();
 	assert_int_equal(A->eng.cnt.mig_resume_forged, 1);
 	assert_int_equal(A->eng.cnt.resp_resumes, 0);
-	assert_int_equal(A->qp->attr.av.dip, IP_B);
+	assert_int_equal(rocev2_av_ipv4(&A->qp->attr.av), IP_B);
 	assert_memory_equal(A->qp->attr.av.dmac, B->eng.env.mac, 6);
 	assert_int_equal(A->qp->mig.rx_epoch, 0);
 	/* The connection still works. */
@@ -2626,7 +2635,7 @@ static void test_unkeyed_resume_live_qp(void **state)
  * A, each is counted, the traffic completes. */
 static void test_forged_nak_stopped_flood(void **state)
 {
-	static const uint8_t no_mac[8] = { 1, 0, 3, 0, 0, 0, 0, 0 };
+	static const uint8_t no_mac[8] = { 2, 0, 3, 0, 0, 0, 0, 0 };
 	uint8_t ext[16] = { 1, 1, 3, 0, 0, 0, 0, 0 };
 	unsigned i;
 

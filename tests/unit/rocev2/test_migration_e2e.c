@@ -191,7 +191,7 @@ static void qp_connect(struct app *a, const struct node *peer, const struct app 
 		at.max_dest_rd_atomic = 4;
 		at.min_rnr_timer = 1;
 		memcpy(at.av.dmac, peer->mac, 6);
-		at.av.dip = peer->ip;
+		rocev2_av_set_ipv4(&at.av, peer->ip);
 		at.av.ttl = 64;
 		assert_int_equal(rocev2_modify_qp(&a->n->e, a->qpn[q], &at,
 						  ROCEV2_QP_STATE | ROCEV2_QP_AV | ROCEV2_QP_PATH_MTU |
@@ -466,7 +466,7 @@ static void test_migrate_mid_stream(void **state)
 	check_all_delivered();
 	/* A now talks to C's address. */
 	assert_memory_equal(rocev2_qp_lookup(&A.e, appA.qpn[0])->attr.av.dmac, C.mac, 6);
-	assert_int_equal(rocev2_qp_lookup(&A.e, appA.qpn[0])->attr.av.dip, C.ip);
+	assert_int_equal(rocev2_av_ipv4(&rocev2_qp_lookup(&A.e, appA.qpn[0])->attr.av), C.ip);
 }
 
 /* Both ends at once (MigrOS forbids it): A -> D and B -> C in the same
@@ -488,12 +488,12 @@ static void test_both_ends_at_once(void **state)
 	A.alive = B.alive = 0;
 	C.alive = D.alive = 1;
 	memset(&oa, 0, sizeof(oa));
-	oa.old_dip = B.ip;
-	oa.new_dip = C.ip;
+	rocev2_gid_from_ipv4(oa.old_dgid, B.ip);
+	rocev2_gid_from_ipv4(oa.new_dgid, C.ip);
 	memcpy(oa.new_dmac, C.mac, 6);
 	memset(&ob, 0, sizeof(ob));
-	ob.old_dip = A.ip;
-	ob.new_dip = D.ip;
+	rocev2_gid_from_ipv4(ob.old_dgid, A.ip);
+	rocev2_gid_from_ipv4(ob.new_dgid, D.ip);
 	memcpy(ob.new_dmac, D.mac, 6);
 	assert_int_equal(rocev2_restore_image(&D.e, imgA, la, &oa), 0);
 	assert_int_equal(rocev2_restore_image(&C.e, imgB, lb, &ob), 0);
@@ -503,8 +503,8 @@ static void test_both_ends_at_once(void **state)
 	assert_int_equal(rocev2_resume_context(&C.e, 0), 0);
 	run(now + 400000000);
 	check_all_delivered();
-	assert_int_equal(rocev2_qp_lookup(&D.e, appA.qpn[0])->attr.av.dip, C.ip);
-	assert_int_equal(rocev2_qp_lookup(&C.e, appB.qpn[0])->attr.av.dip, D.ip);
+	assert_int_equal(rocev2_av_ipv4(&rocev2_qp_lookup(&D.e, appA.qpn[0])->attr.av), C.ip);
+	assert_int_equal(rocev2_av_ipv4(&rocev2_qp_lookup(&C.e, appB.qpn[0])->attr.av), D.ip);
 }
 
 /* Dump, then abort: B continues in place. */

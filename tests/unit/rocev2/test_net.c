@@ -87,7 +87,7 @@ static int setup(void **state)
 	qp.sport = rocev2_udp_sport(17);
 	qp.attr.dest_qp_num = 0x123;
 	memcpy(qp.attr.av.dmac, peer_mac, 6);
-	qp.attr.av.dip = PEER_IP;
+	rocev2_av_set_ipv4(&qp.attr.av, PEER_IP);
 	qp.attr.av.ttl = 64;
 	qp.attr.av.tos = 0x68;
 	qp.mtu = 1024;
@@ -173,9 +173,11 @@ static void test_write_only_reth(void **state)
 
 	(void)state;
 	rocev2_tx_prepare(&eng, &qp, &t, OP_WRITE_ONLY, 0xffffff, 1, 1, 8);
-	assert_ptr_equal(t.frame, eng.tx);
-	assert_ptr_equal(t.bth, eng.tx + 42);
-	assert_ptr_equal(t.payload, eng.tx + 42 + 28);
+	/* The BTH at its fixed place (internal.h ROCEV2_TX_BTH), the IPv4
+	 * frame 42 bytes before it. */
+	assert_ptr_equal(t.frame, eng.tx + ROCEV2_TX_BTH - 42);
+	assert_ptr_equal(t.bth, eng.tx + ROCEV2_TX_BTH);
+	assert_ptr_equal(t.payload, eng.tx + ROCEV2_TX_BTH + 28);
 	assert_int_equal(t.paylen, 8);
 	reth_init((struct reth *)(t.bth + info->reth), 0x1122334455667788ull, 0xdeadbeefu, 8);
 	for (i = 0; i < 8; i++)
@@ -354,7 +356,7 @@ static void test_template_follows_changes(void **state)
 	send_hello(0);
 	assert_memory_equal(last_frame, send_only_frame, sizeof(send_only_frame));
 	/* Changed without saying so: the template is kept (what it is for). */
-	qp.attr.av.dip = 0x0a000009u;
+	rocev2_av_set_ipv4(&qp.attr.av, 0x0a000009u);
 	send_hello(0);
 	assert_int_equal(get_be32(last_frame + 30), PEER_IP);
 	/* Named stale: the new AV and destination QP. */

@@ -113,7 +113,7 @@ static struct rocev2_qp_attr good_attr(uint32_t state)
 		.qp_state = state, .path_mtu = ROCEV2_MTU_1024,
 		.qp_access_flags = ROCEV2_ACCESS_REMOTE_WRITE | ROCEV2_ACCESS_REMOTE_READ,
 		.rq_psn = 0x100, .sq_psn = 0x200, .dest_qp_num = 0x4242,
-		.av = { .dmac = { 2, 0, 0, 0, 0, 2 }, .ttl = 64, .tos = 0, .dip = 0x0a000002 },
+		.av = { .dmac = { 2, 0, 0, 0, 0, 2 }, .ttl = 64, .tos = 0, .dgid = ROCEV2_GID_V4(0x0a000002) },
 		.timeout = 14, .retry_cnt = 7, .rnr_retry = 7, .min_rnr_timer = 12,
 		.max_rd_atomic = 4, .max_dest_rd_atomic = 4, .pkey_index = 0,
 	};
@@ -640,7 +640,7 @@ static void test_query_returns_what_was_set(void **state)
 	struct rocev2_qp *qp = qp_of(qpn);
 	struct rocev2_qp_attr a = good_attr(ROCEV2_QPS_INIT), q;
 	const struct rocev2_av av = { .dmac = { 1, 2, 3, 4, 5, 6 }, .ttl = 9, .tos = 0x20,
-				      .dip = 0xc0a80102 };
+				      .dgid = ROCEV2_GID_V4(0xc0a80102) };
 
 	(void)state;
 	a.qp_access_flags = ROCEV2_ACCESS_REMOTE_READ | ROCEV2_ACCESS_REMOTE_ATOMIC;
@@ -857,13 +857,13 @@ static void test_sqd_modify_in_place(void **state)
 	a.retry_cnt = 2;
 	a.rnr_retry = 1;
 	a.timeout = 3;
-	a.av.dip = 0x0a0000fe;
+	rocev2_av_set_ipv4(&a.av, 0x0a0000fe);
 	assert_int_equal(rocev2_modify_qp(e, qpn, &a, M(STATE) | M(RETRY_CNT) | M(RNR_RETRY) |
 					  M(TIMEOUT) | M(AV)), 0);
 	assert_int_equal(qp->comp.retry_cnt, 2);
 	assert_int_equal(qp->comp.rnr_retry, 1);
 	assert_int_equal(qp->attr.timeout, 3);
-	assert_int_equal(qp->attr.av.dip, 0x0a0000fe);
+	assert_int_equal(rocev2_av_ipv4(&qp->attr.av), 0x0a0000fe);
 	assert_int_equal(state_of(qpn), ROCEV2_QPS_SQD);
 	/* Not changeable while only drained: PSNs, MTU, destination QP. */
 	assert_modify_refused(qpn, &a, M(STATE) | M(SQ_PSN));

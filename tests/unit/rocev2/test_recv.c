@@ -109,7 +109,7 @@ static int setup(void **state)
 	qp->state = ROCEV2_QPS_RTS;
 	qp->attr.dest_qp_num = PEER_QPN;
 	memcpy(qp->attr.av.dmac, peer_mac, 6);
-	qp->attr.av.dip = PEER_IP;
+	rocev2_av_set_ipv4(&qp->attr.av, PEER_IP);
 
 	memset(&peer_qp, 0, sizeof(peer_qp));
 	peer_qp.in_use = 1;
@@ -117,7 +117,7 @@ static int setup(void **state)
 	peer_qp.sport = rocev2_udp_sport(PEER_QPN);
 	peer_qp.attr.dest_qp_num = OUR_QPN;
 	memcpy(peer_qp.attr.av.dmac, our_mac, 6);
-	peer_qp.attr.av.dip = OUR_IP;
+	rocev2_av_set_ipv4(&peer_qp.attr.av, OUR_IP);
 	peer_qp.attr.av.ttl = 64;
 
 	recv_n_resp = recv_n_comp = recv_n_lookup = 0;
@@ -249,7 +249,8 @@ static void test_python_send_reaches_responder(void **state)
 	assert_ptr_equal(d->qp, qp);
 	assert_ptr_equal(d->pkt.frame, py_send_only);
 	assert_int_equal(d->pkt.len, sizeof(py_send_only));
-	assert_ptr_equal(d->pkt.ip, py_send_only + 14);
+	assert_ptr_equal(d->pkt.l3, py_send_only + 14);
+	assert_int_equal(d->pkt.v6, 0);
 	assert_ptr_equal(d->pkt.udp, py_send_only + 34);
 	assert_ptr_equal(d->pkt.bth, py_send_only + 42);
 	assert_ptr_equal(d->pkt.info, rocev2_opcode(OP_SEND_ONLY));
@@ -443,7 +444,7 @@ static void m_qpn_stale(uint8_t *f, size_t *l) { (void)l; put_be24(f + 47, STALE
 static void m_saddr_other(uint8_t *f, size_t *l) { (void)l; put_be32(f + 26, 0x0a000009u); }
 
 static const struct discard_case discard_cases[] = {
-	{ "EtherType IPv6", BASE_SEND, CNT(rx_not_roce), m_ethertype_ipv6, FIX_NONE },
+	{ "EtherType IPv6 on an IPv4 header", BASE_SEND, CNT(rx_bad_ip), m_ethertype_ipv6, FIX_NONE },
 	{ "EtherType ARP", BASE_SEND, CNT(rx_not_roce), m_ethertype_arp, FIX_NONE },
 	{ "VLAN tag", BASE_SEND, CNT(rx_not_roce), m_ethertype_vlan, FIX_NONE },
 	{ "IP protocol TCP", BASE_SEND, CNT(rx_not_roce), m_proto_tcp, FIX_ALL },
@@ -596,7 +597,7 @@ static void test_source_check_exemptions(void **state)
 	len = wire_len;
 	expect_delivered("RESUME from a new address", f, len, 1);
 	assert_int_equal(recv_resp_calls[0].pkt.opcode, OP_RESUME);
-	assert_int_equal(ipv4_saddr(recv_resp_calls[0].pkt.ip), 0x0a000063u);
+	assert_int_equal(get_be32(recv_resp_calls[0].pkt.l3 + 12), 0x0a000063u);
 	/* ...a SEND or an ACK from there does not, paused or not. */
 	peer_send(OP_SEND_ONLY, 0x77, 3);
 	memcpy(f, wire, wire_len);
@@ -612,7 +613,7 @@ static void test_source_check_exemptions(void **state)
 	peer_send(OP_ACKNOWLEDGE, 0x77, 0);
 	expect_discard("ACK from a new address", wire, wire_len, CNT(rx_bad_src));
 	/* From av.dip, a paused QP takes the rest as before. */
-	peer.env.ipv4 = qp->attr.av.dip;
+	peer.env.ipv4 = rocev2_av_ipv4(&qp->attr.av);
 	rocev2_tx_tmpl_stale_all(&peer);
 	qp->paused = 1;
 	peer_send(OP_ACKNOWLEDGE, 0x77, 0);

@@ -133,9 +133,9 @@ static void expect_ack(unsigned i, uint8_t syndrome, uint32_t psn, uint32_t msn)
 	assert_int_equal(o.psn, psn);
 	assert_int_equal(o.msn, msn);
 	/* NAK_STOPPED carries the migration extension (here unkeyed: 8
-	 * bytes, version 1, kind 3, epoch 0; rocev2/migrate.c). */
+	 * bytes, version 2, kind 3, epoch 0; rocev2/migrate.c). */
 	if (syndrome == AETH_NAK_STOPPED) {
-		static const uint8_t ext[8] = { 1, 0, 3, 0, 0, 0, 0, 0 };
+		static const uint8_t ext[8] = { 2, 0, 3, 0, 0, 0, 0, 0 };
 
 		assert_int_equal(o.paylen, 8);
 		assert_memory_equal(o.payload, ext, 8);
@@ -320,7 +320,7 @@ static void qp_to_rts(uint32_t rq_psn, uint32_t access, uint8_t max_dest_rd_atom
 						       ROCEV2_QP_PKEY_INDEX | ROCEV2_QP_PORT), 0);
 	a.qp_state = ROCEV2_QPS_RTR;
 	memcpy(a.av.dmac, peer_mac, 6);
-	a.av.dip = PEER_IP;
+	rocev2_av_set_ipv4(&a.av, PEER_IP);
 	a.av.ttl = 64;
 	a.path_mtu = ROCEV2_MTU_256;
 	a.dest_qp_num = dut_dest_qpn;
@@ -1365,14 +1365,14 @@ static void test_stopped_naks(void **state)
 static void test_resume(void **state)
 {
 	static const uint8_t new_mac[6] = { 0x02, 0, 0, 0, 0, 0x77 };
-	static const uint8_t ack_ext[8] = { 1, 0, 2, 0, 0, 0, 0, 1 };
+	static const uint8_t ack_ext[8] = { 2, 0, 2, 0, 0, 0, 0, 1 };
 	const uint32_t new_ip = 0x0a000077u;
-	uint8_t pl[20] = { 1, 0, 0, 0, 0, 0, 0, 1 };
+	uint8_t pl[32] = { 2, 0, 0, 0, 0, 0, 0, 1 };   /* version 2, unkeyed, epoch 1 */
 	struct out o;
 
 	(void)state;
-	put_be32(pl + 8, new_ip);
-	memcpy(pl + 12, new_mac, 6);
+	rocev2_gid_from_ipv4(pl + 8, new_ip);
+	memcpy(pl + 24, new_mac, 6);
 	rocev2_set_mig_flags(e, ROCEV2_MIG_F_UNKEYED);
 	post_recv1(1, RECV_BUF, 64);
 	REQ(.opcode = OP_SEND_ONLY, .psn = RQ_PSN, .ackreq = 1, .payload = "one", .paylen = 3);
@@ -1385,13 +1385,13 @@ static void test_resume(void **state)
 
 	/* A PSN the responder has not received: not one a restored
 	 * requester can have had acknowledged. */
-	REQ(.opcode = OP_RESUME, .psn = RQ_PSN + 1, .ackreq = 1, .payload = pl, .paylen = 20);
+	REQ(.opcode = OP_RESUME, .psn = RQ_PSN + 1, .ackreq = 1, .payload = pl, .paylen = 32);
 	assert_int_equal(nframes, 0);
 	assert_int_equal(e->cnt.mig_resume_refused, 1);
 	assert_int_equal(qp->paused, 1);
 
 	/* From the old address, naming the new one. */
-	REQ(.opcode = OP_RESUME, .psn = RQ_PSN, .ackreq = 1, .payload = pl, .paylen = 20);
+	REQ(.opcode = OP_RESUME, .psn = RQ_PSN, .ackreq = 1, .payload = pl, .paylen = 32);
 	assert_int_equal(nframes, 1);
 	o = frame(0);
 	assert_int_equal(o.opcode, OP_ACKNOWLEDGE);
@@ -1402,7 +1402,7 @@ static void test_resume(void **state)
 	assert_memory_equal(o.f, new_mac, 6);
 	assert_int_equal(get_be32(o.f + ETH_HLEN + 16), new_ip);
 	assert_memory_equal(qp->attr.av.dmac, new_mac, 6);
-	assert_int_equal(qp->attr.av.dip, new_ip);
+	assert_int_equal(rocev2_av_ipv4(&qp->attr.av), new_ip);
 	assert_int_equal(qp->paused, 0);
 	assert_int_equal(qp->mig.rx_epoch, 1);
 	assert_int_equal(qp->resp.sent_psn_nak, 0);
@@ -1714,7 +1714,7 @@ static void test_loopback_with_losses(void **state)
 							   ROCEV2_QP_PKEY_INDEX | ROCEV2_QP_PORT), 0);
 	a.qp_state = ROCEV2_QPS_RTR;
 	memcpy(a.av.dmac, our_mac, 6);
-	a.av.dip = OUR_IP;
+	rocev2_av_set_ipv4(&a.av, OUR_IP);
 	a.av.ttl = 64;
 	a.path_mtu = ROCEV2_MTU_256;
 	a.dest_qp_num = qpn;

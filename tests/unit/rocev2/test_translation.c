@@ -214,7 +214,7 @@ static void qp_connect(struct node *n, const struct node *peer)
 	at.max_dest_rd_atomic = 4;
 	at.min_rnr_timer = 1;
 	memcpy(at.av.dmac, peer->mac, 6);
-	at.av.dip = peer->ip;
+	rocev2_av_set_ipv4(&at.av, peer->ip);
 	at.av.ttl = 64;
 	assert_int_equal(rocev2_modify_qp(&n->e, n->qpn, &at,
 					  ROCEV2_QP_STATE | ROCEV2_QP_AV | ROCEV2_QP_PATH_MTU |
