@@ -194,9 +194,10 @@ struct rocev2_cc {
 _Static_assert(ROCEV2_TMPL_LEN >= ROCEV2_TX_BTH + 8u && ROCEV2_TMPL_LEN % 8u == 0, "template words");
 struct rocev2_tx_tmpl {
 	uint8_t b[ROCEV2_TMPL_LEN] __attribute__((aligned(8)));   /* laid out as e->tx, copied as words */
-	uint16_t ip_sum;                /* RFC 1071 sum of b's IPv4 header, length and checksum 0 */
-	uint8_t v6;                     /* RoCEv2 over IPv6 (the frame starts at b + 4, else b + 24) */
-	uint8_t no_src;                 /* no source address of the family: tx_send refuses (tx_no_gid) */
+	uint16_t ip_sum;                /* RFC 1071 sum of b's IPv4 header, length and checksum 0;
+					 * IPv6: the UDP pseudo-header's addresses and next header */
+	uint8_t flags;                  /* TX_F_*: IPv6; no source address (tx_send refuses: tx_no_gid) */
+	uint8_t start;                  /* where the frame starts in b (and e->tx): 4 or 24 */
 	uint32_t gen;
 };
 
@@ -310,11 +311,12 @@ struct rocev2_tx {
 	uint8_t *bth;                   /* extension headers at bth + info->reth ... */
 	uint8_t *payload;               /* caller copies paylen bytes here */
 	uint32_t paylen;
-	uint16_t ip_sum;                /* the QP template's, for the checksum (IPv4) */
+	uint16_t ip_sum;                /* the QP template's, for the checksum */
 	uint8_t opcode;
-	uint8_t v6;                     /* the template's family */
-	uint8_t no_src;                 /* the template's: tx_send refuses (tx_no_gid) */
+	uint8_t flags;                  /* the template's TX_F_* */
 };
+#define TX_F_V6     1u              /* RoCEv2 over IPv6 */
+#define TX_F_NO_SRC 2u              /* no source address of the family */
 
 /* Lay out Ethernet/IPv4/UDP/BTH for qp's address vector into e->tx (from
  * the QP's template, built first if stale).  The caller then fills the
@@ -327,7 +329,7 @@ static inline uint8_t rocev2_tx_tos(const struct rocev2_tx *t)
 {
 	const uint8_t *ip = t->frame + ETH_HLEN;
 
-	return t->v6 ? ipv6_tclass((const struct ipv6_hdr *)ip) : ip[1];
+	return (t->flags & TX_F_V6) ? ipv6_tclass((const struct ipv6_hdr *)ip) : ip[1];
 }
 /* Rewrite it; over IPv4 t->ip_sum follows (RFC 1624: one's-complement
  * subtraction of the old 16-bit word, addition of the new), so tx_send's
@@ -337,7 +339,7 @@ static inline void rocev2_tx_set_tos(struct rocev2_tx *t, uint8_t tos)
 	uint8_t *ip = t->frame + ETH_HLEN;
 	uint16_t old = (uint16_t)(ip[0] << 8 | ip[1]);
 
-	if (t->v6) {
+	if (t->flags & TX_F_V6) {
 		ip[0] = (uint8_t)((ip[0] & 0xf0u) | tos >> 4);
 		ip[1] = (uint8_t)((ip[1] & 0x0fu) | (uint8_t)(tos << 4));
 		return;

@@ -127,6 +127,7 @@ static __attribute__((noinline)) int parse_ip6(struct rocev2 *e, const uint8_t *
 	pkt->l3 = ip->b;
 	pkt->v6 = 1;
 	pkt->udp = udp;
+	e->cnt.rx_ipv6_packets++;
 	*roce_len = plen - UDP_HLEN;
 	*l3_len = IPV6_HLEN + plen;
 	return 0;
@@ -141,7 +142,7 @@ int rocev2_parse(struct rocev2 *e, const uint8_t *frame, size_t len, struct roce
 	const struct rocev2_opcode_info *info;
 	uint32_t roce_len, l3_len, bth_off, hdr_len, pad, paylen, icrc;
 	uint16_t type;
-	int rc;
+	int rc, v6;
 
 	/* ---- Ethernet II ---- */
 	if (len < ETH_HLEN)
@@ -153,7 +154,8 @@ int rocev2_parse(struct rocev2 *e, const uint8_t *frame, size_t len, struct roce
 	if (!mac_equal(eth_dst(eth), e->env.mac))
 		return rx_discard(e, RX_BAD_DST);
 
-	if (type == ETHERTYPE_IPV6) {
+	v6 = type == ETHERTYPE_IPV6;
+	if (v6) {
 		if ((rc = parse_ip6(e, frame, len, pkt, &roce_len, &l3_len)) != 0)
 			return rc;
 		bth_off = ROCEV2_HDR_OFFSET6;
@@ -228,12 +230,10 @@ int rocev2_parse(struct rocev2 *e, const uint8_t *frame, size_t len, struct roce
 	/* ---- ICRC (IBA A17.3.3): over the IP header .. pad.  (Offsets are
 	 * taken from frame, never from the small wire structs' arrays, which
 	 * must not be indexed past their own size.) ---- */
-	icrc = pkt->v6 ? rocev2_icrc6(frame + ETH_HLEN, l3_len - ICRC_LEN)
-		       : rocev2_icrc(frame + ETH_HLEN, l3_len - ICRC_LEN);
+	icrc = v6 ? rocev2_icrc6(frame + ETH_HLEN, l3_len - ICRC_LEN)
+		  : rocev2_icrc(frame + ETH_HLEN, l3_len - ICRC_LEN);
 	if (icrc != get_le32(frame + ETH_HLEN + l3_len - ICRC_LEN))
 		return rx_discard(e, RX_BAD_ICRC);
-	if (pkt->v6)
-		e->cnt.rx_ipv6_packets++;
 
 	pkt->frame = frame;
 	pkt->len = ETH_HLEN + l3_len;           /* without Ethernet padding */

@@ -569,7 +569,7 @@ static enum req_step step_update(struct req_ctx *c)
 	req->offset += c->paylen;
 	c->sent++;
 	if (qp->cc.active)
-		rocev2_cc_sent(c->e, qp, (qp->tmpl.v6 ? ROCEV2_HDR_OFFSET6 : ROCEV2_HDR_OFFSET) +
+		rocev2_cc_sent(c->e, qp, ((qp->tmpl.flags & TX_F_V6) ? ROCEV2_HDR_OFFSET6 : ROCEV2_HDR_OFFSET) +
 						 rocev2_opcode(c->opcode)->hdr_len + c->paylen + ICRC_LEN);
 	req_arm_retrans(c->e, qp);
 	if (c->end) {

@@ -26,7 +26,7 @@
 	X(rx_bad_src)           /* source IP is not the QP's peer */            \
 	X(rx_req_packets)       /* delivered to the responder */               \
 	X(rx_resp_packets)      /* delivered to the completer */               \
-	X(rx_ipv6_packets)      /* RoCEv2 over IPv6 that passed the checks */  \
+	X(rx_ipv6_packets)      /* RoCEv2 over IPv6: UDP 4791 to one of our GIDs */ \
 	/* net.c: transmit */                                                 \
 	X(tx_packets)                                                          \
 	X(tx_bytes)                                                            \

@@ -294,6 +294,57 @@ static void test_netdev_ethq_rx_dispatch(void **state)
 	assert_int_equal(e->cnt.rx_ethq_frames, 7);
 }
 
+/* An IPv6 packet to daddr (16 bytes), next header nh, UDP port dport. */
+static size_t udp6_frame(uint8_t *f, const uint8_t *daddr, uint8_t nh, uint16_t dport, size_t len)
+{
+	uint8_t *ip = f + ETH_HLEN;
+
+	frame(f, my_mac, ETHERTYPE_IPV6, len);
+	memset(ip, 0, IPV6_HLEN + UDP_HLEN);
+	ip[0] = 0x60;
+	put_be16(ip + 4, (uint16_t)(len - ETH_HLEN - IPV6_HLEN));
+	ip[6] = nh;
+	ip[7] = 64;
+	memcpy(ip + 24, daddr, 16);
+	put_be16(ip + IPV6_HLEN + 2, dport);
+	return len;
+}
+
+/* RoCEv2 over IPv6 to one of the port's GIDs stays in the engine; UDP
+ * 4791 to another IPv6 address, other IPv6 to ours (TCP, ICMPv6) and
+ * neighbour discovery's multicast go to the host (issue 19). */
+static void test_ipv6_ethq_dispatch(void **state)
+{
+	static const uint8_t ours[16] = { 0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9 };
+	static const uint8_t theirs[16] = { 0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 8 };
+	struct rocev2_ethq_attr a = attr();
+	uint8_t f[HAL_ETH_MAX_FRAME];
+	uint32_t pi = 0, i;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(rocev2_set_gid(e, 2, ours), 0);
+	assert_int_equal(rocev2_create_ethq(e, &a), 0);
+	for (i = 0; i < RX_SIZE; i++)
+		post_rx(&pi, i, BUF_STRIDE);
+	n = udp6_frame(f, ours, IPV6_NEXT_UDP, ROCEV2_UDP_DPORT, 100);
+	rocev2_rx(e, f, n);                     /* the engine's: its ICRC is wrong */
+	assert_int_equal(e->cnt.rx_ethq_frames, 0);
+	assert_int_equal(e->cnt.rx_bad_icrc + e->cnt.rx_short + e->cnt.rx_bad_udp + e->cnt.rx_bad_opcode, 1);
+	n = udp6_frame(f, theirs, IPV6_NEXT_UDP, ROCEV2_UDP_DPORT, 100);
+	rocev2_rx(e, f, n);
+	n = udp6_frame(f, ours, 6, ROCEV2_UDP_DPORT, 100);      /* TCP */
+	rocev2_rx(e, f, n);
+	n = frame(f, mcast, ETHERTYPE_IPV6, 86);                /* ND to the all-nodes group */
+	rocev2_rx(e, f, n);
+	assert_int_equal(e->cnt.rx_ethq_frames, 3);
+	/* the GID gone: RoCE to it is the host's too */
+	assert_int_equal(rocev2_set_gid(e, 2, NULL), 0);
+	n = udp6_frame(f, ours, IPV6_NEXT_UDP, ROCEV2_UDP_DPORT, 100);
+	rocev2_rx(e, f, n);
+	assert_int_equal(e->cnt.rx_ethq_frames, 4);
+}
+
 static void test_netdev_ethq_tx(void **state)
 {
 	struct rocev2_ethq_attr a = attr();
@@ -368,6 +419,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_netdev_ethq_create_hostile, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_netdev_ethq_rx_dispatch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_netdev_ethq_tx, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ipv6_ethq_dispatch, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,7 +7,9 @@
  * b'\xff' * 8 + the IPv6 header with traffic class, flow label and hop
  * limit as ones (byte 0 0x6f, bytes 1..3 and 7 0xff; IBA A17.3.3), the UDP
  * header with its checksum as ones, the BTH with byte 4 as ones, and the
- * payload and pad, stored little-endian: not with this code.  The frames
+ * payload and pad, stored little-endian, and the UDP checksum over the
+ * RFC 8200 8.1 pseudo-header and the datagram with the ICRC: not with this
+ * code.  The frames
  * the engine sends go through the receive side of a second engine and
  * through an ICRC computed here with zlib the same way.
  *
@@ -41,14 +43,14 @@ static const uint8_t peer_ll[16] = { 0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
 
 /* fd00::1 -> fd00::2, SEND_ONLY, AckReq, PSN 0xabcd, DestQP 0x123, sport
  * 0xdf94 (QPN 17), traffic class 0x68, flow label 0x12345, hop limit 64,
- * payload "hello", PadCnt 3. */
+ * payload "hello", PadCnt 3, UDP checksum 0x5493. */
 static const uint8_t ipv6_send_only_frame[86] = {
 	0x02, 0x00, 0x00, 0x00, 0x00, 0x02, 0x02, 0x00, 0x00, 0x00, 0x00, 0x01,
 	0x86, 0xdd, 0x66, 0x81, 0x23, 0x45, 0x00, 0x20, 0x11, 0x40, 0xfd, 0x00,
 	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
 	0x00, 0x01, 0xfd, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
 	0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0xdf, 0x94, 0x12, 0xb7, 0x00, 0x20,
-	0x00, 0x00, 0x04, 0x30, 0xff, 0xff, 0x00, 0x00, 0x01, 0x23, 0x80, 0x00,
+	0x54, 0x93, 0x04, 0x30, 0xff, 0xff, 0x00, 0x00, 0x01, 0x23, 0x80, 0x00,
 	0xab, 0xcd, 0x68, 0x65, 0x6c, 0x6c, 0x6f, 0x00, 0x00, 0x00, 0x41, 0x3b,
 	0x08, 0x9c,
 };
@@ -163,6 +165,26 @@ static uint32_t zlib_icrc6(const uint8_t *f, size_t len)
 	return (uint32_t)crc32(0, m, (uInt)(8 + n));
 }
 
+/* RFC 8200 8.1 / RFC 768: the frame's UDP checksum verifies (the sum over
+ * the pseudo-header and the datagram, its checksum field included, is
+ * 0xFFFF), computed here 16 bits at a time. */
+static int udp6_checksum_ok(const uint8_t *f, size_t len)
+{
+	const uint8_t *ip = f + ETH_HLEN, *udp = ip + IPV6_HLEN;
+	size_t n = len - ETH_HLEN - IPV6_HLEN, i;
+	uint32_t s = IPV6_NEXT_UDP + (uint32_t)n;
+
+	for (i = 8; i < 40; i += 2)
+		s += (uint32_t)ip[i] << 8 | ip[i + 1];
+	for (i = 0; i + 1 < n; i += 2)
+		s += (uint32_t)udp[i] << 8 | udp[i + 1];
+	if (n & 1)
+		s += (uint32_t)udp[n - 1] << 8;
+	while (s >> 16)
+		s = (s & 0xffffu) + (s >> 16);
+	return s == 0xffffu && get_be16(udp + 6) != 0;
+}
+
 /* ---- the ICRC ------------------------------------------------------------- */
 
 /* Every engine agrees with the recorded frame's ICRC and with zlib, and
@@ -219,6 +241,7 @@ static void test_ipv6_send_only_byte_exact(void **state)
 	assert_memory_equal(wire + 22, our_gid, 16);            /* sgid_index 2's entry */
 	assert_memory_equal(wire + 38, peer_gid, 16);
 	assert_memory_equal(wire, ipv6_send_only_frame, sizeof(ipv6_send_only_frame));
+	assert_true(udp6_checksum_ok(wire, wire_len));
 	assert_int_equal(eng.cnt.tx_packets, 1);
 	assert_int_equal(eng.cnt.tx_bytes, sizeof(ipv6_send_only_frame));
 }
@@ -244,6 +267,16 @@ static void test_ipv6_write_lengths(void **state)
 	assert_int_equal(get_be16(wire + 54 + 4), UDP_HLEN + BTH_LEN + RETH_LEN + 256 + ICRC_LEN);
 	assert_int_equal(wire[62 + 1] & 0x30, 0);               /* PadCnt 0 */
 	assert_int_equal(get_le32(wire + wire_len - 4), zlib_icrc6(wire, wire_len));
+	assert_true(udp6_checksum_ok(wire, wire_len));
+	/* odd payload lengths and every pad count */
+	for (i = 1; i <= 9; i++) {
+		rocev2_tx_prepare(&eng, qp, &t, OP_SEND_ONLY, 8, 1, 0, i);
+		memset(t.payload, (int)(0xf0 + i), i);
+		assert_int_equal(rocev2_tx_send(&eng, &t), 0);
+		assert_int_equal(get_le32(wire + wire_len - 4), zlib_icrc6(wire, wire_len));
+		if (!udp6_checksum_ok(wire, wire_len))
+			fail_msg("UDP checksum wrong at payload %u", i);
+	}
 }
 
 /* Source address rules (rocev2.h rocev2_set_gid): an sgid_index of the
@@ -442,9 +475,10 @@ static void test_ipv6_every_discard(void **state)
 		if (recv_n_resp || recv_n_comp)
 			fail_msg("%s: delivered", cases[i].what);
 		/* exactly one counter moved besides rx_frames (and, for the
-		 * checks after the parse, rx_ipv6_packets) */
+		 * checks after the IPv6 and UDP headers, rx_ipv6_packets) */
 		snap.rx_frames++;
-		if (cases[i].counter == offsetof(struct rocev2_counters, rx_bad_src))
+		if (cases[i].counter == offsetof(struct rocev2_counters, rx_bad_src) ||
+		    cases[i].counter == offsetof(struct rocev2_counters, rx_bad_icrc))
 			snap.rx_ipv6_packets++;
 		*(uint64_t *)((uint8_t *)&snap + cases[i].counter) += 1;
 		if (memcmp(&snap, &eng.cnt, sizeof(snap)) != 0)

@@ -204,30 +204,47 @@ static void advance(uint64_t ns)
 /* A frame as sent, every field a test looks at. */
 struct pk {
 	const struct node *from;
-	uint8_t opcode, se, pad, ackreq, syndrome;
-	uint32_t dqpn, psn, msn, paylen, sip, dip, len;
+	uint8_t opcode, se, pad, ackreq, syndrome, v6;
+	uint32_t dqpn, psn, msn, paylen, sip, dip, len;     /* sip, dip: IPv4 only */
 	const uint8_t *dmac, *smac, *aeth, *payload;
+	const uint8_t *sgid, *dgid;                         /* IPv6 only */
 };
+
+/* The BTH opcode of wire frame i, either family. */
+static uint8_t wire_opcode(unsigned i)
+{
+	return wire[i].b[get_be16(wire[i].b + 12) == ETHERTYPE_IPV6 ? ROCEV2_HDR_OFFSET6 : ROCEV2_HDR_OFFSET];
+}
 
 static struct pk pk_of(unsigned i)
 {
 	const struct wire_frame *f = &wire[i];
-	const uint8_t *ip = f->b + ETH_HLEN, *bth = f->b + ROCEV2_HDR_OFFSET;
+	int v6 = get_be16(f->b + 12) == ETHERTYPE_IPV6;
+	const uint8_t *ip = f->b + ETH_HLEN;
+	const uint8_t *bth = f->b + (v6 ? ROCEV2_HDR_OFFSET6 : ROCEV2_HDR_OFFSET);
 	const struct rocev2_opcode_info *info = rocev2_opcode(bth[0]);
-	uint32_t ip_len = get_be16(ip + 2);
+	uint32_t ip_len = v6 ? IPV6_HLEN + get_be16(ip + 4) : get_be16(ip + 2);
+	uint32_t l3_hdr = v6 ? IPV6_HLEN : IPV4_HLEN;
 	struct pk p;
 
 	assert_true(i < wire_n);
 	assert_true(info->mask & OPM_VALID);
 	memset(&p, 0, sizeof(p));
 	assert_int_equal(f->len, ETH_HLEN + ip_len);
-	assert_int_equal(get_le32(ip + ip_len - ICRC_LEN), rocev2_icrc(ip, ip_len - ICRC_LEN));
+	assert_int_equal(get_le32(ip + ip_len - ICRC_LEN),
+			 v6 ? rocev2_icrc6(ip, ip_len - ICRC_LEN) : rocev2_icrc(ip, ip_len - ICRC_LEN));
 	p.from = f->from;
+	p.v6 = (uint8_t)v6;
 	p.len = (uint32_t)f->len;
 	p.dmac = f->b;
 	p.smac = f->b + 6;
-	p.sip = get_be32(ip + 12);
-	p.dip = get_be32(ip + 16);
+	if (v6) {
+		p.sgid = ip + 8;
+		p.dgid = ip + 24;
+	} else {
+		p.sip = get_be32(ip + 12);
+		p.dip = get_be32(ip + 16);
+	}
 	p.opcode = bth[0];
 	p.se = !!(bth[1] & BTH_SE);
 	p.pad = (bth[1] & BTH_PAD_MASK) >> 4;
@@ -239,7 +256,7 @@ static struct pk pk_of(unsigned i)
 		p.syndrome = p.aeth[0];
 		p.msn = get_be24(p.aeth + 1);
 	}
-	p.paylen = ip_len - IPV4_HLEN - UDP_HLEN - info->hdr_len - p.pad - ICRC_LEN;
+	p.paylen = ip_len - l3_hdr - UDP_HLEN - info->hdr_len - p.pad - ICRC_LEN;
 	p.payload = bth + info->hdr_len;
 	return p;
 }
@@ -253,9 +270,9 @@ static unsigned count_from(const struct node *n, unsigned mark, unsigned opcode)
 	for (i = mark; i < wire_n; i++) {
 		if (wire[i].from != n)
 			continue;
-		if (opcode == ANY_REQUEST ? (rocev2_opcode(wire[i].b[ROCEV2_HDR_OFFSET])->mask & OPM_REQ) &&
-						    wire[i].b[ROCEV2_HDR_OFFSET] != OP_RESUME
-					  : wire[i].b[ROCEV2_HDR_OFFSET] == opcode)
+		if (opcode == ANY_REQUEST ? (rocev2_opcode(wire_opcode(i))->mask & OPM_REQ) &&
+						    wire_opcode(i) != OP_RESUME
+					  : wire_opcode(i) == opcode)
 			c++;
 	}
 	return c;
@@ -267,7 +284,7 @@ static unsigned find_from(const struct node *n, unsigned mark, uint8_t opcode)
 	unsigned i;
 
 	for (i = mark; i < wire_n; i++)
-		if (wire[i].from == n && wire[i].b[ROCEV2_HDR_OFFSET] == opcode)
+		if (wire[i].from == n && wire_opcode(i) == opcode)
 			return i;
 	fail_msg("no %s from %s", rocev2_opcode(opcode)->name, n->name);
 	return 0;
@@ -286,6 +303,16 @@ static void resend(unsigned i)
 #define M(a) ROCEV2_QP_##a
 #define ACCESS_ALL (ROCEV2_ACCESS_LOCAL_WRITE | ROCEV2_ACCESS_REMOTE_WRITE | \
 		    ROCEV2_ACCESS_REMOTE_READ | ROCEV2_ACCESS_REMOTE_ATOMIC)
+
+/* RoCEv2 over IPv6 (test_ipv6_*): node_init gives each port fd00::<mac>
+ * at GID index 1 and node_to_rtr addresses the peer's. */
+static int use_v6;
+static void gid6_of(uint8_t mac, uint8_t gid[16])
+{
+	memset(gid, 0, 16);
+	gid[0] = 0xfd;
+	gid[15] = mac;
+}
 
 static void node_env(struct node *n, struct rocev2_env *env, uint8_t mac, uint32_t ip)
 {
@@ -320,6 +347,12 @@ static void node_init(struct node *n, const char *name, uint8_t mac, uint32_t ip
 	n->qp = NULL;
 	n->up = 1;
 	assert_int_equal(rocev2_init(&n->eng, &env), 0);
+	if (use_v6) {
+		uint8_t g[16];
+
+		gid6_of(mac, g);
+		assert_int_equal(rocev2_set_gid(&n->eng, 1, g), 0);
+	}
 	/* Most tests here run the unkeyed exchange, which the operator has
 	 * to allow (MIG_CONFIG MNIC_MIG_CFG_UNKEYED); the tests of the
 	 * default clear it. */
@@ -356,6 +389,10 @@ static void node_to_rtr(struct node *n, const struct node *peer, uint32_t rq_psn
 	a.qp_state = ROCEV2_QPS_RTR;
 	memcpy(a.av.dmac, peer->eng.env.mac, 6);
 	rocev2_av_set_ipv4(&a.av, peer->eng.env.ipv4);
+	if (use_v6) {
+		gid6_of(peer->eng.env.mac[5], a.av.dgid);
+		a.av.sgid_index = 1;
+	}
 	a.av.ttl = 64;
 	a.path_mtu = ROCEV2_MTU_256;
 	a.dest_qp_num = peer->qpn;
@@ -582,7 +619,7 @@ static void inject_resume(struct node *from, uint32_t psn, uint32_t src_ip, cons
 	struct rocev2_tx t;
 
 	from->eng.env.ipv4 = src_ip;
-	rocev2_tx_tmpl_stale_all(&from->eng);   /* as rocev2_set_ipv4 does */
+	rocev2_tx_tmpl_stale_all(&from->eng);   /* as rocev2_set_gid does */
 	rocev2_tx_prepare(&from->eng, from->qp, &t, OP_RESUME, psn, 1, 0, paylen);
 	if (paylen)
 		memcpy(t.payload, payload, paylen);
@@ -966,6 +1003,99 @@ static void test_resume_new_address(void **state)
 	for (; mark < wire_n; mark++)
 		if (wire[mark].from == A)
 			assert_memory_equal(wire[mark].b, new_mac, 6);
+}
+
+/* The same over IPv6 (issue 19): A and B talk RoCEv2 over IPv6 (fd00::a,
+ * fd00::b); B comes back on C's port (fd00::c, C's MAC), keyed: its
+ * RESUME (version 2) carries the IPv6 GID under the MAC, A follows it,
+ * and every later frame goes to fd00::c over IPv6. */
+static void test_ipv6_resume_new_address(void **state)
+{
+	static const uint8_t new_mac[6] = { 0x02, 0, 0, 0, 0, MAC_C };
+	uint8_t gc[16], gb[16];
+	unsigned mark;
+	struct pk p;
+
+	(void)state;
+	use_v6 = 1;
+	pair_init();
+	use_v6 = 0;
+	pair_key();
+	gid6_of(MAC_B, gb);
+	gid6_of(MAC_C, gc);
+	post_recv(B, 0xb1, DATA, 256);
+	post_recv(A, 0xa1, DATA, 256);
+	post_send(A, 1, DATA + 0x1000, 100);
+	run();
+	expect_cqe(A, 1, MNIC_WC_SUCCESS, MNIC_WC_SEND, 100);
+	expect_cqe(B, 0xb1, MNIC_WC_SUCCESS, MNIC_WC_RECV, 100);
+	p = pk_of(find_from(A, 0, OP_SEND_ONLY));
+	assert_true(p.v6);
+	assert_memory_equal(p.dgid, gb, 16);
+	post_recv(B, 0xb2, DATA, 256);
+	stop(B);
+	post_send(A, 2, DATA + 0x1000, 100);
+	run();
+	assert_int_equal(A->qp->paused, 1);
+	/* B's context on C's port: C's MAC, its IPv6 GID at the same index */
+	memcpy(B->eng.env.mac, new_mac, 6);
+	assert_int_equal(rocev2_set_gid(&B->eng, 1, gc), 0);
+	mark = wire_n;
+	assert_int_equal(rocev2_resume_context(&B->eng, 0), 0);
+	p = pk_of(mark);
+	assert_int_equal(p.opcode, OP_RESUME);
+	assert_true(p.v6);
+	assert_memory_equal(p.sgid, gc, 16);
+	assert_int_equal(p.paylen, MIG_RESUME_LEN + MIG_MAC_LEN);
+	assert_int_equal(p.payload[0], 2);                      /* version 2 */
+	assert_memory_equal(p.payload + 8, gc, 16);             /* the new GID, MACed */
+	assert_memory_equal(p.payload + 24, new_mac, 6);
+	run();
+	assert_int_equal(A->eng.cnt.rx_bad_src + A->eng.cnt.mig_resume_forged, 0);
+	assert_memory_equal(A->qp->attr.av.dgid, gc, 16);
+	assert_memory_equal(A->qp->attr.av.dmac, new_mac, 6);
+	expect_cqe(A, 2, MNIC_WC_SUCCESS, MNIC_WC_SEND, 100);
+	expect_cqe(B, 0xb2, MNIC_WC_SUCCESS, MNIC_WC_RECV, 100);
+	post_send(B, 0xb3, DATA + 0x1000, 50);
+	run();
+	expect_cqe(B, 0xb3, MNIC_WC_SUCCESS, MNIC_WC_SEND, 50);
+	expect_cqe(A, 0xa1, MNIC_WC_SUCCESS, MNIC_WC_RECV, 50);
+	for (; mark < wire_n; mark++)
+		if (wire[mark].from == A) {
+			p = pk_of(mark);
+			assert_true(p.v6);
+			assert_memory_equal(p.dgid, gc, 16);
+		}
+	assert_true(A->eng.cnt.rx_ipv6_packets > 0 && B->eng.cnt.rx_ipv6_packets > 0);
+	assert_int_equal(A->eng.cnt.tx_no_gid + B->eng.cnt.tx_no_gid, 0);
+}
+
+/* A RESUME naming an address no packet may come from (here ::1) is a
+ * forgery whatever its MAC: A stays where it was, Paused. */
+static void test_ipv6_resume_refuses_bad_gid(void **state)
+{
+	uint8_t pl[MIG_RESUME_LEN + MIG_MAC_LEN];
+	static const uint8_t loop[16] = { [15] = 1 };
+	uint8_t gb[16];
+	uint32_t len, psn;
+
+	(void)state;
+	use_v6 = 1;
+	pair_init();
+	use_v6 = 0;
+	gid6_of(MAC_B, gb);
+	stop(B);
+	post_send(A, 1, DATA + 0x1000, 8);
+	run();
+	assert_int_equal(A->qp->paused, 1);
+	psn = (B->qp->comp.psn - 1u) & BTH_PSN_MASK;
+	len = resume_payload(B, A, psn, 1, IP_B, B->eng.env.mac, NULL, pl);
+	memcpy(pl + 8, loop, 16);
+	inject_resume(B, psn, IP_B, pl, len);
+	run();
+	assert_int_equal(A->eng.cnt.mig_resume_forged, 1);
+	assert_int_equal(A->qp->paused, 1);
+	assert_memory_equal(A->qp->attr.av.dgid, gb, 16);
 }
 
 /* The ACK of the RESUME (PSN comp.psn - 1) is lost: B sends the RESUME again on its timer
@@ -2690,6 +2820,8 @@ int main(void)
 		cmocka_unit_test(test_paused_holds),
 		cmocka_unit_test(test_nak_stopped_acks_before),
 		cmocka_unit_test(test_resume_in_place),
+		cmocka_unit_test(test_ipv6_resume_new_address),
+		cmocka_unit_test(test_ipv6_resume_refuses_bad_gid),
 		cmocka_unit_test(test_resume_new_address),
 		cmocka_unit_test(test_resume_retransmitted),
 		cmocka_unit_test(test_late_resume_ack),
