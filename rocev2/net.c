@@ -200,14 +200,15 @@ static inline __attribute__((always_inline)) void tx_prepare_fast(struct rocev2 
 	t->flags = qp->tmpl.flags;
 }
 
-/* The template is stale (rocev2_tx_tmpl_stale*): built anew first. */
+/* The template is stale (rocev2_tx_tmpl_stale*): built anew, then the
+ * packet as usual (the template is valid now: one level only). */
 static ROCEV2_CTL __attribute__((noinline)) void tx_prepare_build(struct rocev2 *e, struct rocev2_qp *qp,
 								  struct rocev2_tx *t, uint8_t opcode,
 								  uint32_t psn, int ackreq, int se,
 								  uint32_t paylen)
 {
 	tx_tmpl_build(e, qp);
-	tx_prepare_fast(e, qp, t, opcode, psn, ackreq, se, paylen);
+	rocev2_tx_prepare(e, qp, t, opcode, psn, ackreq, se, paylen);
 }
 
 void rocev2_tx_prepare(struct rocev2 *e, struct rocev2_qp *qp, struct rocev2_tx *t,
