@@ -143,8 +143,8 @@ static int restore_image(struct mnic_mgmt *m, struct cmd_call *c,
 	/* The override names IPv4 peers (mnic/cmd.h): their GIDs are
 	 * IPv4-mapped. */
 	if (in->old_dip) {
-		rocev2_gid_from_ipv4(opts.old_dgid, in->old_dip);
-		rocev2_gid_from_ipv4(opts.new_dgid, in->new_dip);
+		mnic_gid_from_ipv4(opts.old_dgid, in->old_dip);
+		mnic_gid_from_ipv4(opts.new_dgid, in->new_dip);
 	}
 	memcpy(opts.new_dmac, in->new_dmac, sizeof(opts.new_dmac));
 	rc = rocev2_restore_image(m->cfg.engine, img, in->data_len, &opts);

@@ -12,10 +12,10 @@ int rocev2_gid_unicast(const uint8_t *gid)
 	static const uint8_t zero[ROCEV2_GID_LEN];
 	uint32_t a;
 
-	if (rocev2_gid_is_v4(gid)) {
+	if (mnic_gid_is_v4(gid)) {
 		/* RFC 1122 3.2.1.3: 0/8, loopback 127/8, multicast and class E
 		 * (>= 224.0.0.0) are no source address. */
-		a = rocev2_gid_ipv4(gid);
+		a = mnic_gid_ipv4(gid);
 		return (a >> 24) != 0 && (a >> 24) != 127u && a < 0xe0000000u;
 	}
 	/* RFC 4291 2.5.2, 2.5.3, 2.7: the unspecified address, loopback ::1
@@ -41,7 +41,7 @@ int rocev2_set_gid(struct rocev2 *e, unsigned index, const uint8_t *gid)
 	if (gid) {
 		memcpy(e->gid[index], gid, ROCEV2_GID_LEN);
 		e->gid_valid |= bit;
-		if (rocev2_gid_is_v4(gid))
+		if (mnic_gid_is_v4(gid))
 			e->gid_v6 &= (uint16_t)~bit;
 		else
 			e->gid_v6 |= bit;
@@ -55,7 +55,7 @@ int rocev2_set_gid(struct rocev2 *e, unsigned index, const uint8_t *gid)
 	e->env.ipv4 = e->boot_ipv4;
 	for (i = 0; i < ROCEV2_GID_TBL_LEN; i++)
 		if ((e->gid_valid & ~e->gid_v6) & (1u << i)) {
-			e->env.ipv4 = rocev2_gid_ipv4(e->gid[i]);
+			e->env.ipv4 = mnic_gid_ipv4(e->gid[i]);
 			break;
 		}
 	rocev2_tx_tmpl_stale_all(e);    /* the source address of every template */
@@ -65,7 +65,7 @@ int rocev2_set_gid(struct rocev2 *e, unsigned index, const uint8_t *gid)
 int rocev2_qp_sgid(const struct rocev2 *e, const struct rocev2_qp *qp, uint8_t *src)
 {
 	const struct rocev2_av *av = &qp->attr.av;
-	int v6 = !rocev2_gid_is_v4(av->dgid);
+	int v6 = !mnic_gid_is_v4(av->dgid);
 	uint16_t family = v6 ? e->gid_v6 : (uint16_t)(e->gid_valid & ~e->gid_v6);
 	unsigned i = av->sgid_index;
 
@@ -76,7 +76,7 @@ int rocev2_qp_sgid(const struct rocev2 *e, const struct rocev2_qp *qp, uint8_t *
 	if (!v6) {
 		if (!e->env.ipv4)
 			return -HAL_ENXIO;
-		rocev2_gid_from_ipv4(src, e->env.ipv4);
+		mnic_gid_from_ipv4(src, e->env.ipv4);
 		return 0;
 	}
 	for (i = 0; i < ROCEV2_GID_TBL_LEN; i++)
@@ -105,7 +105,7 @@ int rocev2_gid_ours4(const struct rocev2 *e, uint32_t daddr)
 	if (daddr == e->env.ipv4 && daddr != 0)
 		return 1;
 	for (i = 0; i < ROCEV2_GID_TBL_LEN; i++)
-		if ((v4 & (1u << i)) && rocev2_gid_ipv4(e->gid[i]) == daddr)
+		if ((v4 & (1u << i)) && mnic_gid_ipv4(e->gid[i]) == daddr)
 			return 1;
 	return 0;
 }

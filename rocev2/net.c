@@ -97,7 +97,7 @@ static ROCEV2_CTL __attribute__((noinline)) void tx_tmpl_build(struct rocev2 *e,
 {
 	const struct rocev2_av *av = &qp->attr.av;
 	uint8_t src[ROCEV2_GID_LEN];
-	int v6 = !rocev2_gid_is_v4(av->dgid);
+	int v6 = !mnic_gid_is_v4(av->dgid);
 	uint8_t *f = qp->tmpl.b + (v6 ? V6_START : V4_START);
 	uint8_t *ip = f + ETH_HLEN, *udp;
 	/* ECN (RFC 3168): ECT(0) in the low bits of the host's TOS / traffic

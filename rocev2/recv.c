@@ -281,7 +281,7 @@ static inline int from_peer(const struct rocev2_pkt *p, const struct rocev2_av *
 {
 	if (p->v6)
 		return memcmp(ipv6_saddr((const struct ipv6_hdr *)p->l3), av->dgid, ROCEV2_GID_LEN) == 0;
-	return rocev2_gid_is_v4(av->dgid) && memcmp(p->l3 + 12, av->dgid + 12, 4) == 0;
+	return mnic_gid_is_v4(av->dgid) && memcmp(p->l3 + 12, av->dgid + 12, 4) == 0;
 }
 
 /* The ECN field (RFC 3168 5): the TOS's or the traffic class's low bits. */

@@ -12,7 +12,9 @@
 #       NIC's migration policy (60 s pause bound, 30 s RESUME budget: both
 #       ends may move at once; unkeyed: verbs QPs carry no key) and puts its
 #       RoCEv2 GID index in G[VM]; uses $CRIU_INITRD and
-#       the arrays IP, MAC, CTL; $CRIU_SAY (a command) hears "VM up" lines
+#       the arrays IP, MAC, CTL; with IP6[VM] set (all eight groups) mnic0
+#       gets that IPv6 address too and G6[VM] its GID index;
+#       $CRIU_SAY (a command) hears "VM up" lines
 #   criu_mnicctl VM ARGS...   mnicctl on the VM's /dev/mnic0 (through its
 #       mnic.ko: never on the NIC's BAR from this host while the VM's driver
 #       runs, the two would share one command queue)
@@ -46,10 +48,15 @@ criu_hosts() {
   shift
   for v in "$@"; do
     mnic_nic_start nic$v ${MAC[$v]} "$RXE_OUT/$v.ram" 256 || fail "the POSIX NIC $v did not come up ($RXE_OUT/nic$v.log)"
-    mnic_vm_start $pre-$v "$CRIU_INITRD" "$RXE_OUT/$v.ram" 256 ${IP[$v]}/24 "${CTL[$v]}" nic$v
+    MNIC_VM_APPEND="${MNIC_VM_APPEND:-}${IP6[$v]:+ MNIC_IP6=${IP6[$v]}/64}" \
+      mnic_vm_start $pre-$v "$CRIU_INITRD" "$RXE_OUT/$v.ram" 256 ${IP[$v]}/24 "${CTL[$v]}" nic$v
   done
   for v in "$@"; do
     G[$v]=$(mnic_vm_ready $pre-$v 300) || fail "VM $v did not come up ($RXE_OUT/$pre-$v.log)"
+    if [ -n "${IP6[$v]:-}" ]; then
+      G6[$v]=$(sed -n 's/^MNIC-VM-READY .*gidx6=\([0-9]*\).*/\1/p' "$RXE_OUT/$pre-$v.log" | head -1)
+      [ -n "${G6[$v]}" ] || fail "VM $v: no IPv6 GID index ($RXE_OUT/$pre-$v.log)"
+    fi
     criu_mnicctl $v mig-config --pause-ms 60000 --resume-budget-ms 30000 --unkeyed >"$RXE_OUT/mig-config-$v.txt" ||
       fail "mig-config on NIC $v"
     ${CRIU_SAY:-:} "host $v up: mnic0 ${IP[$v]} (RoCEv2 GID index ${G[$v]})"

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "mnic/cmd.h"
+#include "mnic/gid.h"
 #include "mnic/ioctl.h"
 #include "mnic/queues.h"
 #include "rw_proto.h"
@@ -223,13 +224,7 @@ int main(int argc, char **argv)
 	a.rq_psn = dpsn;
 	a.max_dest_rd_atomic = 16;
 	a.min_rnr_timer = 12;
-	/* ::ffff:a.b.c.d (RFC 4291 2.5.5.2) */
-	memset(a.dgid, 0, 10);
-	a.dgid[10] = a.dgid[11] = 0xff;
-	a.dgid[12] = (uint8_t)(dip >> 24);
-	a.dgid[13] = (uint8_t)(dip >> 16);
-	a.dgid[14] = (uint8_t)(dip >> 8);
-	a.dgid[15] = (uint8_t)dip;
+	mnic_gid_from_ipv4(a.dgid, dip);
 	for (int i = 0; i < 6; i++)
 		a.dmac[i] = (uint8_t)m[i];
 	a.ttl = 64;

@@ -46,6 +46,7 @@
 
 #include "mnic/abi.h"
 #include "mnic/cmd.h"
+#include "mnic/gid.h"
 #include "mnic/queues.h"
 
 #ifdef __cplusplus
@@ -576,7 +577,7 @@ int mnic_set_qp_mig_key(struct mnic_qp *qp, const uint8_t key[16]);
  * infinite; max_rd 1..16 from the device). */
 struct mnic_rc_connect {
 	uint32_t dest_qp_num;
-	uint8_t dgid[16];            /* the peer's GID: IPv4-mapped (mnic_gid_from_ipv4) or IPv6 */
+	uint8_t dgid[16];            /* the peer's GID: IPv4-mapped (mnic/gid.h mnic_gid_from_ipv4) or IPv6 */
 	uint8_t sgid_index;          /* ours (the port's GID table; not of the peer's family:
 					the port's first address of it) */
 	uint8_t dmac[6];
@@ -590,20 +591,6 @@ struct mnic_rc_connect {
 					silent peer is given up after ~0.5 s) */
 };
 int mnic_connect_rc(struct mnic_qp *qp, const struct mnic_rc_connect *c);
-/* ::ffff:a.b.c.d (RFC 4291 2.5.5.2) from a host-order IPv4 address. */
-static inline void mnic_gid_from_ipv4(uint8_t gid[16], uint32_t ipv4)
-{
-	unsigned i;
-
-	for (i = 0; i < 10; i++)
-		gid[i] = 0;
-	gid[10] = 0xff;
-	gid[11] = 0xff;
-	gid[12] = (uint8_t)(ipv4 >> 24);
-	gid[13] = (uint8_t)(ipv4 >> 16);
-	gid[14] = (uint8_t)(ipv4 >> 8);
-	gid[15] = (uint8_t)ipv4;
-}
 
 /* ---- data path ------------------------------------------------------------ */
 

@@ -29,10 +29,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
-
 #include "counters.h"
 #include "hal/dma.h"
+#include "mnic/gid.h"
 #include "mnic/queues.h"
 
 #ifndef ROCEV2_MAX_QP
@@ -132,36 +131,10 @@ enum rocev2_qp_attr_mask {
 	ROCEV2_QP_DEST_QPN = 1u << 20,
 };
 
-/* GIDs (IBA 4.1.1; RoCEv2, IBA annex A17.4.5.1): 16 bytes in network
- * order, an IPv6 address, or an IPv4 one as IPv4-mapped IPv6
- * (::ffff:a.b.c.d, RFC 4291 2.5.5.2), which selects RoCEv2 over IPv4. */
-#define ROCEV2_GID_LEN     16u
+/* GIDs: mnic/gid.h (IPv4-mapped for RoCEv2 over IPv4); the port's table
+ * has ROCEV2_GID_TBL_LEN entries (rocev2_set_gid). */
+#define ROCEV2_GID_LEN     MNIC_GID_LEN
 #define ROCEV2_GID_TBL_LEN 16u
-static inline int rocev2_gid_is_v4(const uint8_t *gid)
-{
-	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-
-	return memcmp(gid, v4mapped, sizeof(v4mapped)) == 0;
-}
-static inline uint32_t rocev2_gid_ipv4(const uint8_t *gid)     /* host order */
-{
-	return (uint32_t)gid[12] << 24 | (uint32_t)gid[13] << 16 | (uint32_t)gid[14] << 8 | gid[15];
-}
-static inline void rocev2_gid_from_ipv4(uint8_t *gid, uint32_t ipv4)
-{
-	memset(gid, 0, 10);
-	gid[10] = 0xff;
-	gid[11] = 0xff;
-	gid[12] = (uint8_t)(ipv4 >> 24);
-	gid[13] = (uint8_t)(ipv4 >> 16);
-	gid[14] = (uint8_t)(ipv4 >> 8);
-	gid[15] = (uint8_t)ipv4;
-}
-
-/* The same as an initializer (ip a constant expression, host order). */
-#define ROCEV2_GID_V4(ip)                                                              \
-	{ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, (uint8_t)((ip) >> 24), (uint8_t)((ip) >> 16), \
-	  (uint8_t)((ip) >> 8), (uint8_t)(ip) }
 
 /* Address vector: where this QP's packets go (IBA 11.2.4.1 ah_attr with a
  * GRH, as RoCEv2 always has): the destination GID picks IPv4 or IPv6;
@@ -179,11 +152,11 @@ struct rocev2_av {
 /* The IPv4 destination of a v4 address vector (host order); 0 for IPv6. */
 static inline uint32_t rocev2_av_ipv4(const struct rocev2_av *av)
 {
-	return rocev2_gid_is_v4(av->dgid) ? rocev2_gid_ipv4(av->dgid) : 0u;
+	return mnic_gid_is_v4(av->dgid) ? mnic_gid_ipv4(av->dgid) : 0u;
 }
 static inline void rocev2_av_set_ipv4(struct rocev2_av *av, uint32_t ipv4)
 {
-	rocev2_gid_from_ipv4(av->dgid, ipv4);
+	mnic_gid_from_ipv4(av->dgid, ipv4);
 }
 
 struct rocev2_qp_attr {

@@ -179,7 +179,7 @@ static void qp_to_rts(struct host *h, uint32_t qpn, uint32_t peer_qpn)
 	a.rq_psn = 0x1234;
 	a.max_dest_rd_atomic = 4;
 	a.min_rnr_timer = 1;
-	memcpy(a.dgid, (uint8_t[16])ROCEV2_GID_V4(0x0a000002u), 16);
+	memcpy(a.dgid, (uint8_t[16])MNIC_GID_V4(0x0a000002u), 16);
 	a.ttl = 64;
 	memcpy(a.dmac, (uint8_t[6]){ 2, 0, 0, 0, 0, 2 }, 6);
 	{
@@ -545,7 +545,7 @@ static void test_object_lifecycle(void **state)
 	assert_int_equal(q.attr.sq_psn, 0x777);
 	assert_int_equal(q.attr.rq_psn, 0x1234);
 	assert_int_equal(q.attr.dest_qp_num, 0x100);
-	assert_memory_equal(q.attr.dgid, (uint8_t[16])ROCEV2_GID_V4(0x0a000002u), 16);
+	assert_memory_equal(q.attr.dgid, (uint8_t[16])MNIC_GID_V4(0x0a000002u), 16);
 	assert_int_equal(q.attr.path_mtu, ROCEV2_MTU_1024);
 	assert_int_equal(q.mig_flags, 0);
 	/* QUERY_QP op_mod NEXT walks the live QPs by slot (mnicctl qp list). */
@@ -1210,7 +1210,7 @@ static struct reply set_gid(uint32_t index, uint32_t flags, uint32_t ipv4)
 	uint8_t gid[16] = { 0 };
 
 	if (ipv4 || flags)
-		rocev2_gid_from_ipv4(gid, ipv4);
+		mnic_gid_from_ipv4(gid, ipv4);
 	return set_gid16(index, flags, gid);
 }
 

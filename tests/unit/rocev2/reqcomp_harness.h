@@ -106,7 +106,7 @@ static void h_init(const struct cfg *c)
 	struct rocev2_qp_attr a = {
 		.path_mtu = c->mtu, .qp_access_flags = 0, .rq_psn = 0x777, .sq_psn = c->sq_psn,
 		.dest_qp_num = DEST_QPN,
-		.av = { .dmac = { 0x02, 0, 0, 0, 0, 0x02 }, .ttl = 64, .tos = 0, .dgid = ROCEV2_GID_V4(PEER_IP) },
+		.av = { .dmac = { 0x02, 0, 0, 0, 0, 0x02 }, .ttl = 64, .tos = 0, .dgid = MNIC_GID_V4(PEER_IP) },
 		.timeout = c->timeout, .retry_cnt = c->retry_cnt, .rnr_retry = c->rnr_retry,
 		.min_rnr_timer = 1, .max_rd_atomic = c->max_rd_atomic, .max_dest_rd_atomic = 4,
 	};

@@ -956,7 +956,7 @@ static void peer_up(void)
 		.qp_access_flags = ROCEV2_ACCESS_REMOTE_WRITE | ROCEV2_ACCESS_REMOTE_READ |
 				   ROCEV2_ACCESS_REMOTE_ATOMIC,
 		.rq_psn = 0, .sq_psn = 0x777, .dest_qp_num = qpn,
-		.av = { .ttl = 64, .dgid = ROCEV2_GID_V4(OUR_IP) }, .timeout = 10, .retry_cnt = 3,
+		.av = { .ttl = 64, .dgid = MNIC_GID_V4(OUR_IP) }, .timeout = 10, .retry_cnt = 3,
 		.rnr_retry = 3, .min_rnr_timer = 1, .max_rd_atomic = 4, .max_dest_rd_atomic = 4,
 	};
 	struct mnic_recv_wqe r;

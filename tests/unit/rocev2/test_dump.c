@@ -1114,7 +1114,7 @@ static void test_layout(void **state)
 	AT(q, 106, 1, 0x28);
 	AT(q, 107, 6, 0x130000000002ull);                /* dmac 02 00 00 00 00 13 */
 	{
-		static const uint8_t gid[16] = ROCEV2_GID_V4(0x0a000013u);
+		static const uint8_t gid[16] = MNIC_GID_V4(0x0a000013u);
 
 		assert_memory_equal(img + q + 8 + 113, gid, 16);  /* dgid, IPv4-mapped */
 	}
@@ -1736,13 +1736,13 @@ static void test_peer_override(void **state)
 	rocev2_av_set_ipv4(&rocev2_qp_lookup(&na.e, o.qpn[5])->attr.av, 0x0a000013u);
 	dump(&na, img, &img_len, NULL);
 	memset(&opts, 0, sizeof(opts));
-	rocev2_gid_from_ipv4(opts.old_dgid, 0x0a000013u);   /* new_dgid all zero: refused */
+	mnic_gid_from_ipv4(opts.old_dgid, 0x0a000013u);   /* new_dgid all zero: refused */
 	assert_int_equal(rocev2_image_validate(img, img_len), 0);  /* the image is fine ... */
 	memcpy(&snap, &nb.e, sizeof(snap));
 	assert_int_equal(rocev2_restore_image(&nb.e, img, img_len, &opts), -HAL_EINVAL);
 	if (memcmp(&snap, &nb.e, sizeof(snap)))
 		fail_msg("refused options changed the engine");
-	rocev2_gid_from_ipv4(opts.new_dgid, 0xc0a80107u);
+	mnic_gid_from_ipv4(opts.new_dgid, 0xc0a80107u);
 	memcpy(opts.new_dmac, newmac, 6);
 	assert_int_equal(rocev2_restore_image(&nb.e, img, img_len, &opts), 0);
 	for (i = 0; i < 8; i++) {

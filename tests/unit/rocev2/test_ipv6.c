@@ -123,7 +123,7 @@ static int setup(void **state)
 	{
 		uint8_t g4[16];
 
-		rocev2_gid_from_ipv4(g4, OUR_IP);
+		mnic_gid_from_ipv4(g4, OUR_IP);
 		assert_int_equal(rocev2_set_gid(&eng, 1, g4), 0);
 	}
 	assert_int_equal(rocev2_set_gid(&eng, 2, our_gid), 0);
@@ -330,14 +330,14 @@ static void test_ipv6_gid_table_refuses(void **state)
 	assert_int_equal(rocev2_set_gid(&eng, 4, any), -HAL_EINVAL);
 	assert_int_equal(rocev2_set_gid(&eng, 4, loop), -HAL_EINVAL);
 	assert_int_equal(rocev2_set_gid(&eng, 4, mcast), -HAL_EINVAL);
-	rocev2_gid_from_ipv4(g, 0x7f000001u);
+	mnic_gid_from_ipv4(g, 0x7f000001u);
 	assert_int_equal(rocev2_set_gid(&eng, 4, g), -HAL_EINVAL);
-	rocev2_gid_from_ipv4(g, 0xe0000001u);
+	mnic_gid_from_ipv4(g, 0xe0000001u);
 	assert_int_equal(rocev2_set_gid(&eng, 4, g), -HAL_EINVAL);
 	assert_int_equal(rocev2_set_gid(&eng, ROCEV2_GID_TBL_LEN, our_gid), -HAL_EINVAL);
 	assert_false(rocev2_gid_ours6(&eng, any));
 	/* the IPv4 address in force: the lowest valid v4 entry, else the boot one */
-	rocev2_gid_from_ipv4(g, 0xc0a80001u);
+	mnic_gid_from_ipv4(g, 0xc0a80001u);
 	assert_int_equal(rocev2_set_gid(&eng, 0, g), 0);
 	assert_int_equal(eng.env.ipv4, 0xc0a80001u);
 	assert_true(rocev2_gid_ours4(&eng, OUR_IP));            /* entry 1 still */

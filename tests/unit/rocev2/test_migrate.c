@@ -638,7 +638,7 @@ static uint32_t resume_payload(const struct node *from, const struct node *to, u
 	uint8_t gid[16];
 	struct mig_msg msg = { MIG_KIND_RESUME, epoch, from->qpn, to->qpn, psn, gid, mac6 };
 
-	rocev2_gid_from_ipv4(gid, ip);
+	mnic_gid_from_ipv4(gid, ip);
 	memset(out, 0, MIG_RESUME_LEN + MIG_MAC_LEN);
 	out[0] = 2;
 	out[1] = key ? 1 : 0;
@@ -729,7 +729,7 @@ static void test_resume_mac_layout(void **state)
 	static const uint8_t want_resume6[8] = { 0x47, 0x1f, 0x9f, 0x2e, 0x7c, 0xdf, 0xe2, 0xe7 };
 	static const uint8_t want_ack[8] = { 0x6e, 0x1a, 0x04, 0xe5, 0xbd, 0x78, 0x33, 0xec };
 	static const uint8_t want_nak[8] = { 0x0e, 0xcf, 0xee, 0xbb, 0xdb, 0x55, 0xbc, 0x24 };
-	static const uint8_t gid4[16] = ROCEV2_GID_V4(0x0a000001u);
+	static const uint8_t gid4[16] = MNIC_GID_V4(0x0a000001u);
 	static const uint8_t gid6[16] = { 0xfd, 0, 0, 0x10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x0c };
 	static const uint8_t want_k1[16] = { 0x3e, 0x17, 0xb5, 0x7f, 0xb2, 0x3b, 0x0a, 0xee,
 					     0x79, 0x2a, 0xa3, 0x65, 0xed, 0x06, 0x33, 0x64 };

@@ -488,12 +488,12 @@ static void test_both_ends_at_once(void **state)
 	A.alive = B.alive = 0;
 	C.alive = D.alive = 1;
 	memset(&oa, 0, sizeof(oa));
-	rocev2_gid_from_ipv4(oa.old_dgid, B.ip);
-	rocev2_gid_from_ipv4(oa.new_dgid, C.ip);
+	mnic_gid_from_ipv4(oa.old_dgid, B.ip);
+	mnic_gid_from_ipv4(oa.new_dgid, C.ip);
 	memcpy(oa.new_dmac, C.mac, 6);
 	memset(&ob, 0, sizeof(ob));
-	rocev2_gid_from_ipv4(ob.old_dgid, A.ip);
-	rocev2_gid_from_ipv4(ob.new_dgid, D.ip);
+	mnic_gid_from_ipv4(ob.old_dgid, A.ip);
+	mnic_gid_from_ipv4(ob.new_dgid, D.ip);
 	memcpy(ob.new_dmac, D.mac, 6);
 	assert_int_equal(rocev2_restore_image(&D.e, imgA, la, &oa), 0);
 	assert_int_equal(rocev2_restore_image(&C.e, imgB, lb, &ob), 0);

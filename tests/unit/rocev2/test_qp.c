@@ -113,7 +113,7 @@ static struct rocev2_qp_attr good_attr(uint32_t state)
 		.qp_state = state, .path_mtu = ROCEV2_MTU_1024,
 		.qp_access_flags = ROCEV2_ACCESS_REMOTE_WRITE | ROCEV2_ACCESS_REMOTE_READ,
 		.rq_psn = 0x100, .sq_psn = 0x200, .dest_qp_num = 0x4242,
-		.av = { .dmac = { 2, 0, 0, 0, 0, 2 }, .ttl = 64, .tos = 0, .dgid = ROCEV2_GID_V4(0x0a000002) },
+		.av = { .dmac = { 2, 0, 0, 0, 0, 2 }, .ttl = 64, .tos = 0, .dgid = MNIC_GID_V4(0x0a000002) },
 		.timeout = 14, .retry_cnt = 7, .rnr_retry = 7, .min_rnr_timer = 12,
 		.max_rd_atomic = 4, .max_dest_rd_atomic = 4, .pkey_index = 0,
 	};
@@ -640,7 +640,7 @@ static void test_query_returns_what_was_set(void **state)
 	struct rocev2_qp *qp = qp_of(qpn);
 	struct rocev2_qp_attr a = good_attr(ROCEV2_QPS_INIT), q;
 	const struct rocev2_av av = { .dmac = { 1, 2, 3, 4, 5, 6 }, .ttl = 9, .tos = 0x20,
-				      .dgid = ROCEV2_GID_V4(0xc0a80102) };
+				      .dgid = MNIC_GID_V4(0xc0a80102) };
 
 	(void)state;
 	a.qp_access_flags = ROCEV2_ACCESS_REMOTE_READ | ROCEV2_ACCESS_REMOTE_ATOMIC;

@@ -1371,7 +1371,7 @@ static void test_resume(void **state)
 	struct out o;
 
 	(void)state;
-	rocev2_gid_from_ipv4(pl + 8, new_ip);
+	mnic_gid_from_ipv4(pl + 8, new_ip);
 	memcpy(pl + 24, new_mac, 6);
 	rocev2_set_mig_flags(e, ROCEV2_MIG_F_UNKEYED);
 	post_recv1(1, RECV_BUF, 64);
