@@ -75,9 +75,10 @@ ALLOWED = {
     # is part of the ABI).
     "hal-posix": ["hal", "lib", "gen", "abi:abi/include/mnic/dbch.h"],
     "hal-qemu-virt": ["hal", "lib", "gen"],
-    # The engine: the HAL contracts, the shared library, and the one ABI
-    # header it reads host rings through (as rxe reads WQEs through its uapi).
-    "rocev2": ["hal", "lib", "abi:abi/include/mnic/queues.h"],
+    # The engine: the HAL contracts, the shared library, and two ABI
+    # headers: the one it reads host rings through (as rxe reads WQEs
+    # through its uapi) and the GIDs' layout it shares with the host.
+    "rocev2": ["hal", "lib", "abi:abi/include/mnic/queues.h", "abi:abi/include/mnic/gid.h"],
     "abi": [],
     "mgmt": ["hal", "lib", "abi", "rocev2", "boot"],
     "boot": ["hal", "lib", "abi:abi/include/mnic/fwimage.h"],
