@@ -23,7 +23,7 @@ declare -A SRCS=(
   [fuzz_impair_spec]="hal/posix/impair.c"
   [fuzz_fwsig]="boot/fwsig.c boot/fwimage.c lib/ed25519.c lib/sha512.c lib/sha256.c lib/crc32.c"
   [fuzz_rx]="$(ls rocev2/*.c | tr '\n' ' ') lib/crc32.c lib/siphash.c lib/timer.c hal/common/dma_window.c"
-  [fuzz_rx_isolated]="tests/fuzz/fuzz_rx_doubles.c rocev2/recv.c rocev2/net.c rocev2/icrc.c rocev2/opcode.c rocev2/rocev2.c rocev2/cc.c lib/crc32.c lib/timer.c hal/common/dma_window.c"
+  [fuzz_rx_isolated]="tests/fuzz/fuzz_rx_doubles.c rocev2/recv.c rocev2/net.c rocev2/gid.c rocev2/icrc.c rocev2/opcode.c rocev2/rocev2.c rocev2/cc.c lib/crc32.c lib/timer.c hal/common/dma_window.c"
   [fuzz_cmd]="mgmt/cmdq.c mgmt/cmd.c mgmt/cmd_device.c mgmt/cmd_objects.c mgmt/cmd_mtt.c mgmt/cmd_migrate.c mgmt/cmd_context.c mgmt/doorbell.c abi/cmd_names.c mgmt/fwflash.c lib/sha256.c lib/sha512.c lib/ed25519.c boot/fwimage.c boot/fwsig.c boot/bootrec.c $(ls rocev2/*.c | tr '\n' ' ') lib/crc32.c lib/siphash.c lib/timer.c hal/common/dma_window.c"
 )
 declare -A DEFS=( [fuzz_rx]="-DFUZZ_RX_FULL"

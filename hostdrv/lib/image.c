@@ -37,12 +37,13 @@ const char *mnic_img_type_name(uint32_t type)
 
 /* Payload bytes of the records (docs/migration-image.md "Records"):
  * image version 3, MTT, PD, MR, CQ, SRQ records version 2 (MTT handles of
- * MRs and queues), QP version 3 (migration epochs and keys, MTT handles). */
+ * MRs and queues), QP version 4 (migration epochs and keys, MTT handles,
+ * the address vector's GID, flow label and source GID index). */
 enum {
-	PD_LEN = 4, MR_LEN = 32, CQ_LEN = 37, SRQ_LEN = 49, MTT_LEN = 21, QP_MIN = 275,
-	QP_OFF_FLAGS = 96, QP_OFF_NTRACK = 131, QP_OFF_NRES = 132, QP_OFF_RWQE_VALID = 211,
+	PD_LEN = 4, MR_LEN = 32, CQ_LEN = 37, SRQ_LEN = 49, MTT_LEN = 21, QP_MIN = 292,
+	QP_OFF_FLAGS = 96, QP_OFF_NTRACK = 148, QP_OFF_NRES = 149, QP_OFF_RWQE_VALID = 228,
 	QP_KEY = 32, QP_TRACK = 15, QP_RES = 60, QP_RWQE = 9, SGE = 16, MAX_SGE = 28,
-	REC_VERSION = 2, QP_REC_VERSION = 3, TYPE_QP = 4, TYPE_QP_SRQ = 5,
+	REC_VERSION = 2, QP_REC_VERSION = 4, TYPE_QP = 4, TYPE_QP_SRQ = 5,
 };
 
 /* Expected payload length of a QP record from its own counts, or 0 if

@@ -213,6 +213,13 @@ static void engine_init(void)
 	env.ipv4 = OUR_IP;
 	if (rocev2_init(&eng, &env))
 		__builtin_trap();
+	/* an IPv6 GID too (fd00::2), so that IPv6 frames reach the BTH checks */
+	{
+		static const uint8_t gid6[16] = { 0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2 };
+
+		if (rocev2_set_gid(&eng, 2, gid6))
+			__builtin_trap();
+	}
 	our_qpn = fuzz_rx_setup_qp(&eng, PEER_IP, PEER_QPN);
 }
 

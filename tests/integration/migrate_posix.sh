@@ -135,7 +135,7 @@ counter() {   # DEV NAME
 # every QP of DEV addresses IP, and none is paused or stopped
 qps_address() {   # DEV IP
   local got
-  got=$("$M" -d "$1" --json qp list | json "sorted(set((q['dip'], q['paused'], q['stopped'], q['state']) for q in d))")
+  got=$("$M" -d "$1" --json qp list | json "sorted(set((q['dgid'], q['paused'], q['stopped'], q['state']) for q in d))")
   [ "$got" = "[('$2', 0, 0, 'RTS')]" ] || { echo "QPs of $1: $got, want all RTS at $2"; return 1; }
 }
 result() {   # name rc
@@ -352,7 +352,7 @@ for round in 1 2 3 4 5; do
   forged=\$("$M" -d "$d/a.bar" --json counters --engine | json "d['engine']['mig_resume_forged']")
   [ "\$forged" -ge \$((2 * n)) ] && break
 done
-state=\$("$M" -d "$d/a.bar" --json qp list | json "sorted(set((q['dip'], q['paused']) for q in d if q['paused']))")
+state=\$("$M" -d "$d/a.bar" --json qp list | json "sorted(set((q['dgid'], q['paused']) for q in d if q['paused']))")
 echo "forge: A counted mig_resume_forged=\$forged for \$sent injected in \$round rounds; A's paused QPs (dip, paused): \$state"
 # A's link also duplicates 1 %: an injected frame may count twice.
 [ "\$forged" -ge \$((2 * n)) ] && [ "\$forged" -le \$((2 * sent)) ] ||

@@ -49,7 +49,7 @@ expect_rc 0 "state +READY" "$M" -d "$A" info
 expect_rc 0 "signature +not enforced: no key provisioned" "$M" -d "$A" info
 [ "$("$M" -d "$A" --json info | json 'd["signature"]')" = open ] || mnic_die "info --json: signature policy"
 [ "$("$M" -d "$A" --json info | json 'd["board"], d["mac"], d["cmdif_rev"], d["in_use"]["qp"]')" \
-  = "posix 52:54:00:71:00:01 3 0" ] || mnic_die "info --json: wrong identity"
+  = "posix 52:54:00:71:00:01 4 0" ] || mnic_die "info --json: wrong identity"
 [ "$("$M" -d "$B" --json info | json 'd["ipv4"]')" = 10.113.0.2 ] || mnic_die "B's address"
 n=$("$M" -d "$A" --json counters --mgmt | json 'd["mgmt"]["cmds_delivered"]')
 [ "$n" -ge 2 ] || mnic_die "cmds_delivered=$n after two commands"

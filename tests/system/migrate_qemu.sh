@@ -56,7 +56,7 @@ grep -h "^TRAFFIC" "$out"/traffic-*.log || true
 [ "$ra" = 0 ] && [ "$rb" = 0 ] || { grep -hv "^TRAFFIC" "$out"/traffic-*.log | head -20; mnic_die "traffic: A exit $ra, B exit $rb"; }
 grep -q "^TRAFFIC PASS role=client .* migrations=1 .*device=$out/c.bar" "$out/traffic-b.log" ||
   mnic_die "B's process did not end on C"
-got=$("$M" -d "$out/a.bar" --json qp list | json "sorted(set((q['dip'], q['paused'], q['state']) for q in d))")
+got=$("$M" -d "$out/a.bar" --json qp list | json "sorted(set((q['dgid'], q['paused'], q['state']) for q in d))")
 [ "$got" = "[('10.116.0.3', 0, 'RTS')]" ] || mnic_die "A's QPs: $got, want all RTS at C (10.116.0.3)"
 acked=$("$M" -d "$out/c.bar" --json counters --engine | json "d['engine']['mig_resumes_acked']")
 [ "$acked" -ge 4 ] || mnic_die "C: mig_resumes_acked=$acked, want 4"

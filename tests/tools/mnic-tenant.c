@@ -49,6 +49,8 @@
 
 #include "mnic/libmnic.h"
 
+#define QP_OUT ((uint32_t)sizeof(struct mnic_cmd_query_qp_out))
+
 struct held {
 	unsigned ctx, qpn, cq, pd, lkey;
 	unsigned long long ua_offset, ua_size;
@@ -215,8 +217,8 @@ static int probe(const char *path, const char *file)
 	      "their user-area ranges do not overlap", NULL);
 
 	/* the other tenant's objects are not there */
-	gone = by_handle(dev, MNIC_CMD_QUERY_QP, MNIC_QUERY_QP_BY_QPN, dead_qpn, 64);
-	r = by_handle(dev, MNIC_CMD_QUERY_QP, MNIC_QUERY_QP_BY_QPN, h.qpn, 64);
+	gone = by_handle(dev, MNIC_CMD_QUERY_QP, MNIC_QUERY_QP_BY_QPN, dead_qpn, QP_OUT);
+	r = by_handle(dev, MNIC_CMD_QUERY_QP, MNIC_QUERY_QP_BY_QPN, h.qpn, QP_OUT);
 	check(same(r, gone), "QUERY_QP of the other's QP: as a QPN that does not exist", dev);
 	{
 		struct mnic_cmd_modify_qp_in m;

@@ -128,6 +128,10 @@ test_pcap_SRCS := tests/unit/hal/test_pcap.c hal/posix/pcap.c
 
 # Live migration (issue #4): the image, the protocol, end to end.
 $(foreach t,test_dump test_image test_migration_e2e,$(eval $(call rocev2_test,$(t))))
+# test_dump also runs libmnic's image parser (hostdrv/lib/image.c) on the
+# engine's images: the two readers of the format must agree.
+test_dump_SRCS += hostdrv/lib/image.c
+test_dump_CFLAGS += -Ihostdrv/include -Ihostdrv/lib
 
 # test_migrate compiles rocev2/migrate.c itself (to reach its static
 # SipHash and MAC layout), so it links the engine without it.

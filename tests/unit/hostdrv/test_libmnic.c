@@ -171,15 +171,15 @@ static void put32(uint8_t *p, uint32_t v)
 	put16(p + 2, v >> 16);
 }
 
-/* A valid image (version 3): MTT, PD, MR, CQ, QP with a migration key
- * and 2 track entries. */
+/* A valid image (version 3): MTT, PD, MR, CQ, QP (record version 4) with
+ * a migration key and 2 track entries. */
 static size_t make_image(uint8_t *img)
 {
 	size_t off = MNIC_IMG_HDR_LEN;
 	uint32_t count = 0;
 	const struct { uint16_t type; uint32_t payload; uint32_t handle; } recs[] = {
 		{6, 21, 0x10000}, {0, 4, 0x10000}, {1, 32, 0x101}, {2, 37, 0x10001},
-		{4, 275 + 32 + 2 * 15, 0x1000},
+		{4, 292 + 32 + 2 * 15, 0x1000},
 	};
 
 	memset(img, 0, 4096);
@@ -187,12 +187,12 @@ static size_t make_image(uint8_t *img)
 		uint8_t *r = img + off;
 
 		put16(r, recs[i].type);
-		put16(r + 2, recs[i].type == 4 ? 3 : 2);    /* QP records: version 3 */
+		put16(r + 2, recs[i].type == 4 ? 4 : 2);    /* QP records: version 4 */
 		put32(r + 4, 8 + recs[i].payload);
 		put32(r + 8, recs[i].handle);
 		if (recs[i].type == 4) {
 			r[8 + 96] = 2;     /* has a migration key */
-			r[8 + 131] = 2;    /* two in-flight send WQEs */
+			r[8 + 148] = 2;    /* two in-flight send WQEs */
 		}
 		off += 8 + recs[i].payload;
 		count++;

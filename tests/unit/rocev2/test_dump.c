@@ -32,6 +32,7 @@
 #include "dump.h"
 #include "lib/crc32.h"
 #include "internal.h"
+#include "mnic/libmnic.h"
 #include "pool.h"
 
 /* ---- nodes: an engine, its host memory, its wire ----------------------- */
@@ -152,6 +153,53 @@ static void dump(struct node *n, uint8_t *buf, size_t *len, struct rocev2_dump_s
 {
 	assert_int_equal(rocev2_dump_context(&n->e, NULL, buf, IMG_MAX, len, st), 0);
 	assert_true(*len >= ROCEV2_DUMP_HDR_LEN);
+}
+
+/* libmnic's own image parser (hostdrv/lib/image.c: mnicctl, the migration
+ * sequence) reads what the engine writes: every record, with the type and
+ * length the engine's iterator sees (a layout change on one side only is
+ * caught here, not on a host). */
+struct host_seen {
+	uint32_t n, type[8];
+	uint32_t off[64], len[64];
+};
+
+static int host_rec(const struct mnic_img_rec *r, const uint8_t *payload, void *arg)
+{
+	struct host_seen *h = arg;
+
+	(void)payload;
+	if (h->n < 64) {
+		h->off[h->n] = r->offset;
+		h->len[h->n] = r->len;
+	}
+	h->n++;
+	if (r->type < 8)
+		h->type[r->type]++;
+	return 0;
+}
+
+static void host_parser_agrees(const uint8_t *buf, size_t len)
+{
+	struct rocev2_image_iter it;
+	struct rocev2_record r;
+	struct host_seen h;
+	struct mnic_img_hdr hdr;
+	char err[160] = "";
+	uint32_t i = 0;
+
+	memset(&h, 0, sizeof(h));
+	if (mnic_img_parse(buf, len, &hdr, host_rec, &h, err, sizeof(err)) != 0)
+		fail_msg("libmnic's image parser refuses the engine's image: %s", err);
+	rocev2_image_iter_init(&it, buf, len);
+	while (rocev2_image_next(&it, &r) > 0) {
+		assert_true(i < h.n && i < 64);
+		assert_int_equal(h.off[i] + ROCEV2_DUMP_REC_HDR_LEN, (uint32_t)(r.payload - buf));
+		assert_int_equal(h.len[i], r.len + ROCEV2_DUMP_REC_HDR_LEN);
+		i++;
+	}
+	assert_int_equal(i, h.n);
+	assert_int_equal(hdr.total, len);
 }
 
 /* ---- comparing engines --------------------------------------------------- */
@@ -644,6 +692,7 @@ static void test_round_trip_objects(void **state)
 	(void)state;
 	make_objects(&na.e, &o);
 	dump(&na, img, &img_len, &st);
+	host_parser_agrees(img, img_len);
 	for (i = 0; i < ROCEV2_MAX_QP; i++)
 		if (na.e.qps[i].in_use)
 			assert_int_equal(na.e.qps[i].stopped, 1);
@@ -1042,6 +1091,7 @@ static void test_layout(void **state)
 	qp->resp.rwqe.sge[0] = (struct mnic_sge){ 0x4000, 0x100, 0x0201 };
 	qp->resp.rwqe_offset = 0x80;
 	dump(&na, img, &img_len, NULL);
+	host_parser_agrees(img, img_len);
 
 	pd = find_rec(img, img_len, ROCEV2_OBJ_PD, 0);
 	assert_int_equal(at_le(img + pd, 2), ROCEV2_OBJ_PD);
