@@ -65,6 +65,11 @@ criu_mnicctl a --json qp list >"$out/qps-a-before.json" || fail "mnicctl qp list
 grep -q '"dgid": *"fd00:b::2"' "$out/qps-a-before.json" ||
   { cat "$out/qps-a-before.json"; fail "A's QP does not address B's IPv6 GID"; }
 criu_migrate b c 1 /tmp/client.log
+# while the run goes on: A's QP follows the RESUME to C's IPv6 GID
+sleep 2
+criu_mnicctl a --json qp list >"$out/qps-a-after.json" || fail "mnicctl qp list on A"
+grep -q '"dgid": *"fd00:b::3"' "$out/qps-a-after.json" && grep -q '"paused": *0' "$out/qps-a-after.json" ||
+  { cat "$out/qps-a-after.json"; fail "A's QP does not address C's IPv6 GID after the move (or is paused)"; }
 
 rxe_fg "${CTL[a]}" tr 150 >"$out/server.txt" 2>&1 || true
 rxe_ctl "${CTL[c]}" "i=0; while kill -0 $pid 2>/dev/null && [ \$i -lt 300 ]; do sleep 0.5; i=\$((i+1)); done; cat /tmp/client.log" 170 \
@@ -74,9 +79,6 @@ for e in server client; do
   grep -qE "^ibv-traffic: PASS ops $OPS .* lost 0 dup 0 ooo 0 bad 0 .* bad_read 0 .* bad_atomic 0 errors 0 peer PASS" "$out/$e.txt" ||
     { cat "$out/$e.txt"; fail "the $e did not verify ($out/$e.txt)"; }
 done
-criu_mnicctl a --json qp list >"$out/qps-a-after.json" || fail "mnicctl qp list on A"
-grep -q '"dgid": *"fd00:b::3"' "$out/qps-a-after.json" && grep -q '"paused": *0' "$out/qps-a-after.json" ||
-  { cat "$out/qps-a-after.json"; fail "A's QP does not address C's IPv6 GID after the move (or is paused)"; }
 criu_mnicctl a counters --engine >"$out/counters-a.txt" || fail "counters on A"
 cnt() { awk -v n="$1" '$1 == n { print $2 }' "$out/counters-a.txt"; }
 [ "$(cnt resp_resumes)" -ge 1 ] && [ "$(cnt rx_ipv6_packets)" -gt 1000 ] && [ "$(cnt tx_no_gid)" = 0 ] &&
