@@ -16,9 +16,10 @@
  * struct rocev2_tx_tmpl), built by tx_tmpl_build() when stale.
  * rocev2_tx_prepare() copies it and patches the BTH's per-packet bytes;
  * the stage fills the extension headers and copies the payload in place;
- * rocev2_tx_send() then writes the lengths and pad, the IPv4 checksum
- * (the template's sum plus the total length, RFC 1624; IPv6 has none)
- * and the ICRC, and hands the frame to the port.  One frame buffer per
+ * rocev2_tx_send() then writes the lengths and pad, the IPv4 header
+ * checksum (the template's sum plus the total length, RFC 1624) or, over
+ * IPv6, which has none, the UDP checksum (tx_send6), the ICRC, and hands
+ * the frame to the port.  One frame buffer per
  * engine (e->tx): frames are built and sent one at a time, run to
  * completion.  Frames under 60 bytes are padded by the port driver
  * (hal/eth.h), outside the IP length, so not here.

@@ -1098,6 +1098,39 @@ static void test_ipv6_resume_refuses_bad_gid(void **state)
 	assert_memory_equal(A->qp->attr.av.dgid, gb, 16);
 }
 
+/* B's context comes back on a port with no IPv6 address (its QP's peer is
+ * IPv6): the RESUME cannot go out (tx_no_gid, nothing on the wire), and
+ * the budget ends the wait, B's QP in ERR with its WQEs completed, never
+ * a hang; once the port has an IPv6 address again, a new dump and resume
+ * reach A. */
+static void test_ipv6_resume_without_an_ipv6_address(void **state)
+{
+	const uint64_t budget = 7 * T_RETRANS;
+	unsigned mark;
+
+	(void)state;
+	use_v6 = 1;
+	pair_init_retry(7);
+	use_v6 = 0;
+	post_send(B, 1, DATA + 0x1000, 100);
+	stop(B);
+	assert_int_equal(rocev2_set_gid(&B->eng, 1, NULL), 0);     /* the target's port: IPv4 only */
+	mark = wire_n;
+	assert_int_equal(rocev2_resume_context(&B->eng, 0), 0);
+	advance(budget - 1);
+	assert_int_equal(count_from(B, mark, OP_RESUME), 0);
+	assert_true(B->eng.cnt.tx_no_gid >= 1);
+	assert_int_equal(B->qp->state, ROCEV2_QPS_RTS);
+	advance(1);
+	assert_int_equal(B->qp->state, ROCEV2_QPS_ERR);
+	assert_int_equal(B->eng.cnt.mig_resume_gave_up, 1);
+	assert_int_equal(collect(B), 1);
+	assert_int_equal(B->cqes[0].status, MNIC_WC_WR_FLUSH_ERR);   /* posted, never sent */
+	/* an IPv4 frame was never sent to the IPv6 peer either */
+	for (; mark < wire_n; mark++)
+		assert_false(wire[mark].from == B && !pk_of(mark).v6);
+}
+
 /* The ACK of the RESUME (PSN comp.psn - 1) is lost: B sends the RESUME again on its timer
  * (the retransmit timeout), the same bytes, counted, without spending a
  * retry of its requests, within its resume budget (here MIG_CONFIG's, 20
@@ -2822,6 +2855,7 @@ int main(void)
 		cmocka_unit_test(test_resume_in_place),
 		cmocka_unit_test(test_ipv6_resume_new_address),
 		cmocka_unit_test(test_ipv6_resume_refuses_bad_gid),
+		cmocka_unit_test(test_ipv6_resume_without_an_ipv6_address),
 		cmocka_unit_test(test_resume_new_address),
 		cmocka_unit_test(test_resume_retransmitted),
 		cmocka_unit_test(test_late_resume_ack),
