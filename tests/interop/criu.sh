@@ -43,17 +43,24 @@ criu_vm_build() {
     mnic_vm_build "$1" "$MNIC_ROOT/build/host/tools/ibv-traffic $MNIC_ROOT/build/host/criu/mnic-criu $MNIC_ROOT/build/host/hostdrv/mnicctl $criu"
 }
 
+# IP6[VM] when the caller declared IP6 (an associative array), else empty
+# (under set -u an undeclared array would be taken as indexed, VM as a
+# variable name).
+_criu_ip6() {
+  if declare -p IP6 >/dev/null 2>&1; then echo "${IP6[$1]:-}"; fi
+}
+
 criu_hosts() {
   local pre=$1 v
   shift
   for v in "$@"; do
     mnic_nic_start nic$v ${MAC[$v]} "$RXE_OUT/$v.ram" 256 || fail "the POSIX NIC $v did not come up ($RXE_OUT/nic$v.log)"
-    MNIC_VM_APPEND="${MNIC_VM_APPEND:-}${IP6[$v]:+ MNIC_IP6=${IP6[$v]}/64}" \
+    MNIC_VM_APPEND="${MNIC_VM_APPEND:-}$(_criu_ip6 $v | sed 's|.\+| MNIC_IP6=&/64|')" \
       mnic_vm_start $pre-$v "$CRIU_INITRD" "$RXE_OUT/$v.ram" 256 ${IP[$v]}/24 "${CTL[$v]}" nic$v
   done
   for v in "$@"; do
     G[$v]=$(mnic_vm_ready $pre-$v 300) || fail "VM $v did not come up ($RXE_OUT/$pre-$v.log)"
-    if [ -n "${IP6[$v]:-}" ]; then
+    if [ -n "$(_criu_ip6 $v)" ]; then
       G6[$v]=$(sed -n 's/^MNIC-VM-READY .*gidx6=\([0-9]*\).*/\1/p' "$RXE_OUT/$pre-$v.log" | head -1)
       [ -n "${G6[$v]}" ] || fail "VM $v: no IPv6 GID index ($RXE_OUT/$pre-$v.log)"
     fi
