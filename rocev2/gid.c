@@ -19,7 +19,8 @@ int rocev2_gid_unicast(const uint8_t *gid)
 		return (a >> 24) != 0 && (a >> 24) != 127u && a < 0xe0000000u;
 	}
 	/* RFC 4291 2.5.2, 2.5.3, 2.7: the unspecified address, loopback ::1
-	 * and multicast ff00::/8. */
+	 * (with them the rest of ::/120, the deprecated IPv4-compatible
+	 * form's first addresses) and multicast ff00::/8. */
 	if (memcmp(gid, zero, 15) == 0)
 		return 0;
 	return gid[0] != 0xffu;

@@ -121,16 +121,6 @@ static int wire_to_gid(const char *s, uint8_t gid[16])
 	return 0;
 }
 
-static void ipv4_gid(uint32_t ip, uint8_t gid[16])
-{
-	memset(gid, 0, 16);
-	gid[10] = gid[11] = 0xff;
-	gid[12] = (uint8_t)(ip >> 24);
-	gid[13] = (uint8_t)(ip >> 16);
-	gid[14] = (uint8_t)(ip >> 8);
-	gid[15] = (uint8_t)ip;
-}
-
 static void print_dest(const char *who, const struct dest *d)
 {
 	/* rc_pingpong aligns "local address:  LID" and "remote address: LID" */
@@ -188,7 +178,7 @@ static int connect_qp(struct ctx *c, const struct dest *my, const struct dest *r
 
 	/* Without a host netdev there is no neighbour table: the lab's MACs
 	 * follow the IPv4 address (52:54:00 and its last three bytes). */
-	if (rem->gid[10] != 0xff || rem->gid[11] != 0xff) {
+	if (!mnic_gid_is_v4(rem->gid)) {
 		fprintf(stderr, "mnic-pingpong: the peer's GID is not IPv4-mapped (this lab tool "
 				"derives MACs from IPv4 addresses; use ibv_rc_pingpong for IPv6)\n");
 		return -1;
@@ -643,7 +633,7 @@ int main(int argc, char **argv)
 	memset(&my, 0, sizeof(my));
 	my.qpn = c.qp->qp_num;
 	my.psn = (uint32_t)lrand48() & 0xffffff;
-	ipv4_gid(q.ipv4, my.gid);
+	mnic_gid_from_ipv4(my.gid, q.ipv4);
 	print_dest("local", &my);
 	if (cfg.server ? exch_client(&c, &my, &rem) : exch_server(&c, &my, &rem)) {
 		rc = 3;

@@ -99,11 +99,8 @@ static const char *ip_str(uint32_t ip, char buf[16])
  * 2.5.5.2), else IPv6 text (RFC 5952, inet_ntop). */
 static const char *gid_str(const uint8_t gid[16], char buf[INET6_ADDRSTRLEN])
 {
-	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-
-	if (memcmp(gid, v4mapped, sizeof(v4mapped)) == 0)
-		return ip_str((uint32_t)gid[12] << 24 | (uint32_t)gid[13] << 16 |
-			      (uint32_t)gid[14] << 8 | gid[15], buf);
+	if (mnic_gid_is_v4(gid))
+		return ip_str(mnic_gid_ipv4(gid), buf);
 	if (!inet_ntop(AF_INET6, gid, buf, INET6_ADDRSTRLEN))
 		snprintf(buf, INET6_ADDRSTRLEN, "?");
 	return buf;
